@@ -1,0 +1,137 @@
+// Instance and device creation and destruction: link into the loader's chain, build the next
+// layer's dispatch tables, read the settings, register the state.
+
+#include "command_tables.hpp"
+#include "layer_info.hpp"
+#include "log.hpp"
+#include "settings.hpp"
+#include "state.hpp"
+
+#include <memory>
+#include <unistd.h>
+#include <vulkan/vk_layer.h>
+
+namespace vkscope {
+namespace {
+
+// The loader's link info for this layer in a create-info chain. The structures are const for the
+// application but the loader expects each layer to advance the link for the next one.
+template <typename LinkInfo>
+LinkInfo* find_link(const void* next, VkStructureType type) {
+    for (auto* s = static_cast<const VkBaseInStructure*>(next); s; s = s->pNext) {
+        auto* info = reinterpret_cast<const LinkInfo*>(s);
+        if (s->sType == type && info->function == VK_LAYER_LINK_INFO) {
+            return const_cast<LinkInfo*>(info);
+        }
+    }
+    return nullptr;
+}
+
+void enable_features(InstanceState& state) {
+    state.features.set(static_cast<unsigned>(Feature::core));
+}
+
+} // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInfo* pCreateInfo,
+                                                       const VkAllocationCallbacks* pAllocator,
+                                                       VkInstance* pInstance) {
+    auto* link = find_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext,
+                                                      VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    if (!link || !link->u.pLayerInfo) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    auto next_create =
+        reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
+    if (!next_create) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+
+    SettingsReport settings = read_settings(pCreateInfo->pNext);
+    log_configure(settings.values.log_level, settings.values.log_file);
+    for (const std::string& problem : settings.problems) {
+        log_once(LogLevel::warn, "%s", problem.c_str());
+    }
+
+    VkResult result = next_create(pCreateInfo, pAllocator, pInstance);
+    if (result != VK_SUCCESS) {
+        return result;
+    }
+    auto state = std::make_unique<InstanceState>();
+    state->handle = *pInstance;
+    state->next_gipa = next_gipa;
+    state->settings = std::move(settings.values);
+    state->next.load(*pInstance, next_gipa);
+    enable_features(*state);
+    if (!g_instances.insert(dispatch_key(*pInstance), state.get())) {
+        log(LogLevel::error, "too many live VkInstances; this one is not profiled");
+        return VK_SUCCESS;
+    }
+    state.release();
+    log(LogLevel::info, "%s loaded (instance %p, registry header %u, pid %d)", kLayerName,
+        static_cast<void*>(*pInstance), kRegistryHeaderVersion, static_cast<int>(getpid()));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyInstance(VkInstance instance,
+                                                    const VkAllocationCallbacks* pAllocator) {
+    if (!instance) {
+        return;
+    }
+    std::unique_ptr<InstanceState> state(g_instances.erase(dispatch_key(instance)));
+    if (state) {
+        state->next.DestroyInstance(instance, pAllocator);
+    }
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDevice,
+                                                     const VkDeviceCreateInfo* pCreateInfo,
+                                                     const VkAllocationCallbacks* pAllocator,
+                                                     VkDevice* pDevice) {
+    InstanceState* instance = find_instance(physicalDevice);
+    auto* link = find_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext,
+                                                    VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+    if (!instance || !link || !link->u.pLayerInfo) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    auto next_create =
+        reinterpret_cast<PFN_vkCreateDevice>(next_gipa(instance->handle, "vkCreateDevice"));
+    if (!next_create) {
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    VkResult result = next_create(physicalDevice, pCreateInfo, pAllocator, pDevice);
+    if (result != VK_SUCCESS) {
+        return result;
+    }
+    auto state = std::make_unique<DeviceState>();
+    state->handle = *pDevice;
+    state->physical = physicalDevice;
+    state->instance = instance;
+    state->next_gdpa = next_gdpa;
+    state->next.load(*pDevice, next_gdpa);
+    if (!g_devices.insert(dispatch_key(*pDevice), state.get())) {
+        log(LogLevel::error, "too many live VkDevices; this one is not profiled");
+        return VK_SUCCESS;
+    }
+    state.release();
+    log(LogLevel::debug, "device %p created", static_cast<void*>(*pDevice));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyDevice(VkDevice device,
+                                                  const VkAllocationCallbacks* pAllocator) {
+    if (!device) {
+        return;
+    }
+    std::unique_ptr<DeviceState> state(g_devices.erase(dispatch_key(device)));
+    if (state) {
+        state->next.DestroyDevice(device, pAllocator);
+    }
+}
+
+} // namespace vkscope

@@ -1,0 +1,45 @@
+#pragma once
+// The layer's state for each VkInstance and VkDevice, and the registries that find it from any
+// handle of that instance or device.
+
+#include "dispatch_tables.gen.hpp"
+#include "handle_registry.hpp"
+#include "hooks.gen.hpp"
+#include "settings.gen.hpp"
+
+#include <bitset>
+#include <vulkan/vulkan.h>
+
+namespace vkscope {
+
+struct InstanceState {
+    VkInstance handle = VK_NULL_HANDLE;
+    PFN_vkGetInstanceProcAddr next_gipa = nullptr;
+    InstanceDispatch next;
+    SettingValues settings;
+    std::bitset<kFeatureCount> features;
+
+    bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }
+};
+
+struct DeviceState {
+    VkDevice handle = VK_NULL_HANDLE;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    InstanceState* instance = nullptr;
+    PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
+    DeviceDispatch next;
+};
+
+extern HandleRegistry<InstanceState> g_instances;
+extern HandleRegistry<DeviceState> g_devices;
+
+// Instance of a VkInstance or VkPhysicalDevice (they share the instance's dispatch key).
+inline InstanceState* find_instance(const void* handle) {
+    return handle ? g_instances.find(dispatch_key(handle)) : nullptr;
+}
+// Device of a VkDevice, VkQueue or VkCommandBuffer.
+inline DeviceState* find_device(const void* handle) {
+    return handle ? g_devices.find(dispatch_key(handle)) : nullptr;
+}
+
+} // namespace vkscope

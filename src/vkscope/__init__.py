@@ -1,0 +1,3 @@
+"""vkscope: per-workload Vulkan GPU profiling."""
+
+__version__ = "0.1.0"
