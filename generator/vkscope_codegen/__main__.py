@@ -41,11 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     src = xml.name
     _write(args.out / "dispatch_tables.gen.hpp", emit_dispatch.dispatch_header(reg, src))
-    _write(args.out / "hooks.gen.hpp", emit_dispatch.hooks_header(reg, features, hook_list, "hooks.toml"))
+    _write(
+        args.out / "hooks.gen.hpp",
+        emit_dispatch.hooks_header(reg, features, hook_list, "hooks.toml"),
+    )
     _write(args.out / "command_tables.gen.cpp", emit_dispatch.lookup_source(reg, hook_list, src))
     _write(args.out / "settings.gen.hpp", emit_settings.header(settings, args.settings.name))
-    print(f"vkscope_codegen: {len(reg.commands)} commands (header {reg.header_version}), "
-          f"{len(hook_list)} hooks, {len(settings)} settings from {xml}")
+    print(
+        f"vkscope_codegen: {len(reg.commands)} commands (header {reg.header_version}), "
+        f"{len(hook_list)} hooks, {len(settings)} settings from {xml}"
+    )
     return 0
 
 

@@ -22,7 +22,9 @@ def _table(name: str, commands: Iterable[Command], handle: str, gpa: str) -> str
     for c in commands:
         fields.append(_guarded(c, f"    PFN_{c.name} {c.field} = nullptr;\n"))
         loads.append(
-            _guarded(c, f'    {c.field} = reinterpret_cast<PFN_{c.name}>(gpa(handle, "{c.name}"));\n')
+            _guarded(
+                c, f'    {c.field} = reinterpret_cast<PFN_{c.name}>(gpa(handle, "{c.name}"));\n'
+            )
         )
     return (
         f"struct {name} {{\n"
@@ -54,19 +56,23 @@ def hooks_header(reg: Registry, features: list[str], hooks: list[Hook], source: 
     out.append("namespace vkscope {\n\n// One per table of layer/hooks.toml.\n")
     out.append("enum class Feature : unsigned {\n")
     out += [f"    {f},\n" for f in features]
-    out.append("};\ninline constexpr unsigned kFeatureCount = %d;\n\n" % len(features))
+    out.append(f"}};\ninline constexpr unsigned kFeatureCount = {len(features)};\n\n")
     out.append("// Each hook is implemented once, in the feature's own source file.\n")
     out.append("namespace hooks {\n")
     for h in hooks:
         c = reg.commands[h.command]
-        out.append(_guarded(c, f"VKAPI_ATTR {c.return_type} VKAPI_CALL {c.name}({c.signature()});\n"))
+        out.append(
+            _guarded(c, f"VKAPI_ATTR {c.return_type} VKAPI_CALL {c.name}({c.signature()});\n")
+        )
     out.append("} // namespace hooks\n} // namespace vkscope\n")
     return "".join(out)
 
 
 def _name_table(var: str, rows: list[tuple[Command, str]]) -> str:
     """A table sorted by command name, searched with std::lower_bound."""
-    body = "".join(_guarded(c, f"    {{{row}}},\n") for c, row in sorted(rows, key=lambda r: r[0].name))
+    body = "".join(
+        _guarded(c, f"    {{{row}}},\n") for c, row in sorted(rows, key=lambda r: r[0].name)
+    )
     return f"const {var}[] = {{\n{body}}};\n"
 
 
@@ -110,8 +116,8 @@ def lookup_source(reg: Registry, hooks: list[Hook], source: str) -> str:
         """
 template <typename Row, size_t N>
 static const Row* find_row(const Row (&rows)[N], const char* name) {
-    auto it = std::lower_bound(std::begin(rows), std::end(rows), name,
-                               [](const Row& r, const char* n) { return std::strcmp(r.name, n) < 0; });
+    auto less = [](const Row& r, const char* n) { return std::strcmp(r.name, n) < 0; };
+    auto it = std::lower_bound(std::begin(rows), std::end(rows), name, less);
     return (it != std::end(rows) && std::strcmp(it->name, name) == 0) ? &*it : nullptr;
 }
 

@@ -64,7 +64,8 @@ def header(settings: list[Setting], source: str) -> str:
         else:
             out.append(f"    std::string {s.name} = {_cxx_string(str(s.default))};\n")
     out.append("};\n\n")
-    out.append(f"inline constexpr const char* kSettingNames[] = {{{', '.join(_cxx_string(s.name) for s in settings)}}};\n\n")
+    names = ", ".join(_cxx_string(s.name) for s in settings)
+    out.append(f"inline constexpr const char* kSettingNames[] = {{{names}}};\n\n")
     out.append(
         "// Parses `text` into the setting `name`. Returns kUnknown for a name that is not a\n"
         "// setting, kBadValue (with `why` filled) for a value it cannot take, kOk otherwise.\n"
@@ -74,7 +75,9 @@ def header(settings: list[Setting], source: str) -> str:
     for s in settings:
         out.append(f"    if (name == {_cxx_string(s.name)}) {{\n")
         if s.type == "enum":
-            out.append(f"        return parse_enum(text, k{_camel(s.name)}Names, v.{s.name}, why);\n")
+            out.append(
+                f"        return parse_enum(text, k{_camel(s.name)}Names, v.{s.name}, why);\n"
+            )
         elif s.type == "bool":
             out.append(f"        return parse_bool(text, v.{s.name}, why);\n")
         elif s.type == "int":
@@ -82,7 +85,9 @@ def header(settings: list[Setting], source: str) -> str:
             hi = s.maximum if s.maximum is not None else 2**63 - 1
             out.append(f"        return parse_int(text, {lo}LL, {hi}LL, v.{s.name}, why);\n")
         else:
-            out.append(f"        v.{s.name} = std::string(text);\n        return AssignResult::kOk;\n")
+            out.append(
+                f"        v.{s.name} = std::string(text);\n        return AssignResult::kOk;\n"
+            )
         out.append("    }\n")
     out.append("    return AssignResult::kUnknown;\n}\n\n} // namespace vkscope\n")
     return "".join(out)

@@ -112,9 +112,13 @@ def load(path: Path) -> Registry:
 
     header_version = None
     for t in root.iter("type"):
-        name = t.find("name")
-        if t.get("category") == "define" and name is not None and name.text == "VK_HEADER_VERSION":
-            header_version = int((name.tail or "").strip())
+        define = t.find("name")
+        if (
+            t.get("category") == "define"
+            and define is not None
+            and define.text == "VK_HEADER_VERSION"
+        ):
+            header_version = int((define.tail or "").strip())
     if header_version is None:
         raise RegistryError(f"{path} has no VK_HEADER_VERSION: is it really vk.xml?")
 
