@@ -18,7 +18,7 @@ inline void* dispatch_key(const void* handle) { return *static_cast<void* const*
 
 template <typename T, size_t Capacity = 64> class HandleRegistry {
 public:
-    T* find(const void* key) const noexcept {
+    [[gnu::always_inline]] T* find(const void* key) const noexcept {
         for (const Slot& s : slots_) {
             if (s.key.load(std::memory_order_acquire) == key) {
                 return s.value.load(std::memory_order_acquire);

@@ -34,11 +34,11 @@ extern HandleRegistry<InstanceState> g_instances;
 extern HandleRegistry<DeviceState> g_devices;
 
 // Instance of a VkInstance or VkPhysicalDevice (they share the instance's dispatch key).
-inline InstanceState* find_instance(const void* handle) {
+[[gnu::always_inline]] inline InstanceState* find_instance(const void* handle) {
     return handle ? g_instances.find(dispatch_key(handle)) : nullptr;
 }
 // Device of a VkDevice, VkQueue or VkCommandBuffer.
-inline DeviceState* find_device(const void* handle) {
+[[gnu::always_inline]] inline DeviceState* find_device(const void* handle) {
     return handle ? g_devices.find(dispatch_key(handle)) : nullptr;
 }
 
