@@ -14,7 +14,9 @@ namespace vkscope {
 
 // The loader writes its dispatch table pointer at the start of every dispatchable object; all
 // objects of one device (queues, command buffers) share their device's key.
-inline void* dispatch_key(const void* handle) { return *static_cast<void* const*>(handle); }
+inline void* dispatch_key(const void* handle) {
+    return *static_cast<void* const*>(handle);
+}
 
 template <typename T, size_t Capacity = 64> class HandleRegistry {
 public:

@@ -2,8 +2,8 @@
 // reports none, and a query about any other layer (or the implementation) goes down the chain
 // unchanged: answering it here would hide the other layer's extensions.
 
-#include "command_tables.hpp"
 #include "introspection.hpp"
+#include "command_tables.hpp"
 #include "layer_info.hpp"
 #include "state.hpp"
 
@@ -12,7 +12,9 @@
 namespace vkscope {
 namespace {
 
-bool is_this_layer(const char* name) { return name && std::strcmp(name, kLayerName) == 0; }
+bool is_this_layer(const char* name) {
+    return name && std::strcmp(name, kLayerName) == 0;
+}
 
 } // namespace
 

@@ -16,8 +16,7 @@ namespace {
 
 // The loader's link info for this layer in a create-info chain. The structures are const for the
 // application but the loader expects each layer to advance the link for the next one.
-template <typename LinkInfo>
-LinkInfo* find_link(const void* next, VkStructureType type) {
+template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureType type) {
     for (auto* s = static_cast<const VkBaseInStructure*>(next); s; s = s->pNext) {
         auto* info = reinterpret_cast<const LinkInfo*>(s);
         if (s->sType == type && info->function == VK_LAYER_LINK_INFO) {
@@ -36,8 +35,8 @@ void enable_features(InstanceState& state) {
 VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                                        const VkAllocationCallbacks* pAllocator,
                                                        VkInstance* pInstance) {
-    auto* link = find_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext,
-                                                      VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    auto* link = find_link<VkLayerInstanceCreateInfo>(
+        pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
     if (!link || !link->u.pLayerInfo) {
         return VK_ERROR_INITIALIZATION_FAILED;
     }

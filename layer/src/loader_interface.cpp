@@ -16,7 +16,9 @@ namespace {
 
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_device_proc_addr(VkDevice device, const char* pName);
 
-bool wrapped(const InstanceState& s) { return s.settings.passthrough == Passthrough::wrapped; }
+bool wrapped(const InstanceState& s) {
+    return s.settings.passthrough == Passthrough::wrapped;
+}
 
 // The layer's own pointer for `name` if it has one to give for this instance, else `next`.
 PFN_vkVoidFunction choose(const InstanceState& instance, const char* name,
@@ -93,12 +95,12 @@ vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct
 }
 
 VKSCOPE_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance,
-                                                                             const char* pName) {
+                                                                              const char* pName) {
     return get_instance_proc_addr(instance, pName);
 }
 
 VKSCOPE_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device,
-                                                                           const char* pName) {
+                                                                            const char* pName) {
     return get_device_proc_addr(device, pName);
 }
 

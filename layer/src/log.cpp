@@ -43,7 +43,9 @@ std::string format(const char* fmt, va_list args) {
     return text;
 }
 
-bool wanted(LogLevel level) { return level <= g_level.load(std::memory_order_relaxed); }
+bool wanted(LogLevel level) {
+    return level <= g_level.load(std::memory_order_relaxed);
+}
 
 } // namespace
 
