@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def run(
 
 
 def vkscope_cli() -> str:
-    exe = shutil.which("vkscope")
+    # The script installed next to the interpreter running the tests, as a user of this venv gets.
+    beside = Path(sys.executable).parent / "vkscope"
+    exe = str(beside) if beside.exists() else shutil.which("vkscope")
     assert exe, "the vkscope command is not installed (pip install .)"
     return exe

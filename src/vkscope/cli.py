@@ -57,9 +57,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    from . import devices
+    from . import device_report
 
-    return devices.main(as_json=args.json)
+    return device_report.main(as_json=args.json)
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
