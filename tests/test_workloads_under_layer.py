@@ -1,0 +1,48 @@
+"""Every workload scenario verifies its own results with the layer loaded, alone or stacked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import layer_env, run
+
+
+@pytest.mark.parametrize("passthrough", ["direct", "wrapped"])
+def test_every_scenario_passes_under_the_layer(
+    layer_dir: Path, workload: Path, tmp_path: Path, passthrough: str
+) -> None:
+    log = tmp_path / "layer.log"
+    env = layer_env(layer_dir, passthrough=passthrough, log_level="info", log_file=str(log))
+    res = run([workload, "--all", "--frames", "2"], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "VK_LAYER_VKSCOPE_profiler loaded" in log.read_text()
+    listed = run([workload, "--list"], env).stdout.split()
+    for scenario in listed:
+        assert f"PASS {scenario}" in res.stdout or f"SKIP {scenario}" in res.stdout
+
+
+@pytest.mark.parametrize("order", ["above", "below"])
+def test_stacked_with_validation_gives_no_message(
+    layer_dir: Path, workload: Path, tmp_path: Path, order: str
+) -> None:
+    # Both layers come from the application's layer list, whose order the loader keeps.
+    log = tmp_path / "layer.log"
+    env = layer_env(layer_dir, enable=False, log_level="info", log_file=str(log))
+    res = run([workload, "--all", "--validation", order], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "validation messages: 0" in res.stdout + res.stderr
+    assert "VK_LAYER_VKSCOPE_profiler loaded" in log.read_text()
+
+
+def test_twenty_instance_and_device_cycles(layer_dir: Path, workload: Path) -> None:
+    cmd = [workload, "--cycles", "20", "--scenario", "buffer_transfer", "--scenario", "compute"]
+    res = run(cmd, layer_env(layer_dir, passthrough="wrapped"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.count("PASS compute") == 20
+
+
+def test_two_threads_recording_at_once(layer_dir: Path, workload: Path) -> None:
+    res = run([workload, "--threads", "2", "--scenario", "threads"], layer_env(layer_dir))
+    assert res.returncode == 0, res.stderr
+    assert "PASS threads" in res.stdout

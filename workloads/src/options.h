@@ -1,0 +1,32 @@
+// Command line of vkscope-workload.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wl {
+
+enum class ValidationOrder { None, Above, Below };
+
+struct Options {
+    std::vector<std::string> scenarios; // empty: all of them
+    bool list = false;
+    uint32_t frames = 1;
+    uint32_t device = 0;
+    uint32_t draws = 8;
+    ValidationOrder validation = ValidationOrder::None;
+    std::vector<std::pair<std::string, std::string>> layerSettings;
+    uint32_t cycles = 1;
+    std::optional<uint32_t> threads; // the threads scenario defaults to 2 when unset
+    bool quiet = false;
+};
+
+// Parses argv into `out`. Returns an empty string on success, otherwise the usage error.
+std::string parseOptions(int argc, char** argv, Options& out);
+
+const char* usageText();
+
+} // namespace wl

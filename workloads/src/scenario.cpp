@@ -1,0 +1,32 @@
+#include "scenario.h"
+
+namespace wl {
+
+const std::vector<ScenarioInfo>& allScenarios() {
+    static const std::vector<ScenarioInfo> list = {
+        {"renderpass", makeRenderPassScenario},
+        {"dynamic_rendering", makeDynamicRenderingScenario},
+        {"secondary", makeSecondaryScenario},
+        {"multiview", makeMultiviewScenario},
+        {"compute", makeComputeScenario},
+        {"buffer_transfer", makeBufferTransferScenario},
+        {"image_transfer", makeImageTransferScenario},
+        {"labels", makeLabelsScenario},
+        {"reusable", makeReusableScenario},
+        {"multi_submit", makeMultiSubmitScenario},
+        {"multi_queue", makeMultiQueueScenario},
+        {"threads", makeThreadsScenario},
+    };
+    return list;
+}
+
+const ScenarioInfo* findScenario(std::string_view name) {
+    for (const ScenarioInfo& info : allScenarios()) {
+        if (name == info.name) {
+            return &info;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace wl

@@ -1,0 +1,27 @@
+// SPIR-V compiled from ../shaders at build time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace wl {
+
+struct Spirv {
+    const uint32_t* code;
+    size_t bytes;
+};
+
+namespace spirv {
+Spirv rectVert();
+Spirv rectMultiviewVert();
+Spirv colorFrag();
+Spirv fullscreenVert();
+Spirv invertFrag();
+Spirv lcgSpecComp();  // local_size_x from specialization constant 0
+Spirv lcgFixedComp(); // local_size_x = 64 literal
+Spirv lcgBaseComp();  // as lcgFixedComp, for pipelines created with DISPATCH_BASE_BIT
+Spirv addComp();
+Spirv transformComp();
+} // namespace spirv
+
+} // namespace wl
