@@ -594,5 +594,3 @@ def _format_driver_version(vendor_id: int, version: int) -> str:
             f"{(version >> 6) & 0xFF}.{version & 0x3F}"
         )
     return f"{version >> 22}.{(version >> 12) & 0x3FF}.{version & 0xFFF}"
-
-
