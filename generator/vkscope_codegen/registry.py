@@ -65,15 +65,17 @@ def find_registry(explicit: str | None = None, include_dirs: list[str] | None = 
     Order: an explicit path, $VKSCOPE_VK_XML, $VULKAN_SDK/share/vulkan/registry, then
     <prefix>/share/vulkan/registry for each include directory's prefix.
     """
+    named = explicit or os.environ.get("VKSCOPE_VK_XML")
     candidates: list[Path] = []
-    if explicit:
-        candidates.append(Path(explicit))
-    if os.environ.get("VKSCOPE_VK_XML"):
-        candidates.append(Path(os.environ["VKSCOPE_VK_XML"]))
-    if os.environ.get("VULKAN_SDK"):
-        candidates.append(Path(os.environ["VULKAN_SDK"]) / "share/vulkan/registry/vk.xml")
-    for inc in include_dirs or []:
-        candidates.append(Path(inc).resolve().parent / "share/vulkan/registry/vk.xml")
+    if named:
+        # A registry the user named is the only one to use: another one found elsewhere could
+        # silently disagree with the headers they meant.
+        candidates = [Path(named)]
+    else:
+        if os.environ.get("VULKAN_SDK"):
+            candidates.append(Path(os.environ["VULKAN_SDK"]) / "share/vulkan/registry/vk.xml")
+        for inc in include_dirs or []:
+            candidates.append(Path(inc).resolve().parent / "share/vulkan/registry/vk.xml")
     for c in candidates:
         if c.is_file():
             return c
