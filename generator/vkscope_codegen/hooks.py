@@ -24,7 +24,11 @@ def load(path: Path, registry: Registry) -> tuple[list[str], list[Hook]]:
     hooks: list[Hook] = []
     seen: set[str] = set()
     for feature, table in data.items():
-        for command in table.get("commands", []):
+        # Commands of extensions newer than some registries: hooked only where the registry (and
+        # so the headers the layer is built against) has them; their C++ is guarded by the
+        # extension's macro.
+        optional = [c for c in table.get("if_in_registry", []) if c in registry.commands]
+        for command in [*table.get("commands", []), *optional]:
             if command in seen:
                 raise RegistryError(f"{path}: {command} is hooked twice")
             if command in LOADER_INTERFACE:

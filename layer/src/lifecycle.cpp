@@ -6,8 +6,11 @@
 #include "log.hpp"
 #include "settings.hpp"
 #include "state.hpp"
+#include "timeline/host.hpp"
+#include "timeline/setup.hpp"
 
 #include <memory>
+#include <optional>
 #include <unistd.h>
 #include <vulkan/vk_layer.h>
 
@@ -28,6 +31,9 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
 
 void enable_features(InstanceState& state) {
     state.features.set(static_cast<unsigned>(Feature::core));
+    if (state.settings.timeline) {
+        state.features.set(static_cast<unsigned>(Feature::timeline));
+    }
 }
 
 } // namespace
@@ -54,18 +60,33 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
         log_once(LogLevel::warn, "%s", problem.c_str());
     }
 
-    VkResult result = next_create(pCreateInfo, pAllocator, pInstance);
+    bool debug_utils = false;
+    VkResult result = settings.values.timeline
+                          ? timeline::create_instance(pCreateInfo, pAllocator, pInstance,
+                                                      next_create, link, debug_utils)
+                          : next_create(pCreateInfo, pAllocator, pInstance);
     if (result != VK_SUCCESS) {
         return result;
     }
     auto state = std::make_unique<InstanceState>();
+    state->debug_utils = debug_utils;
+    if (pCreateInfo->pApplicationInfo && pCreateInfo->pApplicationInfo->apiVersion) {
+        state->api_version = pCreateInfo->pApplicationInfo->apiVersion;
+    }
     state->handle = *pInstance;
     state->next_gipa = next_gipa;
     state->settings = std::move(settings.values);
     state->next.load(*pInstance, next_gipa);
     enable_features(*state);
+    if (state->enabled(Feature::timeline)) {
+        state->host = timeline::acquire_host(state->settings);
+    }
     if (!g_instances.insert(dispatch_key(*pInstance), state.get())) {
         log(LogLevel::error, "too many live VkInstances; this one is not profiled");
+        if (state->enabled(Feature::timeline)) {
+            state->host.reset();
+            timeline::release_host();
+        }
         return VK_SUCCESS;
     }
     state.release();
@@ -82,6 +103,10 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyInstance(VkInstance instance,
     std::unique_ptr<InstanceState> state(g_instances.erase(dispatch_key(instance)));
     if (state) {
         state->next.DestroyInstance(instance, pAllocator);
+        if (state->enabled(Feature::timeline)) {
+            state->host.reset();
+            timeline::release_host();
+        }
     }
 }
 
@@ -103,7 +128,12 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDe
     if (!next_create) {
         return VK_ERROR_INITIALIZATION_FAILED;
     }
-    VkResult result = next_create(physicalDevice, pCreateInfo, pAllocator, pDevice);
+    std::optional<timeline::DevicePatch> patch;
+    if (instance->enabled(Feature::timeline)) {
+        patch.emplace(*instance, physicalDevice, pCreateInfo);
+    }
+    VkResult result =
+        next_create(physicalDevice, patch ? patch->info() : pCreateInfo, pAllocator, pDevice);
     if (result != VK_SUCCESS) {
         return result;
     }
@@ -113,6 +143,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDe
     state->instance = instance;
     state->next_gdpa = next_gdpa;
     state->next.load(*pDevice, next_gdpa);
+    if (patch) {
+        state->timeline = std::make_unique<timeline::TimelineDevice>(*state, patch->setup());
+    }
     if (!g_devices.insert(dispatch_key(*pDevice), state.get())) {
         log(LogLevel::error, "too many live VkDevices; this one is not profiled");
         return VK_SUCCESS;
@@ -129,6 +162,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyDevice(VkDevice device,
     }
     std::unique_ptr<DeviceState> state(g_devices.erase(dispatch_key(device)));
     if (state) {
+        // The layer's own objects go before the device they belong to.
+        state->timeline.reset();
         state->next.DestroyDevice(device, pAllocator);
     }
 }

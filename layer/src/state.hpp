@@ -8,9 +8,15 @@
 #include "settings.gen.hpp"
 
 #include <bitset>
+#include <memory>
 #include <vulkan/vulkan.h>
 
 namespace vkscope {
+
+class MessageChannel;
+namespace timeline {
+class TimelineDevice;
+}
 
 struct InstanceState {
     VkInstance handle = VK_NULL_HANDLE;
@@ -18,6 +24,9 @@ struct InstanceState {
     InstanceDispatch next;
     SettingValues settings;
     std::bitset<kFeatureCount> features;
+    uint32_t api_version = VK_API_VERSION_1_0; // what the application asked for
+    bool debug_utils = false;                  // VK_EXT_debug_utils enabled (maybe by the layer)
+    std::shared_ptr<MessageChannel> host;      // timeline only; null when nothing is sent
 
     bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }
 };
@@ -28,6 +37,12 @@ struct DeviceState {
     InstanceState* instance = nullptr;
     PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
     DeviceDispatch next;
+    std::unique_ptr<timeline::TimelineDevice> timeline; // when the timeline feature is on
+
+    DeviceState();
+    ~DeviceState();
+    DeviceState(const DeviceState&) = delete;
+    DeviceState& operator=(const DeviceState&) = delete;
 };
 
 extern HandleRegistry<InstanceState> g_instances;

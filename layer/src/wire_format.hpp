@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace vkscope {
 
@@ -90,6 +91,16 @@ public:
     template <typename T> JsonWriter& field(std::string_view name, const T& v) {
         key(name);
         return value(v);
+    }
+
+    // Room for a document of about n bytes, so that building it does not reallocate.
+    void reserve(size_t n) { out_.reserve(n); }
+    // The document, leaving the writer empty.
+    std::string take() noexcept {
+        std::string out = std::move(out_);
+        out_.clear();
+        need_comma_ = false;
+        return out;
     }
 
     std::string_view view() const noexcept { return out_; }

@@ -243,3 +243,18 @@ TEST(JsonWriter, ProtocolPayloadInFrame) {
 
 } // namespace
 } // namespace vkscope
+
+namespace vkscope {
+namespace {
+
+TEST(JsonWriter, TakeHandsOverTheDocumentAndStartsAfresh) {
+    JsonWriter json;
+    json.reserve(64);
+    json.field("a", 1).field("b", 2);
+    EXPECT_EQ(json.take(), R"("a":1,"b":2)");
+    json.begin_object().field("c", 3).end_object();
+    EXPECT_EQ(json.str(), R"({"c":3})") << "no comma left over from the taken document";
+}
+
+} // namespace
+} // namespace vkscope

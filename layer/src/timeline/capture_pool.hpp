@@ -1,0 +1,76 @@
+#pragma once
+// Layer-owned host-visible memory that indirect parameters are copied into, one 16-byte slot per
+// captured workload. A slot stays with the recording that wrote its copy command, so every
+// submission of that recording writes the same slot: the submission path waits for the previous
+// readback of a slot before the GPU may write it again.
+//
+// Command buffers take whole pages of slots (one lock per page, not per workload), and give them
+// back when they are reset; pages live as long as the device, so a slot's flags outlive any
+// command buffer that used it.
+
+#include "dispatch_tables.gen.hpp"
+#include "timeline/capture_slot.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkscope::timeline {
+
+class CapturePool {
+public:
+    static constexpr VkDeviceSize kSlotBytes = 16;
+    static constexpr uint32_t kSlotsPerPage = 64;
+    static constexpr uint32_t kPagesPerBlock = 16;
+
+    struct Page {
+        std::array<CaptureSlot, kSlotsPerPage> slots;
+    };
+
+    CapturePool(VkDevice device, const DeviceDispatch& next,
+                const VkPhysicalDeviceMemoryProperties& memory);
+    CapturePool(const CapturePool&) = delete;
+    CapturePool& operator=(const CapturePool&) = delete;
+    ~CapturePool();
+
+    // Null when no host-visible memory could be had.
+    Page* acquire();
+    void release(std::vector<Page*>& pages);
+    // Makes the GPU's writes to the slot visible to the host (a no-op on coherent memory).
+    void invalidate(const CaptureSlot& slot);
+
+private:
+    struct Block {
+        VkBuffer buffer = VK_NULL_HANDLE;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        std::vector<std::unique_ptr<Page>> pages;
+    };
+
+    bool grow();
+
+    const VkDevice device_;
+    const DeviceDispatch& next_;
+    const VkPhysicalDeviceMemoryProperties memory_;
+    std::mutex mutex_;
+    std::vector<Block> blocks_;
+    std::vector<Page*> free_;
+    bool coherent_ = true;
+    bool failed_ = false;
+};
+
+// One command buffer's slots.
+class CaptureArena {
+public:
+    CaptureSlot* next(CapturePool& pool);
+    void release(CapturePool& pool);
+
+private:
+    std::vector<CapturePool::Page*> pages_;
+    uint32_t used_ = CapturePool::kSlotsPerPage; // in the last page
+};
+
+} // namespace vkscope::timeline

@@ -1,0 +1,118 @@
+#pragma once
+// The layer command stream (seed 004): what a command buffer does to the timeline, recorded while
+// the application records it and replayed at each submission by the queue's interpreter, which
+// is the only place that knows the queue's label stack, the submitID and what earlier command
+// buffers left open.
+//
+// Commands hold shared pointers, so a secondary's commands inlined into a primary stay valid
+// whatever happens to the secondary afterwards.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vkscope::timeline {
+
+using Size3 = std::array<uint32_t, 3>;
+
+enum class WorkloadType : uint8_t {
+    render_pass,
+    dispatch,
+    trace_rays,
+    buffer_transfer,
+    image_transfer,
+    acceleration_structure,
+};
+
+// Owned by the Vulkan side (layer-owned host-visible memory); the recorder and interpreter only
+// pass it around.
+struct CaptureSlot;
+
+// What a captured slot holds.
+enum class CaptureKind : uint8_t {
+    dispatch,   // VkDispatchIndirectCommand
+    trace_rays, // width, height, depth of VkTraceRaysIndirectCommand(2)KHR
+    draw_count, // the uint32_t count of a vkCmdDraw*IndirectCount
+};
+
+struct Capture {
+    CaptureSlot* slot = nullptr;
+    CaptureKind kind = CaptureKind::dispatch;
+    uint32_t max_draws = 0; // draw_count: the command's maxDrawCount
+};
+
+// One recorded workload, named by its tagID.
+struct Workload {
+    uint64_t tag = 0;
+    WorkloadType type = WorkloadType::dispatch;
+    // The WORKLOAD payload's members without the braces, for render passes (whose attachments
+    // must be read while the application's objects exist). Other workloads keep the few values
+    // below and are described only when sent, off the recording thread's path and not at all
+    // without a host.
+    std::string fields;
+    uint64_t device = 0;
+    const char* api = "";
+    const char* kind = "";          // transfers, acceleration structures
+    std::optional<Size3> size;      // dispatch groups, trace rays width/height/depth
+    Size3 base{};                   // dispatch base group
+    std::optional<uint64_t> amount; // bytes, pixels, structures
+
+    // Render passes. Final once the command buffer that began it has ended.
+    uint64_t draws = 0;          // in that command buffer, secondaries included
+    bool split = false;          // suspended at the end of that command buffer
+    bool draws_deferred = false; // some counts come from the GPU, so draws is only a part
+
+    // Dispatches: also turns group counts read back from the GPU into invocations.
+    std::optional<Size3> local_size;
+
+    // Has a t<tag> label in the command buffer (see RecordOptions).
+    bool tagged = true;
+
+    // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
+    std::atomic<uint8_t> sent{0};
+};
+
+// The part of a render pass instance recorded in one command buffer: the whole instance unless it
+// is suspended there or resumed from an earlier command buffer.
+struct RenderPassPart {
+    std::shared_ptr<Workload> workload; // the instance; null for a part resumed from elsewhere
+    uint64_t draws = 0;
+    bool suspending = false;     // the instance continues in a later command buffer
+    std::vector<Capture> counts; // draw counts copied after the instance ended
+    bool counts_lost = false;    // indirect counts that could not be copied (suspended part)
+    // The instance ends here but its tag began in another command buffer, and the label end is
+    // left to a layer command buffer after this one (RecordOptions::defer_foreign_ends).
+    bool tag_end_deferred = false;
+};
+
+enum class Op : uint8_t {
+    marker_begin,
+    marker_end,
+    render_pass_begin,
+    render_pass_resume,
+    compute_dispatch_begin,
+    trace_rays_begin,
+    buffer_transfer_begin,
+    image_transfer,
+    acceleration_structure_begin,
+    workload_end,
+    // Async: parameters the GPU writes, read back once the submission has completed.
+    indirect_readback,
+};
+
+struct Command {
+    Op op = Op::workload_end;
+    std::shared_ptr<Workload> workload;       // workload begins, indirect_readback
+    std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
+    std::shared_ptr<const std::string> label; // marker_begin
+    Capture capture;                          // indirect_readback
+};
+
+const char* workload_type_name(WorkloadType type);
+Op begin_op(WorkloadType type);
+
+} // namespace vkscope::timeline

@@ -1,0 +1,209 @@
+#include "timeline/device.hpp"
+
+#include "log.hpp"
+#include "message_channel.hpp"
+#include "timeline/ids.hpp"
+#include "timeline/messages.hpp"
+
+#include <cstdio>
+
+namespace vkscope::timeline {
+
+OwnedMap<CommandBufferState> g_command_buffers;
+HandleMap<TimelineQueue> g_queues;
+
+namespace {
+
+VkPhysicalDeviceMemoryProperties memory_properties(const DeviceState& state) {
+    VkPhysicalDeviceMemoryProperties props{};
+    state.instance->next.GetPhysicalDeviceMemoryProperties(state.physical, &props);
+    return props;
+}
+
+DeviceDescription describe(const DeviceState& state, const DeviceSetup& setup,
+                           const std::vector<VkQueueFamilyProperties>& families) {
+    const InstanceDispatch& in = state.instance->next;
+    VkPhysicalDeviceProperties props{};
+    in.GetPhysicalDeviceProperties(state.physical, &props);
+    DeviceDescription d;
+    d.name = props.deviceName;
+    d.vendor_id = props.vendorID;
+    d.device_id = props.deviceID;
+    d.api_version = props.apiVersion;
+    d.timestamp_period_ns = props.limits.timestampPeriod;
+    auto properties2 = in.GetPhysicalDeviceProperties2 ? in.GetPhysicalDeviceProperties2
+                                                       : in.GetPhysicalDeviceProperties2KHR;
+    if (properties2 && props.apiVersion >= VK_API_VERSION_1_2 &&
+        state.instance->api_version >= VK_API_VERSION_1_1) {
+        VkPhysicalDeviceDriverProperties driver{};
+        driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &driver, {}};
+        properties2(state.physical, &p2);
+        d.driver_name = driver.driverName;
+        d.driver_info = driver.driverInfo;
+    }
+    uint32_t id = 0;
+    for (const VkDeviceQueueCreateInfo& q : setup.queues) {
+        for (uint32_t i = 0; i < q.queueCount; ++i) {
+            QueueDescription queue;
+            queue.id = id++;
+            queue.family = q.queueFamilyIndex;
+            queue.index = i;
+            if (q.queueFamilyIndex < families.size()) {
+                queue.flags = families[q.queueFamilyIndex].queueFlags;
+                queue.timestamp_valid_bits = families[q.queueFamilyIndex].timestampValidBits;
+            }
+            d.queues.push_back(queue);
+        }
+    }
+    return d;
+}
+
+// Mesa's common command buffer code before 23.1 pops its label stack without checking it is empty,
+// so a label ended in another command buffer than it began in corrupts it and the next label
+// begin in that command buffer crashes.
+bool label_stack_underflows(const DeviceDescription& d) {
+    unsigned major = 0;
+    unsigned minor = 0;
+    if (std::sscanf(d.driver_info.c_str(), "Mesa %u.%u", &major, &minor) != 2) {
+        return false;
+    }
+    return major < 23 || (major == 23 && minor < 1);
+}
+
+// The label extension chosen at creation, if the next layer really exposes its commands (an
+// implementation might accept the extension and still hand out no command for it).
+LabelApi usable(LabelApi wanted, const DeviceDispatch& next) {
+    switch (wanted) {
+    case LabelApi::debug_utils:
+        return next.CmdBeginDebugUtilsLabelEXT && next.CmdEndDebugUtilsLabelEXT ? wanted
+                                                                                : LabelApi::none;
+    case LabelApi::debug_marker:
+        return next.CmdDebugMarkerBeginEXT && next.CmdDebugMarkerEndEXT ? wanted : LabelApi::none;
+    case LabelApi::none:
+        break;
+    }
+    return LabelApi::none;
+}
+
+} // namespace
+
+TimelineQueue::TimelineQueue(TimelineDevice& d, VkQueue h, uint32_t queue_id, uint32_t fam,
+                             uint32_t idx, uint32_t queue_flags)
+    : device(d), handle(h), id(queue_id), family(fam), index(idx), flags(queue_flags),
+      interpreter(d.labels) {}
+
+TimelineQueue::~TimelineQueue() {
+    if (pool) {
+        device.next.DestroyCommandPool(device.handle, pool, nullptr);
+    }
+    if (semaphore) {
+        device.next.DestroySemaphore(device.handle, semaphore, nullptr);
+    }
+}
+
+TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
+    : state(s), next(s.next), handle(s.handle), id(next_device_id()), host(s.instance->host),
+      label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
+      frame_submits(s.instance->settings.frame_submits),
+      captures(s.handle, s.next, memory_properties(s)) {
+    if (setup.timeline_semaphores) {
+        semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue
+                                                        : next.GetSemaphoreCounterValueKHR;
+        wait_semaphores = next.WaitSemaphores ? next.WaitSemaphores : next.WaitSemaphoresKHR;
+    }
+    if (semaphore_value && wait_semaphores) {
+        ReadbackWorker::Config config;
+        config.device = handle;
+        config.wait = wait_semaphores;
+        config.counter = semaphore_value;
+        config.invalidate = [this](const CaptureSlot& slot) { captures.invalidate(slot); };
+        config.annex = [this](uint64_t submit, uint64_t tag, const std::string& json) {
+            post(annex_frame(submit, tag, json));
+        };
+        readback = std::make_unique<ReadbackWorker>(std::move(config));
+    } else {
+        semaphore_value = nullptr;
+        wait_semaphores = nullptr;
+    }
+
+    uint32_t family_count = 0;
+    const InstanceDispatch& in = s.instance->next;
+    in.GetPhysicalDeviceQueueFamilyProperties(s.physical, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    in.GetPhysicalDeviceQueueFamilyProperties(s.physical, &family_count, families.data());
+
+    uint32_t queue_id = 0;
+    for (const VkDeviceQueueCreateInfo& q : setup.queues) {
+        for (uint32_t i = 0; i < q.queueCount; ++i) {
+            VkQueue queue = VK_NULL_HANDLE;
+            if (q.flags == 0) {
+                next.GetDeviceQueue(handle, q.queueFamilyIndex, i, &queue);
+            } else if (next.GetDeviceQueue2) {
+                const VkDeviceQueueInfo2 info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_INFO_2, nullptr,
+                                              q.flags, q.queueFamilyIndex, i};
+                next.GetDeviceQueue2(handle, &info, &queue);
+            }
+            const uint32_t flags =
+                q.queueFamilyIndex < family_count ? families[q.queueFamilyIndex].queueFlags : 0;
+            auto tq = std::make_unique<TimelineQueue>(*this, queue, queue_id++, q.queueFamilyIndex,
+                                                      i, flags);
+            if (queue && g_queues.insert(key(queue), tq.get())) {
+                queues.push_back(std::move(tq));
+            }
+        }
+    }
+    const DeviceDescription description = describe(s, setup, families);
+    record_options.tags = label_api != LabelApi::none;
+    // Deferring a label end needs a layer command buffer, which needs the semaphore to recycle.
+    record_options.defer_foreign_ends = semaphore_value && label_stack_underflows(description);
+    static constexpr const char* kLabelApis[] = {"none", "VK_EXT_debug_utils",
+                                                 "VK_EXT_debug_marker"};
+    log(LogLevel::info,
+        "timeline: device %llu (%s): tags with %s, timeline semaphores %s, %s label ends%s",
+        static_cast<unsigned long long>(id), description.name.c_str(),
+        kLabelApis[static_cast<int>(label_api)], semaphore_value ? "yes" : "no",
+        record_options.defer_foreign_ends ? "deferred" : "direct",
+        host ? "" : ", no host: nothing is sent");
+    post(device_frame(id, description));
+}
+
+TimelineDevice::~TimelineDevice() {
+    // The worker reads slots of the pool and posts through this device: it goes first.
+    readback.reset();
+    for (const auto& q : queues) {
+        g_queues.erase(key(q->handle));
+    }
+    queues.clear();
+    // Command buffers the application never freed die with their device.
+    std::vector<uint64_t> mine;
+    g_command_buffers.for_each([&](uint64_t k, CommandBufferState* cb) {
+        if (cb->device == this) {
+            mine.push_back(k);
+        }
+    });
+    for (uint64_t k : mine) {
+        g_command_buffers.erase(k);
+    }
+}
+
+void TimelineDevice::post(std::string frame) const {
+    if (host) {
+        host->post(std::move(frame));
+    }
+}
+
+void reset_command_buffer(CommandBufferState& cb) {
+    cb.recorder.reset();
+    cb.captures.release(cb.device->captures);
+    cb.compute_local_size.reset();
+}
+
+void erase_command_buffer(VkCommandBuffer handle) {
+    if (CommandBufferState* cb = find_command_buffer(handle)) {
+        cb->captures.release(cb->device->captures);
+        g_command_buffers.erase(key(handle));
+    }
+}
+
+} // namespace vkscope::timeline

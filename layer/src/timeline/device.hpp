@@ -1,0 +1,167 @@
+#pragma once
+// The timeline's state for one VkDevice, its queues and its command buffers.
+//
+// Command buffers and queues are found from their handles through process-wide HandleMaps: one
+// lock-free lookup per recorded command, whatever the device.
+
+#include "state.hpp"
+#include "timeline/capture_pool.hpp"
+#include "timeline/interpreter.hpp"
+#include "timeline/labels.hpp"
+#include "timeline/metadata.hpp"
+#include "timeline/owned_map.hpp"
+#include "timeline/readback.hpp"
+#include "timeline/recorder.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+#include <vulkan/vk_layer.h>
+
+namespace vkscope {
+class MessageChannel;
+}
+
+namespace vkscope::timeline {
+
+// How the layer writes its t<tagID> and s<submitID> labels into command buffers.
+enum class LabelApi : uint8_t { none, debug_utils, debug_marker };
+
+class TimelineDevice;
+
+struct CommandBufferState {
+    TimelineDevice* device = nullptr;
+    VkCommandBuffer handle = VK_NULL_HANDLE;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    bool primary = true;
+    Recorder recorder;
+    CaptureArena captures;
+    std::optional<Size3> compute_local_size; // of the bound compute pipeline or shader
+};
+
+struct PoolState {
+    std::vector<VkCommandBuffer> command_buffers;
+};
+
+struct FramebufferInfo {
+    uint32_t layers = 1;
+};
+
+struct ShaderModuleInfo {
+    std::vector<uint32_t> code;
+};
+
+struct ComputeShaderInfo {
+    std::optional<Size3> local_size;
+};
+
+class TimelineQueue {
+public:
+    TimelineQueue(TimelineDevice& device, VkQueue handle, uint32_t id, uint32_t family,
+                  uint32_t index, uint32_t flags);
+    ~TimelineQueue();
+    TimelineQueue(const TimelineQueue&) = delete;
+    TimelineQueue& operator=(const TimelineQueue&) = delete;
+
+    TimelineDevice& device;
+    const VkQueue handle;
+    const uint32_t id;
+    const uint32_t family;
+    const uint32_t index;
+    const uint32_t flags;
+
+    // Everything below belongs to the submission path, which holds this lock.
+    std::mutex mutex;
+    Interpreter interpreter;
+
+    // Layer-owned: a timeline semaphore that an empty submission after each application
+    // submission signals, and command buffers holding s<submitID> label commands, reused once the
+    // semaphore says the GPU is past them.
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t signalled = 0; // last value submitted
+    // The s<submitID> label open on the queue (0: none) and the interpreter's label depth when
+    // it opened: it closes at the first boundary between command buffers where the depth is back.
+    uint64_t s_label = 0;
+    size_t s_label_depth = 0;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    std::vector<VkCommandBuffer> free_wrappers;
+    std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
+};
+
+// Decided when the device is created (timeline/setup.cpp).
+struct DeviceSetup {
+    LabelApi label_api = LabelApi::none;
+    bool timeline_semaphores = false;
+    PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+    std::vector<VkDeviceQueueCreateInfo> queues; // pQueuePriorities not kept
+};
+
+class TimelineDevice {
+public:
+    TimelineDevice(DeviceState& state, const DeviceSetup& setup);
+    ~TimelineDevice();
+    TimelineDevice(const TimelineDevice&) = delete;
+    TimelineDevice& operator=(const TimelineDevice&) = delete;
+
+    void post(std::string frame) const;
+    bool sending() const { return host != nullptr; }
+
+    DeviceState& state;
+    const DeviceDispatch& next;
+    const VkDevice handle;
+    const uint64_t id;
+    const std::shared_ptr<MessageChannel> host;
+    const LabelApi label_api;
+    RecordOptions record_options; // for every command buffer of the device
+    const PFN_vkSetDeviceLoaderData set_loader_data;
+    const int64_t frame_submits;
+    // Null without timeline semaphores: then no submission is wrapped and nothing read back.
+    PFN_vkGetSemaphoreCounterValue semaphore_value = nullptr;
+    PFN_vkWaitSemaphores wait_semaphores = nullptr;
+
+    std::atomic<uint64_t> frame{0};
+    std::atomic<uint64_t> submissions{0};
+    LabelInterner labels;
+
+    OwnedMap<BufferInfo> buffers;
+    OwnedMap<ImageInfo> images;
+    OwnedMap<ImageViewInfo> views;
+    OwnedMap<RenderPassInfo> render_passes;
+    OwnedMap<FramebufferInfo> framebuffers;
+    OwnedMap<ShaderModuleInfo> modules;
+    OwnedMap<ComputeShaderInfo> pipelines; // compute pipelines only
+    OwnedMap<ComputeShaderInfo> shaders;   // VK_EXT_shader_object compute shaders
+    OwnedMap<PoolState> pools;
+
+    // Device addresses of buffers (for vkCmdTraceRaysIndirect*KHR): start -> (end, buffer).
+    std::mutex addresses_mutex;
+    std::map<VkDeviceAddress, std::pair<VkDeviceAddress, VkBuffer>> addresses;
+
+    CapturePool captures;
+    std::unique_ptr<ReadbackWorker> readback;
+    std::vector<std::unique_ptr<TimelineQueue>> queues;
+};
+
+extern OwnedMap<CommandBufferState> g_command_buffers;
+extern HandleMap<TimelineQueue> g_queues;
+
+[[gnu::always_inline]] inline CommandBufferState* find_command_buffer(VkCommandBuffer cb) {
+    return g_command_buffers.find(key(cb));
+}
+
+inline TimelineQueue* find_queue(VkQueue queue) {
+    return g_queues.find(key(queue));
+}
+
+// Drops a command buffer's recording and gives its capture slots back.
+void reset_command_buffer(CommandBufferState& cb);
+void erase_command_buffer(VkCommandBuffer cb);
+
+} // namespace vkscope::timeline

@@ -1,0 +1,180 @@
+// Command buffer lifetime: each command buffer's recorder, created with it, reset with it, and
+// the secondaries inlined into the primaries that execute them.
+
+#include "timeline/device.hpp"
+
+#include <algorithm>
+
+namespace vkscope {
+namespace {
+
+using timeline::CommandBufferState;
+using timeline::find_command_buffer;
+using timeline::key;
+using timeline::TimelineDevice;
+
+TimelineDevice* timeline_of(VkDevice device) {
+    DeviceState* state = find_device(device);
+    return state ? state->timeline.get() : nullptr;
+}
+
+const DeviceDispatch& next_of(const void* handle) {
+    return find_device(handle)->next;
+}
+
+} // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL
+hooks::vkAllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* pAllocateInfo,
+                                VkCommandBuffer* pCommandBuffers) {
+    const VkResult result =
+        next_of(device).AllocateCommandBuffers(device, pAllocateInfo, pCommandBuffers);
+    TimelineDevice* tl = timeline_of(device);
+    if (result != VK_SUCCESS || !tl) {
+        return result;
+    }
+    timeline::PoolState* pool = tl->pools.find(key(pAllocateInfo->commandPool));
+    if (!pool) {
+        pool = tl->pools.insert(key(pAllocateInfo->commandPool),
+                                std::make_unique<timeline::PoolState>());
+    }
+    for (uint32_t i = 0; i < pAllocateInfo->commandBufferCount; ++i) {
+        auto cb = std::make_unique<CommandBufferState>();
+        cb->device = tl;
+        cb->handle = pCommandBuffers[i];
+        cb->pool = pAllocateInfo->commandPool;
+        cb->primary = pAllocateInfo->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        timeline::g_command_buffers.insert(key(pCommandBuffers[i]), std::move(cb));
+        if (pool) {
+            pool->command_buffers.push_back(pCommandBuffers[i]);
+        }
+    }
+    return result;
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkFreeCommandBuffers(VkDevice device, VkCommandPool commandPool,
+                                                       uint32_t commandBufferCount,
+                                                       const VkCommandBuffer* pCommandBuffers) {
+    if (TimelineDevice* tl = timeline_of(device)) {
+        timeline::PoolState* pool = tl->pools.find(key(commandPool));
+        for (uint32_t i = 0; i < commandBufferCount; ++i) {
+            if (!pCommandBuffers[i]) {
+                continue;
+            }
+            timeline::erase_command_buffer(pCommandBuffers[i]);
+            if (pool) {
+                std::erase(pool->command_buffers, pCommandBuffers[i]);
+            }
+        }
+    }
+    next_of(device).FreeCommandBuffers(device, commandPool, commandBufferCount, pCommandBuffers);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkResetCommandPool(VkDevice device, VkCommandPool commandPool,
+                                                         VkCommandPoolResetFlags flags) {
+    if (TimelineDevice* tl = timeline_of(device)) {
+        if (timeline::PoolState* pool = tl->pools.find(key(commandPool))) {
+            for (VkCommandBuffer handle : pool->command_buffers) {
+                if (CommandBufferState* cb = find_command_buffer(handle)) {
+                    timeline::reset_command_buffer(*cb);
+                }
+            }
+        }
+    }
+    return next_of(device).ResetCommandPool(device, commandPool, flags);
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyCommandPool(VkDevice device, VkCommandPool commandPool,
+                                                       const VkAllocationCallbacks* pAllocator) {
+    if (TimelineDevice* tl = timeline_of(device); tl && commandPool) {
+        if (timeline::PoolState* pool = tl->pools.find(key(commandPool))) {
+            for (VkCommandBuffer handle : pool->command_buffers) {
+                timeline::erase_command_buffer(handle);
+            }
+        }
+        tl->pools.erase(key(commandPool));
+    }
+    next_of(device).DestroyCommandPool(device, commandPool, pAllocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
+    VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
+    if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
+        timeline::reset_command_buffer(*cb);
+        cb->recorder.begin(cb->primary,
+                           (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0,
+                           cb->device->record_options);
+        return cb->device->next.BeginCommandBuffer(commandBuffer, pBeginInfo);
+    }
+    return next_of(commandBuffer).BeginCommandBuffer(commandBuffer, pBeginInfo);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkEndCommandBuffer(VkCommandBuffer commandBuffer) {
+    if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
+        cb->recorder.end();
+        return cb->device->next.EndCommandBuffer(commandBuffer);
+    }
+    return next_of(commandBuffer).EndCommandBuffer(commandBuffer);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkResetCommandBuffer(VkCommandBuffer commandBuffer,
+                                                           VkCommandBufferResetFlags flags) {
+    if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
+        timeline::reset_command_buffer(*cb);
+        return cb->device->next.ResetCommandBuffer(commandBuffer, flags);
+    }
+    return next_of(commandBuffer).ResetCommandBuffer(commandBuffer, flags);
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkCmdExecuteCommands(VkCommandBuffer commandBuffer,
+                                                       uint32_t commandBufferCount,
+                                                       const VkCommandBuffer* pCommandBuffers) {
+    CommandBufferState* cb = find_command_buffer(commandBuffer);
+    if (!cb) {
+        return next_of(commandBuffer)
+            .CmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers);
+    }
+    for (uint32_t i = 0; i < commandBufferCount; ++i) {
+        if (const CommandBufferState* secondary = find_command_buffer(pCommandBuffers[i])) {
+            cb->recorder.execute(secondary->recorder);
+        }
+    }
+    cb->device->next.CmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers);
+}
+
+VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBindPipeline(VkCommandBuffer commandBuffer,
+                                                    VkPipelineBindPoint pipelineBindPoint,
+                                                    VkPipeline pipeline) {
+    CommandBufferState* cb = find_command_buffer(commandBuffer);
+    if (!cb) {
+        return next_of(commandBuffer).CmdBindPipeline(commandBuffer, pipelineBindPoint, pipeline);
+    }
+    if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_COMPUTE) {
+        const timeline::ComputeShaderInfo* info = cb->device->pipelines.find(key(pipeline));
+        cb->compute_local_size = info ? info->local_size : std::nullopt;
+    }
+    cb->device->next.CmdBindPipeline(commandBuffer, pipelineBindPoint, pipeline);
+}
+
+#ifdef VK_EXT_shader_object
+VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBindShadersEXT(VkCommandBuffer commandBuffer,
+                                                      uint32_t stageCount,
+                                                      const VkShaderStageFlagBits* pStages,
+                                                      const VkShaderEXT* pShaders) {
+    CommandBufferState* cb = find_command_buffer(commandBuffer);
+    if (!cb) {
+        return next_of(commandBuffer)
+            .CmdBindShadersEXT(commandBuffer, stageCount, pStages, pShaders);
+    }
+    for (uint32_t i = 0; i < stageCount; ++i) {
+        if (pStages[i] == VK_SHADER_STAGE_COMPUTE_BIT) {
+            const timeline::ComputeShaderInfo* info =
+                pShaders ? cb->device->shaders.find(key(pShaders[i])) : nullptr;
+            cb->compute_local_size = info ? info->local_size : std::nullopt;
+        }
+    }
+    cb->device->next.CmdBindShadersEXT(commandBuffer, stageCount, pStages, pShaders);
+}
+#endif
+
+} // namespace vkscope

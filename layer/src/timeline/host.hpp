@@ -1,0 +1,20 @@
+#pragma once
+// The process's one connection to the capture server. It opens with the first instance that has
+// the timeline on and a host address, greets every (re)connection with HELLO, and says GOODBYE
+// when the last such instance is destroyed.
+
+#include "settings.gen.hpp"
+
+#include <memory>
+
+namespace vkscope {
+class MessageChannel;
+}
+
+namespace vkscope::timeline {
+
+// Null when the settings name no host (or it cannot be opened): the timeline then sends nothing.
+std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings);
+void release_host();
+
+} // namespace vkscope::timeline

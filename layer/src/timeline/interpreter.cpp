@@ -1,0 +1,146 @@
+#include "timeline/interpreter.hpp"
+
+#include "wire_format.hpp"
+
+#include <thread>
+
+namespace vkscope::timeline {
+
+bool claim_send(Workload& w) {
+    uint8_t state = w.sent.load(std::memory_order_acquire);
+    while (state != 2) {
+        if (state == 0 && w.sent.compare_exchange_weak(state, 1, std::memory_order_acq_rel)) {
+            return true;
+        }
+        // Another queue is sending it right now; its SUBMIT must not overtake the WORKLOAD.
+        std::this_thread::yield();
+        state = w.sent.load(std::memory_order_acquire);
+    }
+    return false;
+}
+
+void mark_sent(Workload& w) {
+    w.sent.store(2, std::memory_order_release);
+}
+
+void Interpreter::queue_label_begin(std::string_view name, InterpreterSink& sink) {
+    stack_.push_back(labels_.push(label_stack(), name, sink));
+}
+
+void Interpreter::queue_label_end() {
+    if (!stack_.empty()) {
+        stack_.pop_back();
+    }
+}
+
+void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out) {
+    for (const Command& c : stream) {
+        switch (c.op) {
+        case Op::marker_begin:
+            stack_.push_back(labels_.push(label_stack(), *c.label, sink));
+            break;
+        case Op::marker_end:
+            // An end without a begin is the application's error; the stack stays empty.
+            if (!stack_.empty()) {
+                stack_.pop_back();
+            }
+            break;
+        case Op::render_pass_begin:
+            if (open_) {
+                // Suspended and never resumed: report what there was.
+                finish(*open_, sink, out);
+            }
+            started(c.workload, sink, out);
+            open_ = Instance{c.workload, out.submit, c.part->draws, c.part->counts,
+                             c.part->counts_lost};
+            part_ = c.part;
+            break;
+        case Op::render_pass_resume:
+            part_ = c.part;
+            if (open_) {
+                open_->draws += c.part->draws;
+                open_->counts.insert(open_->counts.end(), c.part->counts.begin(),
+                                     c.part->counts.end());
+                open_->counts_lost = open_->counts_lost || c.part->counts_lost;
+            }
+            break;
+        case Op::compute_dispatch_begin:
+        case Op::trace_rays_begin:
+        case Op::buffer_transfer_begin:
+        case Op::image_transfer:
+        case Op::acceleration_structure_begin:
+            started(c.workload, sink, out);
+            break;
+        case Op::workload_end:
+            if (part_) {
+                if (!part_->suspending && open_) {
+                    if (part_->tag_end_deferred && open_->workload->tagged) {
+                        ++out.deferred_tag_ends;
+                    }
+                    finish(*open_, sink, out);
+                    open_.reset();
+                }
+                part_.reset();
+            }
+            break;
+        case Op::indirect_readback: {
+            Readback readback;
+            readback.submit = out.submit;
+            readback.workload = c.workload;
+            readback.captures.push_back(c.capture);
+            add_readback(std::move(readback), out);
+        } break;
+        }
+    }
+}
+
+void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& sink,
+                          SubmitRecord& out) {
+    if (claim_send(*w)) {
+        sink.workload(*w);
+        mark_sent(*w);
+    }
+    out.workloads.push_back(SubmittedWorkload{w->tag, label_stack()});
+}
+
+void Interpreter::add_readback(Readback readback, SubmitRecord& out) {
+    for (Readback& earlier : out.readbacks) {
+        for (const Capture& a : earlier.captures) {
+            for (const Capture& b : readback.captures) {
+                if (a.slot == b.slot) {
+                    earlier.ambiguous = true;
+                    return;
+                }
+            }
+        }
+    }
+    out.readbacks.push_back(std::move(readback));
+}
+
+void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out) {
+    const Workload& w = *instance.workload;
+    if (!w.split && instance.counts.empty() && !instance.counts_lost) {
+        return; // the WORKLOAD message says it all
+    }
+    if (instance.counts.empty()) {
+        JsonWriter json;
+        json.begin_object();
+        if (instance.counts_lost) {
+            json.key("draws").null().field("draws_lost", true);
+        } else {
+            json.field("draws", instance.draws);
+        }
+        json.end_object();
+        sink.annex(instance.submit, w.tag, json.str());
+        return;
+    }
+    Readback readback;
+    readback.submit = instance.submit;
+    readback.workload = instance.workload;
+    readback.captures = std::move(instance.counts);
+    readback.draws = instance.draws;
+    readback.counts_lost = instance.counts_lost;
+    add_readback(std::move(readback), out);
+}
+
+} // namespace vkscope::timeline

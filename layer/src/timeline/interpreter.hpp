@@ -1,0 +1,105 @@
+#pragma once
+// Replays command streams at submission time for one queue. The interpreter owns what belongs to
+// the queue rather than to any command buffer: the debug label stack (command buffer and queue
+// labels nest on it, and a label may begin in one command buffer and end in another), and a render
+// pass instance suspended in one command buffer and resumed in a later one.
+//
+// Like the recorder it makes no Vulkan call; what it finds goes to an InterpreterSink and into the
+// SubmitRecord of each command buffer it runs.
+
+#include "timeline/command_stream.hpp"
+#include "timeline/labels.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vkscope::timeline {
+
+class InterpreterSink : public LabelSink {
+public:
+    // A workload's first submission: its WORKLOAD message. Called once per workload, whichever
+    // queue submits it first; a concurrent submission on another queue waits for it.
+    virtual void workload(const Workload& w) = 0;
+    // Fields for workload instance submit.tag (an ANNEX message).
+    virtual void annex(uint64_t submit, uint64_t tag, std::string json) = 0;
+};
+
+struct SubmittedWorkload {
+    uint64_t tag = 0;
+    uint64_t labels = 0; // label stack id when it began
+};
+
+// An async command: parameters the GPU copied for an instance, to read once the submission has
+// completed.
+struct Readback {
+    uint64_t submit = 0; // the instance is submit.tag
+    std::shared_ptr<Workload> workload;
+    std::vector<Capture> captures;
+    uint64_t draws = 0;       // render passes: draws counted without the captures
+    bool counts_lost = false; // render passes: some counts could not be copied
+    // The same slot ran more than once in one submission (a secondary executed twice): only the
+    // last run's values survive, so none are reported.
+    bool ambiguous = false;
+};
+
+// What one submitted command buffer did.
+struct SubmitRecord {
+    uint64_t submit = 0;
+    std::vector<SubmittedWorkload> workloads;
+    std::vector<Readback> readbacks;
+    // Tag labels to end right after this command buffer (RenderPassPart::tag_end_deferred).
+    uint32_t deferred_tag_ends = 0;
+
+    void clear() {
+        workloads.clear();
+        readbacks.clear();
+        deferred_tag_ends = 0;
+    }
+};
+
+class Interpreter {
+public:
+    explicit Interpreter(LabelInterner& labels) : labels_(labels) {}
+
+    // vkQueueBeginDebugUtilsLabelEXT / vkQueueEndDebugUtilsLabelEXT.
+    void queue_label_begin(std::string_view name, InterpreterSink& sink);
+    void queue_label_end();
+
+    // Runs one submitted command buffer's stream. `out.submit` names the submission.
+    void run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out);
+
+    uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
+    // Labels open on the queue between command buffers: the application's, and the tag of a
+    // render pass instance that continues in a later command buffer.
+    size_t depth() const { return stack_.size() + (open_ && open_->workload->tagged ? 1 : 0); }
+
+private:
+    struct Instance {
+        std::shared_ptr<Workload> workload;
+        uint64_t submit = 0;
+        uint64_t draws = 0;
+        std::vector<Capture> counts;
+        bool counts_lost = false;
+    };
+
+    void started(const std::shared_ptr<Workload>& w, InterpreterSink& sink, SubmitRecord& out);
+    void add_readback(Readback readback, SubmitRecord& out);
+    void finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out);
+
+    LabelInterner& labels_;
+    std::vector<uint64_t> stack_;
+    std::optional<Instance> open_;         // render pass instance begun and not yet ended
+    std::shared_ptr<RenderPassPart> part_; // the part being run
+};
+
+// Waits for, or claims, the right to send a workload's WORKLOAD message. True for the one caller
+// that must send it, which then calls mark_sent().
+bool claim_send(Workload& w);
+void mark_sent(Workload& w);
+
+} // namespace vkscope::timeline

@@ -1,0 +1,155 @@
+#include "timeline/messages.hpp"
+
+#include "timeline/metadata.hpp"
+#include "wire_format.hpp"
+
+#include <vulkan/vulkan.h>
+
+namespace vkscope::timeline {
+namespace {
+
+std::string frame(MessageType type, uint64_t tag, const JsonWriter& json, uint64_t sequence = 0) {
+    std::string out;
+    append_frame(out, type, tag, json.view(), sequence);
+    return out;
+}
+
+std::string version_text(uint32_t v) {
+    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+           "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+} // namespace
+
+std::vector<const char*> queue_flag_names(uint32_t flags) {
+    static constexpr std::pair<uint32_t, const char*> kNames[] = {
+        {VK_QUEUE_GRAPHICS_BIT, "graphics"},
+        {VK_QUEUE_COMPUTE_BIT, "compute"},
+        {VK_QUEUE_TRANSFER_BIT, "transfer"},
+        {VK_QUEUE_SPARSE_BINDING_BIT, "sparse_binding"},
+        {VK_QUEUE_PROTECTED_BIT, "protected"},
+        {0x20 /* VK_QUEUE_VIDEO_DECODE_BIT_KHR */, "video_decode"},
+        {0x40 /* VK_QUEUE_VIDEO_ENCODE_BIT_KHR */, "video_encode"},
+        {0x100 /* VK_QUEUE_OPTICAL_FLOW_BIT_NV */, "optical_flow"},
+    };
+    std::vector<const char*> out;
+    for (const auto& [bit, name] : kNames) {
+        if (flags & bit) {
+            out.push_back(name);
+        }
+    }
+    return out;
+}
+
+std::string hello_frame(uint32_t pid, std::string_view process, std::string_view layer_version) {
+    JsonWriter json;
+    json.begin_object()
+        .field("protocol", 1)
+        .field("pid", pid)
+        .field("process", process)
+        .field("layer_version", layer_version)
+        .end_object();
+    return frame(MessageType::Hello, 0, json);
+}
+
+std::string device_frame(uint64_t device, const DeviceDescription& d) {
+    JsonWriter json;
+    json.begin_object()
+        .field("name", d.name)
+        .field("vendor_id", d.vendor_id)
+        .field("device_id", d.device_id);
+    json.key("driver_name");
+    d.driver_name.empty() ? json.null() : json.string(d.driver_name);
+    json.key("driver_info");
+    d.driver_info.empty() ? json.null() : json.string(d.driver_info);
+    json.field("api_version", version_text(d.api_version))
+        .field("timestamp_period_ns", d.timestamp_period_ns);
+    json.key("queues").begin_array();
+    for (const QueueDescription& q : d.queues) {
+        json.begin_object().field("id", q.id).field("family", q.family).field("index", q.index);
+        json.key("flags").begin_array();
+        for (const char* name : queue_flag_names(q.flags)) {
+            json.string(name);
+        }
+        json.end_array().field("timestamp_valid_bits", q.timestamp_valid_bits).end_object();
+    }
+    json.end_array().end_object();
+    return frame(MessageType::Device, device, json);
+}
+
+std::string workload_frame(const Workload& w) {
+    JsonWriter json;
+    json.begin_object();
+    if (w.type == WorkloadType::render_pass) {
+        json.raw(w.fields);
+    } else {
+        json.raw(describe_fields(w));
+    }
+    if (w.type == WorkloadType::render_pass) {
+        // Split or GPU-counted totals are only known per submission: an annex gives them.
+        json.key("draws");
+        w.split || w.draws_deferred ? json.null() : json.uinteger(w.draws);
+        json.field("split", w.split);
+    }
+    if (!w.tagged) {
+        json.field("tagged", false); // no t<tag> label in the command buffer
+    }
+    json.end_object();
+    return frame(MessageType::Workload, w.tag, json);
+}
+
+std::string labels_frame(uint64_t device, uint64_t id, const std::vector<std::string>& stack) {
+    JsonWriter json;
+    json.begin_object().field("device", device).key("labels").begin_array();
+    for (const std::string& label : stack) {
+        json.string(label);
+    }
+    json.end_array().end_object();
+    return frame(MessageType::Labels, id, json);
+}
+
+std::string submit_frame(uint64_t submit, const SubmitDescription& s,
+                         std::span<const SubmittedWorkload> workloads) {
+    JsonWriter json;
+    json.begin_object()
+        .field("device", s.device)
+        .field("queue", s.queue)
+        .field("frame", s.frame)
+        .field("cpu_ns", s.cpu_ns)
+        .field("api", s.api)
+        .field("batch", s.batch);
+    json.key("s_label");
+    s.s_label ? json.uinteger(s.s_label) : json.null();
+    json.key("workloads").begin_array();
+    for (const SubmittedWorkload& w : workloads) {
+        json.begin_array().uinteger(w.tag).uinteger(w.labels).end_array();
+    }
+    json.end_array().end_object();
+    return frame(MessageType::Submit, 0, json, submit);
+}
+
+std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json) {
+    std::string out;
+    append_frame(out, MessageType::Annex, tag, json, submit);
+    return out;
+}
+
+std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,
+                        const char* reason) {
+    JsonWriter json;
+    json.begin_object()
+        .field("device", device)
+        .field("queue", queue)
+        .field("cpu_ns", cpu_ns)
+        .field("reason", reason)
+        .end_object();
+    return frame(MessageType::Frame, frame_number, json);
+}
+
+std::string goodbye_frame(uint64_t dropped) {
+    JsonWriter json;
+    json.begin_object().field("dropped", dropped).end_object();
+    return frame(MessageType::Goodbye, 0, json);
+}
+
+} // namespace vkscope::timeline

@@ -1,0 +1,58 @@
+#pragma once
+// Encodes the timeline's messages (docs/protocol.md) into frames. Pure: the callers post them.
+
+#include "timeline/command_stream.hpp"
+#include "timeline/interpreter.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vkscope::timeline {
+
+struct QueueDescription {
+    uint32_t id = 0;
+    uint32_t family = 0;
+    uint32_t index = 0;
+    uint32_t flags = 0; // VkQueueFlags
+    uint32_t timestamp_valid_bits = 0;
+};
+
+struct DeviceDescription {
+    std::string name;
+    uint32_t vendor_id = 0;
+    uint32_t device_id = 0;
+    std::string driver_name; // empty when the driver does not say
+    std::string driver_info;
+    uint32_t api_version = 0;
+    double timestamp_period_ns = 0;
+    std::vector<QueueDescription> queues;
+};
+
+struct SubmitDescription {
+    uint64_t device = 0;
+    uint32_t queue = 0;
+    uint64_t frame = 0;
+    uint64_t cpu_ns = 0;
+    const char* api = "vkQueueSubmit";
+    uint32_t batch = 0;
+    uint64_t s_label = 0; // submitID of the s<submitID> label around it; 0: none
+};
+
+std::string hello_frame(uint32_t pid, std::string_view process, std::string_view layer_version);
+std::string device_frame(uint64_t device, const DeviceDescription& d);
+std::string workload_frame(const Workload& w);
+std::string labels_frame(uint64_t device, uint64_t id, const std::vector<std::string>& stack);
+std::string submit_frame(uint64_t submit, const SubmitDescription& s,
+                         std::span<const SubmittedWorkload> workloads);
+std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json);
+std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
+                        const char* reason);
+std::string goodbye_frame(uint64_t dropped);
+
+// The names the protocol gives VkQueueFlags bits.
+std::vector<const char*> queue_flag_names(uint32_t flags);
+
+} // namespace vkscope::timeline

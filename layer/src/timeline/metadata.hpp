@@ -1,0 +1,85 @@
+#pragma once
+// What the WORKLOAD payload says about each kind of workload (docs/protocol.md), built from the
+// Vulkan structures the application passed. Pure functions; the hooks look up the objects.
+//
+// The result is the payload's members without the braces, so that render passes can append the
+// totals that are only final once their command buffer has ended.
+
+#include "timeline/interpreter.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vulkan/vulkan.h>
+
+namespace vkscope::timeline {
+
+struct BufferInfo {
+    VkDeviceSize size = 0;
+    VkBufferUsageFlags usage = 0;
+    VkDeviceAddress address = 0; // once queried; under TimelineDevice::addresses_mutex
+};
+
+struct ImageInfo {
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
+    VkExtent3D extent{};
+    uint32_t mip_levels = 1;
+    uint32_t array_layers = 1;
+};
+
+struct ImageViewInfo {
+    VkFormat format = VK_FORMAT_UNDEFINED;
+    VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
+};
+
+// What a VkRenderPass says about every instance of it.
+struct RenderPassInfo {
+    uint32_t subpasses = 1;
+    uint32_t view_mask = 0;  // of all subpasses together
+    std::string attachments; // JSON array
+};
+
+RenderPassInfo describe_render_pass(const VkRenderPassCreateInfo& info);
+RenderPassInfo describe_render_pass(const VkRenderPassCreateInfo2& info);
+
+std::string render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
+                               uint32_t layers, const RenderPassInfo& pass);
+
+using ViewLookup = std::function<std::optional<ImageViewInfo>(VkImageView)>;
+std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
+                             const ViewLookup& view);
+
+// groups is nullopt for an indirect dispatch until its annex.
+std::string dispatch_fields(uint64_t device, const char* api, std::optional<Size3> groups,
+                            Size3 base, std::optional<Size3> local_size);
+// The annex of an indirect dispatch once its parameters are read back.
+std::string dispatch_annex(Size3 groups, std::optional<Size3> local_size);
+
+std::string trace_rays_fields(uint64_t device, const char* api, std::optional<Size3> size);
+std::string trace_rays_annex(Size3 size);
+
+std::string transfer_fields(uint64_t device, const char* api, bool image, const char* kind,
+                            std::optional<uint64_t> amount);
+
+std::string acceleration_structure_fields(uint64_t device, const char* api, const char* kind,
+                                          uint32_t count);
+
+// The WORKLOAD members of a workload other than a render pass, from what was recorded.
+std::string describe_fields(const Workload& w);
+
+// The annex of an async readback, from what its slots held (the first three words of each).
+std::string readback_annex(const Readback& r, std::span<const Size3> values);
+
+bool is_depth_stencil_format(VkFormat format);
+
+// Pixels an image region covers: width x height x depth x layers.
+uint64_t region_pixels(const VkExtent3D& extent, uint32_t layers);
+// Pixels of every level and layer a clear touches, or nullopt without the image's description.
+std::optional<uint64_t> clear_pixels(const std::optional<ImageInfo>& image,
+                                     std::span<const VkImageSubresourceRange> ranges);
+
+} // namespace vkscope::timeline

@@ -1,0 +1,160 @@
+#include "timeline/readback.hpp"
+
+#include "timeline/metadata.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace vkscope::timeline {
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(10);
+// On device destruction: what the GPU has not finished by then is not worth holding the
+// application for.
+constexpr auto kStopGrace = std::chrono::milliseconds(500);
+
+} // namespace
+
+ReadbackWorker::ReadbackWorker(Config config) : config_(std::move(config)) {
+    thread_ = std::thread([this] { run(); });
+}
+
+ReadbackWorker::~ReadbackWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void ReadbackWorker::claim(ReadbackJob& job) {
+    job.generations.clear();
+    for (const Readback& r : job.readbacks) {
+        for (const Capture& c : r.captures) {
+            job.generations.push_back(c.slot->generation.load(std::memory_order_acquire));
+            c.slot->in_flight.store(true, std::memory_order_release);
+        }
+    }
+}
+
+void ReadbackWorker::push(ReadbackJob job) {
+    {
+        std::lock_guard lock(mutex_);
+        jobs_.push_back(std::move(job));
+    }
+    wake_.notify_all();
+}
+
+bool ReadbackWorker::wait_read(CaptureSlot& slot, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    if (done_.wait_for(lock, timeout, [&] { return !slot.in_flight.load(); })) {
+        return true;
+    }
+    slot.generation.fetch_add(1, std::memory_order_acq_rel);
+    slot.in_flight.store(false, std::memory_order_release);
+    return false;
+}
+
+void ReadbackWorker::run() {
+    std::unique_lock lock(mutex_);
+    auto deadline = std::chrono::steady_clock::time_point::max();
+    for (;;) {
+        wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (stopping_ && deadline == std::chrono::steady_clock::time_point::max()) {
+            deadline = std::chrono::steady_clock::now() + kStopGrace;
+        }
+        if (jobs_.empty() || std::chrono::steady_clock::now() > deadline) {
+            break;
+        }
+        // One wait for whichever queue finishes first.
+        std::vector<VkSemaphore> semaphores;
+        std::vector<uint64_t> values;
+        for (const ReadbackJob& job : jobs_) {
+            auto it = std::find(semaphores.begin(), semaphores.end(), job.semaphore);
+            if (it == semaphores.end()) {
+                semaphores.push_back(job.semaphore);
+                values.push_back(job.value);
+            } else {
+                auto& v = values[static_cast<size_t>(it - semaphores.begin())];
+                v = std::min(v, job.value);
+            }
+        }
+        lock.unlock();
+        const VkSemaphoreWaitInfo info{
+            VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,    nullptr,           VK_SEMAPHORE_WAIT_ANY_BIT,
+            static_cast<uint32_t>(semaphores.size()), semaphores.data(), values.data()};
+        const VkResult waited =
+            config_.wait(config_.device, &info,
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(kPoll).count());
+        std::vector<uint64_t> reached(semaphores.size(), 0);
+        if (waited == VK_SUCCESS) {
+            for (size_t i = 0; i < semaphores.size(); ++i) {
+                config_.counter(config_.device, semaphores[i], &reached[i]);
+            }
+        }
+        lock.lock();
+        std::vector<ReadbackJob> ready;
+        for (auto it = jobs_.begin(); it != jobs_.end();) {
+            const size_t s =
+                static_cast<size_t>(std::find(semaphores.begin(), semaphores.end(), it->semaphore) -
+                                    semaphores.begin());
+            if (s < reached.size() && reached[s] >= it->value) {
+                ready.push_back(std::move(*it));
+                it = jobs_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        if (ready.empty()) {
+            continue;
+        }
+        lock.unlock();
+        for (ReadbackJob& job : ready) {
+            process(job);
+        }
+        lock.lock();
+        done_.notify_all();
+    }
+    // Whatever is left will never be read: let later submissions write the slots.
+    for (ReadbackJob& job : jobs_) {
+        size_t g = 0;
+        for (const Readback& r : job.readbacks) {
+            for (const Capture& c : r.captures) {
+                if (c.slot->generation.load() == job.generations[g++]) {
+                    c.slot->in_flight.store(false);
+                }
+            }
+        }
+    }
+    jobs_.clear();
+    done_.notify_all();
+}
+
+void ReadbackWorker::process(ReadbackJob& job) {
+    size_t g = 0;
+    for (const Readback& r : job.readbacks) {
+        // A capture whose generation moved on belongs to a later submission now: neither read
+        // nor released here.
+        std::vector<bool> ours;
+        std::vector<std::array<uint32_t, 3>> copies;
+        for (const Capture& c : r.captures) {
+            ours.push_back(c.slot->generation.load(std::memory_order_acquire) ==
+                           job.generations[g++]);
+            if (ours.back()) {
+                config_.invalidate(*c.slot);
+                copies.push_back({c.slot->host[0], c.slot->host[1], c.slot->host[2]});
+            }
+        }
+        if (copies.size() == r.captures.size()) {
+            config_.annex(r.submit, r.workload->tag, readback_annex(r, copies));
+        }
+        for (size_t i = 0; i < r.captures.size(); ++i) {
+            if (ours[i]) {
+                r.captures[i].slot->in_flight.store(false, std::memory_order_release);
+            }
+        }
+    }
+}
+
+} // namespace vkscope::timeline

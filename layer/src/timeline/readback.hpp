@@ -1,0 +1,70 @@
+#pragma once
+// The async half of the command stream: a device's thread that waits until the GPU has run a
+// submission, reads the indirect parameters its workloads copied, and sends them as annexes.
+//
+// It waits on the layer's own timeline semaphores, which an extra empty submission signals after
+// the application's, so it never depends on the application's fences or on objects the
+// application may destroy.
+
+#include "timeline/capture_slot.hpp"
+#include "timeline/interpreter.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkscope::timeline {
+
+struct ReadbackJob {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t value = 0; // done when the semaphore reaches it
+    std::vector<Readback> readbacks;
+    std::vector<uint64_t> generations; // of every capture, in order
+};
+
+class ReadbackWorker {
+public:
+    struct Config {
+        VkDevice device = VK_NULL_HANDLE;
+        PFN_vkWaitSemaphores wait = nullptr;
+        PFN_vkGetSemaphoreCounterValue counter = nullptr;
+        // Makes the GPU's writes to a slot visible to the host (CapturePool::invalidate).
+        std::function<void(const CaptureSlot&)> invalidate;
+        // Sends one ANNEX frame (submit, tag, payload).
+        std::function<void(uint64_t, uint64_t, const std::string&)> annex;
+    };
+
+    explicit ReadbackWorker(Config config);
+    ReadbackWorker(const ReadbackWorker&) = delete;
+    ReadbackWorker& operator=(const ReadbackWorker&) = delete;
+    // Reads what completes within a short grace, then drops the rest.
+    ~ReadbackWorker();
+
+    // Marks the job's slots in flight; call before the submission that writes them.
+    static void claim(ReadbackJob& job);
+    void push(ReadbackJob job);
+    // Waits until `slot` has been read, at most `timeout`. On timeout the pending readback is
+    // disowned (it will report nothing) and false is returned.
+    bool wait_read(CaptureSlot& slot, std::chrono::milliseconds timeout);
+
+private:
+    void run();
+    void process(ReadbackJob& job);
+
+    const Config config_;
+    std::mutex mutex_;
+    std::condition_variable wake_; // new job or stop
+    std::condition_variable done_; // a job was read
+    std::deque<ReadbackJob> jobs_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+} // namespace vkscope::timeline

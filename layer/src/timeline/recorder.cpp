@@ -1,0 +1,251 @@
+#include "timeline/recorder.hpp"
+
+#include "timeline/ids.hpp"
+
+namespace vkscope::timeline {
+
+namespace {
+
+Command command(Op op, std::shared_ptr<Workload> workload = {},
+                std::shared_ptr<RenderPassPart> part = {}) {
+    Command c;
+    c.op = op;
+    c.workload = std::move(workload);
+    c.part = std::move(part);
+    return c;
+}
+
+// Most command buffers hold fewer layer commands than this; reserving once keeps recording free
+// of reallocations, and reset() keeps the capacity for the next recording.
+constexpr size_t kReservedCommands = 256;
+} // namespace
+
+Recorder::Recorder() {
+    stream_.reserve(kReservedCommands);
+}
+
+void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) {
+    reset();
+    options_ = options;
+    primary_ = primary;
+    one_time_ = one_time_submit;
+    // A recording submitted more than once runs the same tags each time.
+    needs_submit_label_ = !one_time_submit;
+}
+
+void Recorder::reset() {
+    stream_.clear();
+    draws_ = 0;
+    part_.reset();
+    part_suspends_ = false;
+    suspended_.reset();
+    pending_counts_.clear();
+    current_.reset();
+    continued_draws_ = 0;
+    continued_counts_.clear();
+    needs_submit_label_ = false;
+    has_workloads_ = false;
+    depth_ = 0;
+    foreign_end_ = false;
+    current_tagged_ = false;
+}
+
+void Recorder::tag_begin(RecordSink& sink, uint64_t tag) {
+    sink.begin_tag(tag);
+    ++depth_;
+}
+
+void Recorder::tag_end(RecordSink& sink) {
+    sink.end_tag();
+    label_ended();
+}
+
+void Recorder::label_ended() {
+    if (depth_ == 0) {
+        foreign_end_ = true;
+    } else {
+        --depth_;
+    }
+}
+
+void Recorder::end() {
+    flush_draws();
+    if (suspended_) {
+        // The instance continues in a later command buffer: its totals are only known when a
+        // submission puts the pieces together, so they come as an annex.
+        suspended_->suspending = true;
+        if (!pending_counts_.empty()) {
+            // Copies are not allowed between a suspension and its resumption.
+            suspended_->counts_lost = true;
+            pending_counts_.clear();
+        }
+        if (const auto& w = suspended_->workload) {
+            w->split = true;
+            w->draws = suspended_->draws;
+        }
+        stream_.push_back(command(Op::workload_end));
+        needs_submit_label_ = true;
+        suspended_.reset();
+    }
+}
+
+void Recorder::marker_begin(std::string_view name) {
+    Command c = command(Op::marker_begin);
+    c.label = std::make_shared<const std::string>(name);
+    stream_.push_back(std::move(c));
+    ++depth_;
+}
+
+void Recorder::marker_end() {
+    stream_.push_back(command(Op::marker_end));
+    label_ended();
+}
+
+Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
+                                   const CaptureRequest* indirect, CaptureKind kind) {
+    auto w = std::make_shared<Workload>();
+    w->tag = next_tag();
+    w->type = type;
+    has_workloads_ = true;
+    CaptureSlot* slot = nullptr;
+    if (indirect) {
+        sink.capture({indirect, 1}, {&slot, 1});
+    }
+    w->tagged = can_tag();
+    if (w->tagged) {
+        tag_begin(sink, w->tag);
+    }
+    current_tagged_ = w->tagged;
+    stream_.push_back(command(begin_op(type), w));
+    if (slot) {
+        // Only a submission can name the instance its parameters belong to.
+        needs_submit_label_ = true;
+        Command c = command(Op::indirect_readback, w);
+        c.capture = Capture{slot, kind, 0};
+        stream_.push_back(std::move(c));
+    }
+    current_ = std::move(w);
+    return *current_;
+}
+
+void Recorder::end_workload(RecordSink& sink) {
+    if (!current_) {
+        return;
+    }
+    if (current_tagged_) {
+        tag_end(sink);
+    }
+    stream_.push_back(command(Op::workload_end));
+    current_.reset();
+}
+
+void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, RecordSink& sink) {
+    flush_draws();
+    if (flags.resuming && suspended_) {
+        // Resumed in the command buffer that suspended it: one part, as if never split.
+        part_ = std::move(suspended_);
+    } else if (flags.resuming) {
+        part_ = std::make_shared<RenderPassPart>();
+        stream_.push_back(command(Op::render_pass_resume, nullptr, part_));
+        has_workloads_ = true;
+        needs_submit_label_ = true;
+    } else {
+        auto w = std::make_shared<Workload>();
+        w->tag = next_tag();
+        w->type = WorkloadType::render_pass;
+        w->fields = std::move(fields);
+        w->tagged = can_tag();
+        if (w->tagged) {
+            tag_begin(sink, w->tag);
+        }
+        part_ = std::make_shared<RenderPassPart>();
+        part_->workload = w;
+        stream_.push_back(command(Op::render_pass_begin, w, part_));
+        has_workloads_ = true;
+    }
+    part_suspends_ = flags.suspending;
+}
+
+void Recorder::end_render_pass(RecordSink& sink) {
+    if (!part_) {
+        return;
+    }
+    flush_draws();
+    if (part_suspends_) {
+        // The tag stays open until the instance really ends.
+        suspended_ = std::move(part_);
+        return;
+    }
+    std::shared_ptr<RenderPassPart> part = std::move(part_);
+    stream_.push_back(command(Op::workload_end));
+    if (part->workload) {
+        part->workload->draws = part->draws;
+        if (part->workload->tagged) {
+            tag_end(sink);
+        }
+    } else if (options_.tags) {
+        // The tag began with the instance, in an earlier command buffer.
+        if (options_.defer_foreign_ends) {
+            part->tag_end_deferred = true;
+        } else {
+            tag_end(sink);
+        }
+    }
+    capture_counts(sink, *part);
+}
+
+void Recorder::count_indirect_draws(const CaptureRequest& count, uint32_t max_draws) {
+    (part_ ? pending_counts_ : continued_counts_).push_back(PendingCount{count, max_draws});
+}
+
+void Recorder::execute(const Recorder& secondary) {
+    stream_.insert(stream_.end(), secondary.stream_.begin(), secondary.stream_.end());
+    if (secondary.has_workloads_) {
+        has_workloads_ = true;
+        needs_submit_label_ =
+            needs_submit_label_ || secondary.needs_submit_label_ || !secondary.one_time_;
+    }
+    draws_ += secondary.continued_draws_;
+    for (const PendingCount& count : secondary.continued_counts_) {
+        count_indirect_draws(count.request, count.max_draws);
+    }
+}
+
+void Recorder::flush_draws() {
+    if (part_) {
+        part_->draws += draws_;
+    } else if (!primary_) {
+        continued_draws_ += draws_;
+    }
+    draws_ = 0;
+}
+
+void Recorder::capture_counts(RecordSink& sink, RenderPassPart& part) {
+    if (pending_counts_.empty()) {
+        return;
+    }
+    std::vector<CaptureRequest> requests;
+    requests.reserve(pending_counts_.size());
+    for (const PendingCount& p : pending_counts_) {
+        requests.push_back(p.request);
+    }
+    std::vector<CaptureSlot*> slots(requests.size(), nullptr);
+    // Copies are illegal inside a render pass, so the counts are copied right after it: nothing
+    // of the application's runs in between to change them.
+    sink.capture(requests, slots);
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i]) {
+            part.counts.push_back(
+                Capture{slots[i], CaptureKind::draw_count, pending_counts_[i].max_draws});
+        } else {
+            part.counts_lost = true;
+        }
+    }
+    if (part.workload) {
+        part.workload->draws_deferred = true;
+    }
+    needs_submit_label_ = true;
+    pending_counts_.clear();
+}
+
+} // namespace vkscope::timeline

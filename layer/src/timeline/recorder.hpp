@@ -1,0 +1,131 @@
+#pragma once
+// Builds one command buffer's layer command stream while the application records it, and decides
+// where the layer's own commands go (tags, parameter copies). It makes no Vulkan call: whatever it
+// needs written into the command buffer goes through a RecordSink, so it is tested without a GPU.
+//
+// One recorder belongs to one command buffer, which one thread at a time records (the
+// application's external synchronisation), so nothing here is shared or locked.
+
+#include "timeline/command_stream.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vkscope::timeline {
+
+// Bytes of an application buffer to copy into a layer-owned slot.
+struct CaptureRequest {
+    uint64_t buffer = 0; // VkBuffer
+    uint64_t offset = 0;
+    uint32_t bytes = 0;
+};
+
+class RecordSink {
+public:
+    virtual ~RecordSink() = default;
+    // Debug labels "t<tag>" around a workload.
+    virtual void begin_tag(uint64_t tag) = 0;
+    virtual void end_tag() = 0;
+    // Records copies of the requested bytes into fresh layer-owned slots (with the barriers they
+    // need) at this point of the command buffer. out[i] is null when request i cannot be captured.
+    virtual void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) = 0;
+};
+
+struct RecordOptions {
+    // Write t<tag> labels at all (the device has a label extension).
+    bool tags = true;
+    // Some drivers (Mesa before 23.1) keep a label stack per command buffer that underflows when a
+    // label begun in an earlier command buffer ends, and crash on the next label begin there. With
+    // this set, the recorder begins no tag in a command buffer after such an end, and leaves the
+    // end of a tag begun elsewhere to a layer command buffer submitted after this one.
+    bool defer_foreign_ends = false;
+};
+
+struct RenderPassFlags {
+    bool resuming = false;
+    bool suspending = false;
+};
+
+class Recorder {
+public:
+    Recorder();
+
+    // vkBeginCommandBuffer (which also resets).
+    void begin(bool primary, bool one_time_submit, RecordOptions options = {});
+    // vkResetCommandBuffer, vkResetCommandPool, vkFreeCommandBuffers.
+    void reset();
+    // vkEndCommandBuffer: settles what is still open.
+    void end();
+
+    void marker_begin(std::string_view name);
+    void marker_end();
+
+    // A workload outside render passes: tags it and, when its parameters are indirect, copies
+    // them first so that the copy is not part of the workload's own time. The workload's command
+    // goes between begin_workload and end_workload; the caller describes the returned workload.
+    Workload& begin_workload(WorkloadType type, RecordSink& sink,
+                             const CaptureRequest* indirect = nullptr,
+                             CaptureKind kind = CaptureKind::dispatch);
+    void end_workload(RecordSink& sink);
+
+    // vkCmdBeginRenderPass* / vkCmdBeginRendering*; `fields` is only used by a beginning (not
+    // resuming) instance.
+    void begin_render_pass(std::string fields, RenderPassFlags flags, RecordSink& sink);
+    void end_render_pass(RecordSink& sink);
+
+    // Draws: inside a render pass, or in a secondary that continues one.
+    void count_draws(uint64_t n) { draws_ += n; }
+    // A draw whose count the GPU reads from `count`; at most max_draws.
+    void count_indirect_draws(const CaptureRequest& count, uint32_t max_draws);
+
+    // vkCmdExecuteCommands: inlines the secondary's stream; draws it recorded for the render pass
+    // it continues count for the current one, once per execution.
+    void execute(const Recorder& secondary);
+
+    std::span<const Command> stream() const { return stream_; }
+    // The command buffer needs an s<submitID> label around each submission: its workloads can run
+    // more than once, or have data that only a submission can name.
+    bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
+    bool has_workloads() const { return has_workloads_; }
+    bool in_render_pass() const { return part_ != nullptr; }
+
+private:
+    struct PendingCount {
+        CaptureRequest request;
+        uint32_t max_draws = 0;
+    };
+
+    void flush_draws();
+    void capture_counts(RecordSink& sink, RenderPassPart& part);
+    bool can_tag() const { return options_.tags && !(options_.defer_foreign_ends && foreign_end_); }
+    void tag_begin(RecordSink& sink, uint64_t tag);
+    void tag_end(RecordSink& sink);
+    void label_ended();
+
+    std::vector<Command> stream_;
+    uint64_t draws_ = 0; // since the current part began, or for a continuing secondary
+    std::shared_ptr<RenderPassPart> part_;      // being recorded
+    bool part_suspends_ = false;                // its vkCmdBeginRendering said SUSPENDING
+    std::shared_ptr<RenderPassPart> suspended_; // suspended earlier in this command buffer
+    std::vector<PendingCount> pending_counts_;  // copied once the instance has ended
+    std::shared_ptr<Workload> current_;         // between begin_workload and end_workload
+
+    // A secondary's draws and counts for the render pass of the primary that executes it.
+    uint64_t continued_draws_ = 0;
+    std::vector<PendingCount> continued_counts_;
+
+    RecordOptions options_;
+    int depth_ = 0;            // labels (the application's and the layer's) open in this recording
+    bool foreign_end_ = false; // a label begun in an earlier command buffer ended here
+    bool current_tagged_ = false;
+    bool primary_ = true;
+    bool one_time_ = true;
+    bool needs_submit_label_ = false;
+    bool has_workloads_ = false;
+};
+
+} // namespace vkscope::timeline

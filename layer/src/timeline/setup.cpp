@@ -1,0 +1,158 @@
+#include "timeline/setup.hpp"
+
+#include "log.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vkscope::timeline {
+namespace {
+
+bool listed(const char* const* names, uint32_t count, const char* name) {
+    for (uint32_t i = 0; i < count; ++i) {
+        if (names[i] && std::strcmp(names[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool device_has_extension(const InstanceState& instance, VkPhysicalDevice physical,
+                          const char* name) {
+    uint32_t count = 0;
+    auto enumerate = instance.next.EnumerateDeviceExtensionProperties;
+    if (!enumerate || enumerate(physical, nullptr, &count, nullptr) != VK_SUCCESS) {
+        return false;
+    }
+    std::vector<VkExtensionProperties> list(count);
+    if (enumerate(physical, nullptr, &count, list.data()) < 0) {
+        return false;
+    }
+    list.resize(count);
+    return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, name) == 0;
+    });
+}
+
+} // namespace
+
+VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
+                         VkInstance* instance, PFN_vkCreateInstance next_create,
+                         VkLayerInstanceCreateInfo* link, bool& debug_utils) {
+    debug_utils = listed(info->ppEnabledExtensionNames, info->enabledExtensionCount,
+                         VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (debug_utils) {
+        return next_create(info, allocator, instance);
+    }
+    std::vector<const char*> extensions(
+        info->ppEnabledExtensionNames, info->ppEnabledExtensionNames + info->enabledExtensionCount);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    VkInstanceCreateInfo copy = *info;
+    copy.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    copy.ppEnabledExtensionNames = extensions.data();
+    VkLayerInstanceLink* const rewind = link->u.pLayerInfo;
+    const VkResult result = next_create(&copy, allocator, instance);
+    if (result != VK_ERROR_EXTENSION_NOT_PRESENT) {
+        debug_utils = result == VK_SUCCESS;
+        return result;
+    }
+    // The layers below advanced the link on the way down; they need it back for a second try.
+    link->u.pLayerInfo = rewind;
+    log_once(LogLevel::warn, "timeline: VK_EXT_debug_utils is not available; workloads are not "
+                             "tagged unless the device has VK_EXT_debug_marker");
+    return next_create(info, allocator, instance);
+}
+
+DevicePatch::DevicePatch(const InstanceState& instance, VkPhysicalDevice physical,
+                         const VkDeviceCreateInfo* info)
+    : info_(*info), extensions_(info->ppEnabledExtensionNames,
+                                info->ppEnabledExtensionNames + info->enabledExtensionCount) {
+    for (uint32_t i = 0; i < info->queueCreateInfoCount; ++i) {
+        VkDeviceQueueCreateInfo q = info->pQueueCreateInfos[i];
+        q.pNext = nullptr;
+        q.pQueuePriorities = nullptr;
+        setup_.queues.push_back(q);
+    }
+    for (auto* s = static_cast<const VkBaseInStructure*>(info->pNext); s; s = s->pNext) {
+        auto* link = reinterpret_cast<const VkLayerDeviceCreateInfo*>(s);
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
+            link->function == VK_LOADER_DATA_CALLBACK) {
+            setup_.set_loader_data = link->u.pfnSetDeviceLoaderData;
+        }
+    }
+    if (instance.debug_utils) {
+        setup_.label_api = LabelApi::debug_utils;
+    } else if (listed(info->ppEnabledExtensionNames, info->enabledExtensionCount,
+                      VK_EXT_DEBUG_MARKER_EXTENSION_NAME)) {
+        setup_.label_api = LabelApi::debug_marker;
+    }
+    enable_timeline_semaphores(instance, physical);
+    info_.enabledExtensionCount = static_cast<uint32_t>(extensions_.size());
+    info_.ppEnabledExtensionNames = extensions_.data();
+}
+
+DevicePatch::~DevicePatch() {
+    if (switched_on_) {
+        *switched_on_ = VK_FALSE;
+    }
+}
+
+void DevicePatch::enable_timeline_semaphores(const InstanceState& instance,
+                                             VkPhysicalDevice physical) {
+    const InstanceDispatch& in = instance.next;
+    VkPhysicalDeviceProperties props{};
+    in.GetPhysicalDeviceProperties(physical, &props);
+    const bool core = std::min(instance.api_version, props.apiVersion) >= VK_API_VERSION_1_2;
+    auto features2 =
+        instance.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
+    if (!features2) {
+        features2 = in.GetPhysicalDeviceFeatures2KHR;
+    }
+    const bool extension =
+        !core && device_has_extension(instance, physical, "VK_KHR_timeline_semaphore");
+    if (!features2 || (!core && !extension)) {
+        return;
+    }
+    VkPhysicalDeviceTimelineSemaphoreFeatures supported{};
+    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
+    features2(physical, &query);
+    if (!supported.timelineSemaphore) {
+        return;
+    }
+    bool found = false;
+    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
+        VkBool32* flag = nullptr;
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) {
+            flag = &const_cast<VkPhysicalDeviceVulkan12Features*>(
+                        reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s))
+                        ->timelineSemaphore;
+        } else if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) {
+            flag = &const_cast<VkPhysicalDeviceTimelineSemaphoreFeatures*>(
+                        reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s))
+                        ->timelineSemaphore;
+        }
+        if (flag) {
+            found = true;
+            // The feature may only be named once in the chain, so the application's own structure
+            // carries it; switched back after the call.
+            if (!*flag) {
+                *flag = VK_TRUE;
+                switched_on_ = flag;
+            }
+        }
+    }
+    if (!found) {
+        ours_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+        ours_.pNext = const_cast<void*>(info_.pNext);
+        ours_.timelineSemaphore = VK_TRUE;
+        info_.pNext = &ours_;
+    }
+    if (!core && !listed(extensions_.data(), static_cast<uint32_t>(extensions_.size()),
+                         "VK_KHR_timeline_semaphore")) {
+        extensions_.push_back("VK_KHR_timeline_semaphore");
+    }
+    setup_.timeline_semaphores = true;
+}
+
+} // namespace vkscope::timeline

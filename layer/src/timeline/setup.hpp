@@ -1,0 +1,45 @@
+#pragma once
+// What the timeline changes in instance and device creation: VK_EXT_debug_utils for its labels
+// and timeline semaphores for knowing when the GPU is done, both enabled even if the application
+// did not ask for them.
+
+#include "state.hpp"
+#include "timeline/device.hpp"
+
+#include <vector>
+#include <vulkan/vk_layer.h>
+
+namespace vkscope::timeline {
+
+// Calls next_create with VK_EXT_debug_utils added to the application's extensions, or, when the
+// implementation refuses it, with the application's own create info. `link` is this layer's
+// already advanced loader link, rewound for a second attempt.
+VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
+                         VkInstance* instance, PFN_vkCreateInstance next_create,
+                         VkLayerInstanceCreateInfo* link, bool& debug_utils);
+
+// Holds a modified copy of a VkDeviceCreateInfo for the duration of vkCreateDevice. A feature
+// flag it had to switch on inside the application's own structures is switched back when it
+// goes out of scope.
+class DevicePatch {
+public:
+    DevicePatch(const InstanceState& instance, VkPhysicalDevice physical,
+                const VkDeviceCreateInfo* info);
+    ~DevicePatch();
+    DevicePatch(const DevicePatch&) = delete;
+    DevicePatch& operator=(const DevicePatch&) = delete;
+
+    const VkDeviceCreateInfo* info() const { return &info_; }
+    const DeviceSetup& setup() const { return setup_; }
+
+private:
+    void enable_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical);
+
+    VkDeviceCreateInfo info_;
+    std::vector<const char*> extensions_;
+    VkPhysicalDeviceTimelineSemaphoreFeatures ours_{};
+    VkBool32* switched_on_ = nullptr;
+    DeviceSetup setup_;
+};
+
+} // namespace vkscope::timeline

@@ -1,0 +1,251 @@
+#include "timeline/submission.hpp"
+
+#include "log.hpp"
+#include "timeline/ids.hpp"
+#include "timeline/messages.hpp"
+#include "timeline/record_sink.hpp"
+
+#include <ctime>
+#include <map>
+
+namespace vkscope::timeline {
+namespace {
+
+// How long a submission waits for the readback of a slot it is about to overwrite. A previous
+// submission that has not finished by then is probably waiting for something the application
+// will only do later, so waiting longer could hang it.
+constexpr std::chrono::milliseconds kSlotWait{2000};
+
+} // namespace
+
+uint64_t monotonic_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void end_frame(TimelineQueue& queue, const char* reason) {
+    TimelineDevice& device = queue.device;
+    const uint64_t frame = device.frame.fetch_add(1, std::memory_order_relaxed);
+    if (device.sending()) {
+        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason));
+    }
+}
+
+Submission::Submission(TimelineQueue& queue, const char* api)
+    : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
+      frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()) {
+    if (device_.semaphore_value && !queue_.semaphore) {
+        VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                       VK_SEMAPHORE_TYPE_TIMELINE, 0};
+        const VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
+        if (device_.next.CreateSemaphore(device_.handle, &info, nullptr, &queue_.semaphore) !=
+            VK_SUCCESS) {
+            queue_.semaphore = VK_NULL_HANDLE;
+        }
+    }
+    // Layer command buffers are only reused once the semaphore says so.
+    can_wrap_ = queue_.semaphore && device_.label_api != LabelApi::none;
+    recycle();
+}
+
+bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, bool wrappable,
+                       std::vector<VkCommandBuffer>& out) {
+    out.clear();
+    SubmitDescription description;
+    description.device = device_.id;
+    description.queue = queue_.id;
+    description.frame = frame_;
+    description.cpu_ns = cpu_ns_;
+    description.api = api_;
+    description.batch = index;
+    const bool insert = can_wrap_ && wrappable;
+    const size_t wrappers_before = wrappers_.size();
+    Interpreter& interpreter = queue_.interpreter;
+    for (VkCommandBuffer handle : cbs) {
+        const CommandBufferState* cb = find_command_buffer(handle);
+        record_.clear();
+        record_.submit = next_submit_id();
+        // A label opened before a command buffer closes only where everything opened inside it
+        // is closed again: command buffers that share a split render pass or a label of the
+        // application's share one s<submitID> label (SUBMIT's s_label says which).
+        close_s_label(interpreter.depth(), insert, out);
+        if (insert && !queue_.s_label && cb && cb->recorder.needs_submit_label()) {
+            out.push_back(wrapper(0, record_.submit));
+            queue_.s_label = record_.submit;
+            queue_.s_label_depth = interpreter.depth();
+        }
+        if (cb) {
+            interpreter.run(cb->recorder.stream(), sink_, record_);
+        }
+        description.s_label = queue_.s_label;
+        if (device_.sending()) {
+            device_.post(submit_frame(record_.submit, description, record_.workloads));
+        }
+        for (Readback& r : record_.readbacks) {
+            job_.readbacks.push_back(std::move(r));
+        }
+        out.push_back(handle);
+        if (record_.deferred_tag_ends && insert) {
+            out.push_back(wrapper(record_.deferred_tag_ends, 0));
+        }
+    }
+    close_s_label(interpreter.depth(), insert, out);
+    return wrappers_.size() != wrappers_before;
+}
+
+void Submission::close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out) {
+    if (!queue_.s_label || !insert || depth > queue_.s_label_depth) {
+        return;
+    }
+    // Below the depth it opened at, the application has ended more labels than it began, and one
+    // of its ends has already closed the layer's label.
+    if (depth == queue_.s_label_depth) {
+        out.push_back(wrapper(1, 0));
+    }
+    queue_.s_label = 0;
+}
+
+void Submission::before_submit() {
+    if (job_.readbacks.empty()) {
+        return;
+    }
+    if (!device_.readback || !queue_.semaphore) {
+        job_.readbacks.clear(); // nobody could tell when to read them
+        return;
+    }
+    // Two command buffers of this call running the same slot (one secondary executed by both):
+    // the first readback would see the second's values.
+    std::map<CaptureSlot*, size_t> owner;
+    std::vector<Readback> unique;
+    for (Readback& r : job_.readbacks) {
+        auto [it, fresh] = owner.emplace(r.captures.front().slot, unique.size());
+        if (fresh) {
+            unique.push_back(std::move(r));
+        } else {
+            unique[it->second].ambiguous = true;
+        }
+    }
+    job_.readbacks = std::move(unique);
+    for (const Readback& r : job_.readbacks) {
+        for (const Capture& c : r.captures) {
+            if (c.slot->in_flight.load(std::memory_order_acquire) &&
+                !device_.readback->wait_read(*c.slot, kSlotWait)) {
+                log_once(LogLevel::warn,
+                         "timeline: a command buffer was submitted again while its previous "
+                         "submission was still running; its indirect parameters are not "
+                         "reported");
+            }
+        }
+    }
+    ReadbackWorker::claim(job_);
+}
+
+void Submission::after_submit(VkResult result, bool frame_boundary) {
+    bool signalled = false;
+    if (result == VK_SUCCESS && queue_.semaphore &&
+        (!wrappers_.empty() || !job_.readbacks.empty())) {
+        // The application's submit info is left as it is: the signal is a submission of its own.
+        const uint64_t value = queue_.signalled + 1;
+        const VkTimelineSemaphoreSubmitInfo values{
+            VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, nullptr, 0, nullptr, 1, &value};
+        const VkSubmitInfo signal{VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                  &values,
+                                  0,
+                                  nullptr,
+                                  nullptr,
+                                  0,
+                                  nullptr,
+                                  1,
+                                  &queue_.semaphore};
+        signalled =
+            device_.next.QueueSubmit(queue_.handle, 1, &signal, VK_NULL_HANDLE) == VK_SUCCESS;
+        if (signalled) {
+            queue_.signalled = value;
+            for (VkCommandBuffer w : wrappers_) {
+                queue_.busy_wrappers.emplace_back(value, w);
+            }
+            if (!job_.readbacks.empty()) {
+                job_.semaphore = queue_.semaphore;
+                job_.value = value;
+                device_.readback->push(std::move(job_));
+            }
+        }
+    }
+    if (!signalled) {
+        // Nothing will say when these are done: the wrappers were not submitted (or the GPU is
+        // lost) and the slots will not be read.
+        if (result != VK_SUCCESS) {
+            queue_.free_wrappers.insert(queue_.free_wrappers.end(), wrappers_.begin(),
+                                        wrappers_.end());
+        }
+        for (const Readback& r : job_.readbacks) {
+            for (const Capture& c : r.captures) {
+                c.slot->in_flight.store(false, std::memory_order_release);
+            }
+        }
+    }
+    if (result != VK_SUCCESS) {
+        return;
+    }
+    const uint64_t n = device_.submissions.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (frame_boundary) {
+        end_frame(queue_, "frame_boundary");
+    } else if (device_.frame_submits > 0 && n % static_cast<uint64_t>(device_.frame_submits) == 0) {
+        end_frame(queue_, "submit_count");
+    }
+}
+
+VkCommandBuffer Submission::wrapper(uint32_t ends, uint64_t begin_submit) {
+    const DeviceDispatch& next = device_.next;
+    if (!queue_.pool) {
+        const VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr,
+                                           VK_COMMAND_POOL_CREATE_TRANSIENT_BIT |
+                                               VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                           queue_.family};
+        next.CreateCommandPool(device_.handle, &info, nullptr, &queue_.pool);
+    }
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    if (!queue_.free_wrappers.empty()) {
+        cb = queue_.free_wrappers.back();
+        queue_.free_wrappers.pop_back();
+        // Explicitly: an implicit reset may keep a driver's label bookkeeping (see RecordOptions).
+        next.ResetCommandBuffer(cb, 0);
+    } else {
+        const VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                               nullptr, queue_.pool,
+                                               VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+        next.AllocateCommandBuffers(device_.handle, &info, &cb);
+        // A command buffer made below the loader has no loader dispatch yet; the layers below
+        // look it up through it.
+        if (device_.set_loader_data) {
+            device_.set_loader_data(device_.handle, cb);
+        }
+    }
+    const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
+                                         VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr};
+    next.BeginCommandBuffer(cb, &begin);
+    for (uint32_t i = 0; i < ends; ++i) {
+        end_label(device_, cb);
+    }
+    if (begin_submit) {
+        begin_id_label(device_, cb, 's', begin_submit);
+    }
+    next.EndCommandBuffer(cb);
+    wrappers_.push_back(cb);
+    return cb;
+}
+
+void Submission::recycle() {
+    if (queue_.busy_wrappers.empty() || !queue_.semaphore) {
+        return;
+    }
+    uint64_t done = 0;
+    device_.semaphore_value(device_.handle, queue_.semaphore, &done);
+    while (!queue_.busy_wrappers.empty() && queue_.busy_wrappers.front().first <= done) {
+        queue_.free_wrappers.push_back(queue_.busy_wrappers.front().second);
+        queue_.busy_wrappers.pop_front();
+    }
+}
+
+} // namespace vkscope::timeline
