@@ -1,0 +1,159 @@
+"""Merges ANNEX fields into workload instances, whenever the annex arrives.
+
+An annex may name an instance whose SUBMIT is in the batch being built (merged in memory and
+written with the row), one already committed (merged in the file with an UPDATE), or one not sent
+yet (kept pending and merged when the SUBMIT comes). Fields are applied in arrival order, so the
+last annex to set a field wins, as the protocol says.
+
+What waits here holds connection ids, not connection objects: tuples of plain values are dropped
+by the garbage collector's tracking, so a batch of them costs it nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Final, Protocol
+
+import msgspec
+
+from .schema import to_sql_int
+
+MAX_PENDING: Final = 100_000  # annexes waiting for a SUBMIT; past this a broken layer is assumed
+
+# (connection id, tagID, fields, stream offset of the ANNEX frame)
+Annex = tuple[int, int, dict[str, Any], int]
+Key = tuple[int, int]  # (process id, submitID)
+
+
+class Note(Protocol):
+    def __call__(
+        self,
+        conn: Any,
+        kind: str,
+        reason: str,
+        offset: int | None = ...,
+        message_type: int | None = ...,
+    ) -> None: ...
+
+
+class AnnexMerger:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        instances: list[tuple[Any, ...] | None],
+        connections: list[Any],
+        note: Note,
+    ):
+        self._db = db
+        self._instances = instances  # the store's pending instance rows, shared
+        self._connections = connections  # the store's, shared; connection id n is at n - 1
+        self._note = note
+        self._batch_submits: dict[Key, tuple[int, int]] = {}  # -> (first row, count) in batch
+        self._tag_rows: dict[Key, dict[int, int]] = {}  # built on a submit's first annex
+        self._merged: dict[int, dict[str, Any]] = {}  # batch row -> fields merged so far
+        self._unresolved: dict[Key, list[Annex]] = {}  # this batch, submit not in this batch
+        self.pending: dict[Key, list[Annex]] = {}  # earlier batches, submit not seen yet
+        self._pending_count = 0
+
+    def submitted(self, process: int, submit_id: int, first_row: int, count: int) -> None:
+        key = (process, submit_id)
+        self._batch_submits[key] = (first_row, count)
+        if self.pending or self._unresolved:
+            early = self.pending.pop(key, []) + self._unresolved.pop(key, [])
+            self._pending_count -= len(early)
+            for annex in early:
+                self._merge_in_batch(key, annex)
+
+    def arrived(
+        self, conn: Any, submit_id: int, tag_id: int, fields: dict[str, Any], offset: int
+    ) -> None:
+        key = (conn.process, submit_id)
+        annex = (conn.id, tag_id, fields, offset)
+        if key in self._batch_submits:
+            self._merge_in_batch(key, annex)
+        else:
+            self._unresolved.setdefault(key, []).append(annex)
+            self._pending_count += 1
+
+    def _merge_in_batch(self, key: Key, annex: Annex) -> None:
+        rows = self._tag_rows.get(key)
+        if rows is None:
+            first, count = self._batch_submits[key]
+            instances = self._instances
+            # Built backwards so that a tag listed twice resolves to its first listing.
+            rows = {instances[i][4]: i for i in range(first + count - 1, first - 1, -1)}  # type: ignore[index]
+            self._tag_rows[key] = rows
+        row = rows.get(annex[1])
+        if row is None:
+            self._unmatched(key, annex)
+        else:
+            self._merged.setdefault(row, {}).update(annex[2])
+
+    def _unmatched(self, key: Key, annex: Annex) -> None:
+        conn_id, tag, _, offset = annex
+        reason = f"ANNEX names tagID {tag}, which SUBMIT {key[1]} does not list; not applied"
+        self._note(self._connections[conn_id - 1], "annex_unmatched", reason, offset, 0x82)
+
+    def take_annexed(self) -> list[tuple[Any, ...]]:
+        """Removes the batch's instances that have annexes, returned with their annex column.
+
+        The rest are inserted without that column (binding NULL for each row is slow), these
+        with it; their places in the batch become None.
+        """
+        instances = self._instances
+        encode = msgspec.json.encode
+        annexed = []
+        for row, fields in self._merged.items():
+            annexed.append((*instances[row], encode(fields).decode()))  # type: ignore[misc]
+            instances[row] = None
+        self._merged.clear()
+        self._batch_submits.clear()
+        self._tag_rows.clear()
+        return annexed
+
+    def flushed(self) -> None:
+        """Merges annexes whose instance is in the file, once the batch has been inserted."""
+        unresolved, self._unresolved = self._unresolved, {}
+        for key, annexes in unresolved.items():
+            self._pending_count -= len(annexes)
+            self._merge_in_file(key, annexes)
+
+    def _merge_in_file(self, key: Key, annexes: list[Annex]) -> None:
+        db = self._db
+        found = db.execute(
+            "SELECT first_instance, instance_count FROM submits WHERE process = ? AND "
+            "submit_id = ? ORDER BY id DESC LIMIT 1",
+            (key[0], to_sql_int(key[1])),
+        ).fetchone()
+        if found is None:
+            self._keep_pending(key, annexes)
+            return
+        first, count = found
+        for annex in annexes:
+            hit = db.execute(
+                "SELECT id, annex FROM workload_instances WHERE id >= ? AND id < ? AND "
+                "tag_id = ? ORDER BY id LIMIT 1",
+                (first, first + count, to_sql_int(annex[1])),
+            ).fetchone()
+            if hit is None:
+                self._unmatched(key, annex)
+                continue
+            merged: dict[str, Any] = msgspec.json.decode(hit[1]) if hit[1] else {}
+            merged.update(annex[2])
+            db.execute(
+                "UPDATE workload_instances SET annex = ? WHERE id = ?",
+                (msgspec.json.encode(merged).decode(), hit[0]),
+            )
+
+    def _keep_pending(self, key: Key, annexes: list[Annex]) -> None:
+        for annex in annexes:
+            if self._pending_count >= MAX_PENDING:
+                reason = (
+                    f"over {MAX_PENDING} annexes wait for SUBMITs that have not arrived; "
+                    "this one (for a submit never seen) is not applied"
+                )
+                conn = self._connections[annex[0] - 1]
+                self._note(conn, "annex_unmatched", reason, annex[3], 0x82)
+                continue
+            self.pending.setdefault(key, []).append(annex)
+            self._pending_count += 1

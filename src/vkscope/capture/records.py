@@ -1,0 +1,111 @@
+"""What the Python API hands out when reading a capture: plain frozen records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureMeta:
+    schema_version: int
+    vkscope_version: str | None
+    created_utc: str | None
+    finished_utc: str | None
+    status: str
+    protocol_version: int | None
+    process_name: str | None
+    pid: int | None
+    connections: int
+    messages: int
+    bad_messages: int
+    skipped_messages: int
+    dropped: int
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this vkscope does not know
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    """One connection; `process` is the id its rows are filed under (see capture-schema.md)."""
+
+    id: int
+    process: int
+    peer: str | None
+    pid: int | None
+    name: str | None
+    layer_version: str | None
+    protocol: int | None
+    state: str
+    messages: int
+    bad_messages: int
+    skipped_messages: int
+    dropped: int
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    process: int
+    device: int
+    id: int
+    family: int | None
+    index: int | None
+    flags: tuple[str, ...]
+    timestamp_valid_bits: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    process: int
+    id: int
+    name: str | None
+    vendor_id: int | None
+    device_id: int | None
+    driver_name: str | None
+    driver_info: str | None
+    api_version: str | None
+    timestamp_period_ns: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    process: int
+    device: int | None
+    number: int
+    queue: int | None
+    cpu_ns: int | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    connection: int | None
+    offset: int | None
+    kind: str
+    message_type: int | None
+    reason: str
+    excerpt: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadInstance:
+    """One execution of a recorded workload, with its WORKLOAD fields and every ANNEX merged."""
+
+    id: int  # order of submission within the capture
+    process: int
+    submit_id: int
+    tag_id: int
+    ordinal: int  # position within its submit
+    device: int | None
+    queue: int | None
+    frame: int | None
+    type: str | None  # None when the layer never described this tagID
+    api: str | None
+    labels: tuple[str, ...]
+    metadata: dict[str, Any]
+    submit_cpu_ns: int | None
+    gpu_begin_ns: int | None
+    gpu_end_ns: int | None
+
+    @property
+    def label_path(self) -> str:
+        return "/".join(self.labels)

@@ -1,0 +1,203 @@
+"""The capture file's SQLite schema, in one place for the writer, the reader and the docs.
+
+SCHEMA_VERSION is stored as PRAGMA user_version and as meta.schema_version. It changes whenever a
+reader of the previous version would misread a file of the new one; vkscope reads every version up
+to its own and refuses newer ones. docs/capture-schema.md describes every column.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SCHEMA_VERSION: Final = 1
+APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
+
+STATUS_CAPTURING: Final = "capturing"
+STATUS_COMPLETE: Final = "complete"
+STATUS_INCOMPLETE: Final = "incomplete"
+
+# Connection states in processes.state.
+OPEN: Final = "open"
+GOODBYE: Final = "goodbye"
+DISCONNECTED: Final = "disconnected"
+OUT_OF_STEP: Final = "out_of_step"
+
+TABLES: Final = """
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value
+);
+CREATE TABLE processes (
+    id INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    peer TEXT,
+    pid INTEGER,
+    name TEXT,
+    layer_version TEXT,
+    protocol INTEGER,
+    connected_utc TEXT NOT NULL,
+    closed_utc TEXT,
+    state TEXT NOT NULL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    messages INTEGER NOT NULL DEFAULT 0,
+    bad_messages INTEGER NOT NULL DEFAULT 0,
+    skipped_messages INTEGER NOT NULL DEFAULT 0,
+    dropped INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE devices (
+    process INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    name TEXT,
+    vendor_id INTEGER,
+    device_id INTEGER,
+    driver_name TEXT,
+    driver_info TEXT,
+    api_version TEXT,
+    timestamp_period_ns REAL,
+    PRIMARY KEY (process, id)
+);
+CREATE TABLE queues (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    family INTEGER,
+    queue_index INTEGER,
+    flags TEXT,
+    timestamp_valid_bits INTEGER,
+    PRIMARY KEY (process, device, id)
+);
+CREATE TABLE frames (
+    id INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    device INTEGER,
+    number INTEGER,
+    queue INTEGER,
+    cpu_ns INTEGER,
+    reason TEXT
+);
+CREATE TABLE label_stacks (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    label_path TEXT NOT NULL,
+    PRIMARY KEY (process, device, id)
+);
+CREATE TABLE workloads (
+    process INTEGER NOT NULL,
+    tag_id INTEGER NOT NULL,
+    device INTEGER,
+    type TEXT,
+    api TEXT,
+    metadata TEXT NOT NULL,
+    draws INTEGER,
+    width INTEGER,
+    height INTEGER,
+    groups_x INTEGER,
+    groups_y INTEGER,
+    groups_z INTEGER,
+    invocations INTEGER,
+    bytes INTEGER,
+    pixels INTEGER,
+    kind TEXT
+);
+CREATE TABLE submits (
+    id INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    submit_id INTEGER NOT NULL,
+    device INTEGER,
+    queue INTEGER,
+    frame INTEGER,
+    cpu_ns INTEGER,
+    api TEXT,
+    batch INTEGER,
+    first_instance INTEGER NOT NULL,
+    instance_count INTEGER NOT NULL
+);
+CREATE INDEX submits_by_submit_id ON submits (process, submit_id);
+CREATE INDEX submits_by_frame ON submits (frame);
+CREATE TABLE workload_instances (
+    id INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    submit_row INTEGER NOT NULL,
+    submit_id INTEGER NOT NULL,
+    tag_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    label_stack_id INTEGER NOT NULL,
+    annex TEXT,
+    gpu_begin_ns INTEGER,
+    gpu_end_ns INTEGER
+);
+CREATE TABLE annexes (
+    seq INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    submit_id INTEGER NOT NULL,
+    tag_id INTEGER NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE TABLE logs (
+    id INTEGER PRIMARY KEY,
+    process INTEGER NOT NULL,
+    level TEXT,
+    message TEXT
+);
+CREATE TABLE diagnostics (
+    id INTEGER PRIMARY KEY,
+    connection INTEGER,
+    offset INTEGER,
+    kind TEXT NOT NULL,
+    message_type INTEGER,
+    reason TEXT NOT NULL,
+    excerpt TEXT
+);
+CREATE VIEW instances_view AS
+SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal,
+       s.device, s.queue, s.frame, s.cpu_ns AS submit_cpu_ns,
+       w.type, w.api, l.label_path,
+       json_patch(coalesce(w.metadata, '{}'), coalesce(i.annex, '{}')) AS metadata,
+       i.gpu_begin_ns, i.gpu_end_ns
+FROM workload_instances i
+JOIN submits s ON s.id = i.submit_row
+LEFT JOIN workloads w ON w.process = i.process AND w.tag_id = i.tag_id
+LEFT JOIN label_stacks l
+       ON l.process = i.process AND l.device = s.device AND l.id = i.label_stack_id;
+"""
+
+# The one index on workloads, built when the capture is finalized rather than kept up while rows
+# arrive: maintaining it costs an eighth of the ingest time. A WORKLOAD sent twice for a tagID
+# leaves two rows until then; the later one is kept. Readers of a capture that was never
+# finalized build an equivalent index of their own (reader.py).
+WORKLOADS_INDEX: Final = "workloads_by_tag"
+FINAL_INDEX: Final = f"CREATE UNIQUE INDEX {WORKLOADS_INDEX} ON workloads (process, tag_id)"
+DEDUPLICATE_WORKLOADS: Final = """
+DELETE FROM workloads WHERE rowid NOT IN (SELECT max(rowid) FROM workloads GROUP BY process, tag_id)
+"""
+
+# Writing: the file must stay readable after a kill at any point (WAL keeps every committed batch;
+# synchronous=NORMAL loses at most the last batches on power loss, never on a process kill).
+# Checkpoints are left to a background thread (checkpoint.py), not run inside commits.
+WRITER_PRAGMAS: Final = (
+    "PRAGMA page_size=8192",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA wal_autocheckpoint=0",
+    "PRAGMA cache_size=-65536",
+    "PRAGMA temp_store=MEMORY",
+)
+
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+_I64_END: Final = 2**63
+_U64_END: Final = 2**64
+
+
+def to_sql_int(value: int) -> int | None:
+    """u64 values past SQLite's i64 are stored as their two's complement; larger ones as NULL."""
+    if -_I64_END <= value < _I64_END:
+        return value
+    return value - _U64_END if _I64_END <= value < _U64_END else None
+
+
+def from_sql_id(value: int) -> int:
+    """An ID column back as the layer's u64 (see to_sql_int)."""
+    return value + _U64_END if value < 0 else value

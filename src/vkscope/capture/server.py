@@ -1,0 +1,325 @@
+"""The capture server: accepts the layer's connections and writes what they send into a capture.
+
+One thread runs a selectors loop over the listening sockets and every connection, so SQLite is
+only ever touched from that thread. Each connection has its own decoder; whatever one connection
+sends (garbage included) affects that connection alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import socket
+import stat
+import struct
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from .ingest import Connection, GcPause
+from .store import CaptureStore, Counters
+from .wire import Decoder
+
+RECV_BYTES: Final = 1 << 20
+_TICK_S: Final = 0.05  # how often an idle loop still commits and notices stop()
+_DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections already sent
+
+
+class CaptureServerError(RuntimeError):
+    """The server could not listen, or failed while capturing."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureSummary:
+    path: Path
+    status: str
+    counters: Counters
+
+
+@dataclass(slots=True)
+class _Client:
+    sock: socket.socket
+    conn: Connection
+    decoder: Decoder
+
+
+class CaptureServer:
+    """Listens on `unix:PATH` and/or `tcp:HOST:PORT` addresses and captures into one file.
+
+    start() binds (errors surface in the caller) and starts the thread; counters() can be read
+    at any time from any thread; stop() drains what connections have sent, finalizes the file
+    and returns a summary.
+    """
+
+    def __init__(
+        self,
+        capture_path: Path,
+        listen: list[str],
+        *,
+        batch_messages: int = 50_000,
+        commit_interval_s: float = 0.1,
+    ) -> None:
+        if not listen:
+            raise ValueError("a capture server needs at least one address to listen on")
+        self.capture_path = Path(capture_path)
+        self._listen = list(listen)
+        self._store_options = {"batch_messages": batch_messages}
+        self._commit_interval_s = commit_interval_s
+        self._listeners: list[socket.socket] = []
+        self._unix_paths: list[Path] = []
+        self.addresses: list[str] = []
+        self._store: CaptureStore | None = None
+        self._thread: threading.Thread | None = None
+        self._wake: tuple[socket.socket, socket.socket] | None = None  # stop() -> select()
+        self._stopping = threading.Event()
+        self._error: str | None = None
+        self._summary: CaptureSummary | None = None
+
+    def __enter__(self) -> CaptureServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None and self._summary is None:
+            self.stop()
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        try:
+            for address in self._listen:
+                self._listeners.append(self._bind(address))
+            self._store = CaptureStore(
+                self.capture_path,
+                batch_messages=self._store_options["batch_messages"],
+                commit_interval_s=self._commit_interval_s,
+            )
+        except BaseException:
+            self._close_listeners()
+            raise
+        self._wake = socket.socketpair()
+        self._thread = threading.Thread(target=self._run, name="vkscope-capture", daemon=True)
+        self._thread.start()
+
+    def _bind(self, address: str) -> socket.socket:
+        kind, _, where = address.partition(":")
+        if kind == "unix" and where.startswith("@"):
+            # Linux's abstract namespace, which the layer also accepts: no file to clean up.
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.bind("\0" + where[1:])
+            except OSError as exc:
+                sock.close()
+                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+            self.addresses.append(address)
+        elif kind == "unix" and where:
+            path = Path(where)
+            _remove_stale_socket(path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.bind(str(path))
+            except OSError as exc:
+                sock.close()
+                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+            self._unix_paths.append(path)
+            self.addresses.append(f"unix:{path}")
+        elif kind == "tcp" and ":" in where:
+            host, _, port = where.rpartition(":")
+            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host.strip("[]"), int(port)))
+            except (OSError, ValueError) as exc:
+                sock.close()
+                raise CaptureServerError(f"cannot listen on {address}: {exc}") from exc
+            bound_host, bound_port = sock.getsockname()[:2]
+            self.addresses.append(f"tcp:{bound_host}:{bound_port}")
+        else:
+            raise CaptureServerError(f"address {address!r}: expected unix:PATH or tcp:HOST:PORT")
+        sock.listen(16)
+        sock.setblocking(False)
+        return sock
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        store = self._store
+        assert store is not None
+        selector = selectors.DefaultSelector()
+        clients: dict[int, _Client] = {}
+        pause = GcPause()
+        try:
+            for listener in self._listeners:
+                selector.register(listener, selectors.EVENT_READ, None)
+            assert self._wake is not None
+            selector.register(self._wake[0], selectors.EVENT_READ, "wake")
+            while not self._stopping.is_set():
+                events = selector.select(_TICK_S)
+                if events:
+                    pause.hold()
+                for key, _ in events:
+                    if key.data is None:
+                        self._accept(key.fileobj, selector, clients, store)  # type: ignore[arg-type]
+                    elif key.data != "wake":
+                        self._read(clients[key.fd], selector, clients, store)
+                if store.maybe_commit() or not events:
+                    pause.release()
+            deadline = time.monotonic() + _DRAIN_S
+            for client in list(clients.values()):
+                self._drain(client, store, deadline)
+                self._close(client, selector, clients, store)
+        except BaseException:
+            self._error = traceback.format_exc()
+        finally:
+            pause.release()
+            selector.close()
+            self._close_listeners()
+
+    def _accept(
+        self,
+        listener: socket.socket,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> None:
+        try:
+            sock, peer = listener.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return
+        sock.setblocking(False)
+        client = _Client(sock, store.connect(_peer_name(sock, peer)), Decoder())
+        clients[sock.fileno()] = client
+        selector.register(sock, selectors.EVENT_READ, "client")
+
+    def _read(
+        self,
+        client: _Client,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> None:
+        try:
+            data = client.sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""  # reset by the peer: the same as an end of stream here
+        if data:
+            client.conn.bytes += len(data)
+            store.ingest(client.conn, client.decoder.feed(data))
+            if not client.decoder.out_of_step:
+                return
+        self._close(client, selector, clients, store)
+
+    def _drain(self, client: _Client, store: CaptureStore, deadline: float) -> None:
+        """Takes what a connection has already sent before the capture ends.
+
+        Bounded in time: an application still running may never stop sending.
+        """
+        while not client.decoder.out_of_step and time.monotonic() < deadline:
+            try:
+                data = client.sock.recv(RECV_BYTES)
+            except OSError:
+                return
+            if not data:
+                return
+            client.conn.bytes += len(data)
+            store.ingest(client.conn, client.decoder.feed(data))
+            store.maybe_commit()
+
+    def _close(
+        self,
+        client: _Client,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> None:
+        store.ingest(client.conn, client.decoder.finish())
+        store.disconnect(client.conn)
+        selector.unregister(client.sock)
+        del clients[client.sock.fileno()]
+        client.sock.close()
+        # A process has ended (or gone wrong): its last messages go to disk now, not in 100 ms.
+        store.commit()
+
+    def _close_listeners(self) -> None:
+        for listener in self._listeners:
+            listener.close()
+        self._listeners.clear()
+        for path in self._unix_paths:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        self._unix_paths.clear()
+
+    # -- control ----------------------------------------------------------------------------
+
+    @property
+    def error(self) -> str | None:
+        """Why the capture thread stopped by itself (a traceback), or None while all is well."""
+        return self._error
+
+    def counters(self) -> Counters:
+        if self._store is None:
+            raise CaptureServerError("the capture server has not been started")
+        return self._store.counters()
+
+    def stop(self, timeout: float | None = None) -> CaptureSummary:
+        """Stops listening, takes what was already sent, and finalizes the capture file."""
+        if self._summary is not None:
+            return self._summary
+        if self._thread is None or self._store is None or self._wake is None:
+            raise CaptureServerError("the capture server has not been started")
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            self._wake[1].send(b"x")
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise CaptureServerError(f"the capture thread did not stop within {timeout} s")
+        for end in self._wake:
+            end.close()
+        store = self._store
+        if self._error is not None:
+            store.note(None, "server_error", self._error.strip().splitlines()[-1])
+        counters = store.counters()
+        try:
+            status = store.finalize()
+        except Exception as exc:
+            store.abandon()
+            raise CaptureServerError(f"could not finalize {self.capture_path}: {exc}") from exc
+        self._summary = CaptureSummary(self.capture_path, status, counters)
+        if self._error is not None:
+            raise CaptureServerError(f"the capture server failed:\n{self._error}")
+        return self._summary
+
+
+def _peer_name(sock: socket.socket, peer: object) -> str:
+    if isinstance(peer, tuple):
+        return f"tcp:{peer[0]}:{peer[1]}"
+    try:  # Linux tells who is on the other end of a Unix socket
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return f"unix:pid {struct.unpack('3i', creds)[0]}"
+    except (AttributeError, OSError):
+        return "unix"
+
+
+def _remove_stale_socket(path: Path) -> None:
+    """Removes a socket left by a capture that died; refuses one still in use, or a file."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise CaptureServerError(f"cannot listen on unix:{path}: it exists and is not a socket")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        os.unlink(path)
+    else:
+        raise CaptureServerError(f"cannot listen on unix:{path}: another capture is using it")
+    finally:
+        probe.close()

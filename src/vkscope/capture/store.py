@@ -1,0 +1,296 @@
+"""Writes a capture file: creates it, commits batches of rows, and finalizes it.
+
+Each commit is one transaction holding every row ingested since the last (ingest.py builds them),
+made every `batch_messages` messages or `commit_interval_s` seconds, so a capture killed at any
+point keeps everything up to its last commit. Annexes are merged into their instance wherever the
+instance is at the time (annexes.py), so the file always holds the merged view.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .. import __version__
+from . import schema
+from .checkpoint import Checkpointer
+from .checks import final_checks
+from .ingest import SQL, Connection, GcPause, Rows, utc_now
+from .wire import Decoder, Diagnostic, Message
+from .workload_rows import WORKLOAD_SQL
+
+EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """A snapshot for a progress display."""
+
+    connections: int
+    open_connections: int
+    bytes: int
+    messages: int
+    workloads: int
+    instances: int
+    submits: int
+    frames: int
+    dropped: int
+    bad_messages: int
+    skipped_messages: int
+    uncommitted: int  # messages and diagnostics not yet committed to the file
+
+
+def _clean(value: Any) -> Any:
+    if type(value) is int:
+        return schema.to_sql_int(value)
+    if type(value) is str:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
+def _dropped(conns: list[Connection]) -> int:
+    # The layer's count runs for its whole life, across reconnections: one number per process.
+    latest: dict[int, int] = {}
+    for c in conns:
+        latest[c.process] = max(latest.get(c.process, 0), c.dropped)
+    return sum(latest.values())
+
+
+def _process_row(c: Connection) -> tuple[Any, ...]:
+    h = c.hello
+    said = (h.pid, h.process, h.layer_version, h.protocol) if h else (None, None, None, None)
+    who = (c.id, c.process, c.peer, *said)
+    counts = (c.bytes, c.messages, c.bad, c.skipped, c.dropped)
+    return tuple(map(_clean, (*who, c.connected_utc, c.closed_utc, c.state, *counts)))
+
+
+class CaptureStore:
+    """One capture file being written. Not thread-safe: one thread calls everything."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        batch_messages: int = 50_000,
+        commit_interval_s: float = 0.1,
+        max_diagnostics_per_connection: int = 1000,
+    ) -> None:
+        self.path = Path(path)
+        if self.path.exists():
+            raise FileExistsError(f"capture file {self.path} already exists")
+        self.batch_messages = batch_messages
+        self.commit_interval_s = commit_interval_s
+        self.max_diagnostics = max_diagnostics_per_connection
+        self.status: str = schema.STATUS_CAPTURING
+        self.connections: list[Connection] = []
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._rows = Rows(self._db, self.connections, max_diagnostics_per_connection)
+        self._last_commit = time.monotonic()
+        self._create()
+        self._checkpointer = Checkpointer(self.path)
+
+    def _create(self) -> None:
+        db = self._db
+        for pragma in schema.WRITER_PRAGMAS:
+            db.execute(pragma)
+        db.execute("BEGIN")
+        for statement in schema.TABLES.split(";\n"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version={schema.SCHEMA_VERSION}")
+        db.execute(f"PRAGMA application_id={schema.APPLICATION_ID}")
+        meta = {
+            "schema_version": schema.SCHEMA_VERSION,
+            "vkscope_version": __version__,
+            "created_utc": utc_now(),
+            "finished_utc": None,
+            "protocol_version": None,
+            "process_name": None,
+            "pid": None,
+        }
+        db.executemany("INSERT INTO meta VALUES (?,?)", meta.items())
+        self._write_counters()
+        db.execute("COMMIT")
+
+    # -- connections and messages -----------------------------------------------------------
+
+    def connect(self, peer: str) -> Connection:
+        number = len(self.connections) + 1
+        conn = Connection(number, peer, utc_now(), process=number)
+        self.connections.append(conn)
+        self._rows.uncommitted += 1
+        return conn
+
+    def disconnect(self, conn: Connection) -> None:
+        if conn.state == schema.OPEN:
+            idle = conn.messages == 0 and conn.bad == 0 and conn.skipped == 0
+            conn.state = EMPTY if idle else schema.DISCONNECTED
+        conn.closed_utc = utc_now()
+        self._rows.uncommitted += 1
+
+    def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
+        self._rows.ingest(conn, items)
+
+    def note(self, conn: Connection | None, kind: str, reason: str) -> None:
+        """Records a diagnostic that is about no particular frame."""
+        self._rows.note(conn, kind, reason)
+
+    def counters(self) -> Counters:
+        conns = list(self.connections)
+        count = self._rows.count
+        return Counters(
+            connections=len(conns),
+            open_connections=sum(1 for c in conns if c.closed_utc is None),
+            bytes=sum(c.bytes for c in conns),
+            messages=sum(c.messages for c in conns),
+            workloads=count("workloads"),
+            instances=count("instances"),
+            submits=count("submits"),
+            frames=count("frames"),
+            dropped=_dropped(conns),
+            bad_messages=sum(c.bad for c in conns),
+            skipped_messages=sum(c.skipped for c in conns),
+            uncommitted=self._rows.uncommitted,
+        )
+
+    # -- commits ----------------------------------------------------------------------------
+
+    def maybe_commit(self) -> bool:
+        """Commits when the batch is full or old enough; True when it did."""
+        waiting = self._rows.uncommitted
+        if not waiting:
+            return False
+        young = time.monotonic() - self._last_commit < self.commit_interval_s
+        if waiting < self.batch_messages and young:
+            return False
+        self.commit()
+        return True
+
+    def commit(self) -> None:
+        db = self._db
+        annexes = self._rows.annexes
+        db.execute("BEGIN")
+        try:
+            self._rows.committing()
+            for name in (*WORKLOAD_SQL, "labels", "devices", "queues", "frames", "submits"):
+                self._insert(name)
+            self._insert("annexes")
+            self._rows.lists["annexed"] = annexes.take_annexed()
+            self._insert("instances")
+            self._insert("annexed")
+            annexes.flushed()  # may add diagnostics, so it goes before they are written
+            self._insert("logs")
+            self._insert("diagnostics")
+            self._write_counters()
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._rows.uncommitted = 0
+        self._last_commit = time.monotonic()
+
+    def _insert(self, name: str) -> None:
+        rows = self._rows.lists[name]
+        if not rows:
+            return
+        db = self._db
+        db.execute("SAVEPOINT rows")
+        try:
+            db.executemany(SQL[name], filter(None, rows))  # None: rows taken out (annexes.py)
+        except (OverflowError, ValueError):
+            # An id past i64 or a string SQLite cannot take: redo the batch with such values
+            # made storable rather than lose it. Rare, so the fast path pays nothing for it.
+            db.execute("ROLLBACK TO rows")
+            db.executemany(SQL[name], [tuple(map(_clean, r)) for r in rows if r is not None])
+        db.execute("RELEASE rows")
+        rows.clear()
+
+    def _write_counters(self) -> None:
+        conns = self.connections
+        meta: dict[str, Any] = {
+            "status": self.status,
+            "messages": sum(c.messages for c in conns),
+            "bad_messages": sum(c.bad for c in conns),
+            "skipped_messages": sum(c.skipped for c in conns),
+            "dropped": _dropped(conns),
+            "connections": len(conns),
+        }
+        first = next((c.hello for c in conns if c.hello is not None), None)
+        if first is not None:
+            meta.update(process_name=first.process, pid=first.pid, protocol_version=first.protocol)
+        db = self._db
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", map(_clean_pair, meta.items()))
+        db.executemany(
+            "INSERT OR REPLACE INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [_process_row(c) for c in conns],
+        )
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finalize(self) -> str:
+        """Closes every connection, settles the status, and leaves a self-contained file."""
+        for conn in self.connections:
+            if conn.closed_utc is None:
+                self.disconnect(conn)
+        self.commit()
+        self._index_workloads()
+        rows = self._rows
+        final_checks(self._db, self.connections, rows.annexes.pending, rows.note)
+        for conn in self.connections:
+            left_out = conn.diagnostics - self.max_diagnostics
+            if left_out > 0:
+                conn.diagnostics = 0  # lets this summary past the cap
+                self.note(conn, "suppressed", f"{left_out} more diagnostics were not recorded")
+        counted = [c for c in self.connections if c.state != EMPTY]
+        complete = bool(counted) and all(c.state == schema.GOODBYE for c in counted)
+        self.status = schema.STATUS_COMPLETE if complete else schema.STATUS_INCOMPLETE
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('finished_utc', ?)", (utc_now(),))
+        self.commit()
+        self._checkpointer.stop()
+        # One file again: fold the write-ahead log back in so the capture can be copied as is.
+        self._db.execute("PRAGMA journal_mode=DELETE")
+        self._db.close()
+        return self.status
+
+    def _index_workloads(self) -> None:
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            db.execute(schema.FINAL_INDEX)
+        except sqlite3.IntegrityError:  # a tagID described twice: the later WORKLOAD stands
+            db.execute(schema.DEDUPLICATE_WORKLOADS)
+            db.execute(schema.FINAL_INDEX)
+        db.execute("COMMIT")
+
+    def abandon(self) -> None:
+        """Closes the file without finalizing; what was committed stays."""
+        self._checkpointer.stop()
+        self._db.close()
+
+
+def _clean_pair(pair: tuple[str, Any]) -> tuple[str, Any]:
+    return pair[0], _clean(pair[1])
+
+
+def ingest_stream(store: CaptureStore, peer: str, chunks: Iterable[bytes]) -> Connection:
+    """Feeds one whole connection's bytes through a decoder into the store, in process."""
+    conn = store.connect(peer)
+    decoder = Decoder()
+    pause = GcPause()
+    try:
+        for chunk in chunks:
+            conn.bytes += len(chunk)
+            pause.hold()
+            store.ingest(conn, decoder.feed(chunk))
+            if store.maybe_commit():
+                pause.release()
+    finally:
+        pause.release()
+    store.ingest(conn, decoder.finish())
+    store.disconnect(conn)
+    return conn

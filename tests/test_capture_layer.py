@@ -1,0 +1,80 @@
+"""The real layer into the real capture server: what the timeline sends is stored whole.
+
+Runs vkscope-workload under the vkscope layer (timeline on, host = the server's socket) and reads
+the capture back. Uses the installed package's layer and workload program, or else a developer
+build in build/dev; skipped when neither is there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from vkscope import paths
+from vkscope.capture import CaptureServer, open_capture
+from vkscope.report import render_report
+from vkscope.settings import LAYER_NAME
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def layer_and_workload() -> tuple[Path, Path]:
+    try:
+        return paths.layer_dir(), paths.workload_program()
+    except paths.NotBuilt:
+        layer, workload = REPO / "build/dev/layer", REPO / "build/dev/workloads/vkscope-workload"
+        if (layer / paths.LAYER_MANIFEST).is_file() and workload.is_file():
+            return layer, workload
+    pytest.skip("no built layer: pip install . (or build build/dev)")
+
+
+def run_under_layer(tmp_path: Path, *args: str) -> Path:
+    layer, workload = layer_and_workload()
+    capture = tmp_path / "layer.vkscope"
+    with CaptureServer(capture, [f"unix:{tmp_path / 'host.sock'}"]) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VK_")}
+        env |= {
+            "VK_ADD_LAYER_PATH": str(layer),
+            "VK_INSTANCE_LAYERS": LAYER_NAME,
+            "VK_VKSCOPE_TIMELINE": "true",
+            "VK_VKSCOPE_HOST": server.addresses[0],
+            "VK_VKSCOPE_FRAME_SUBMITS": "2",
+            "LP_NUM_THREADS": "0",
+        }
+        res = subprocess.run(
+            [str(workload), *args], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert res.returncode == 0, res.stdout + res.stderr
+        summary = server.stop()
+    assert summary.status == "complete"
+    return capture
+
+
+def test_compute_and_labels_scenarios_are_captured_whole(tmp_path: Path) -> None:
+    capture = run_under_layer(tmp_path, "--scenario", "compute", "--scenario", "labels")
+    with open_capture(capture) as cap:
+        if cap.workload_count() == 0:
+            pytest.skip("this layer build sends no workloads (timeline not built in)")
+        assert (cap.meta.bad_messages, cap.meta.skipped_messages, cap.meta.dropped) == (0, 0, 0)
+        assert cap.diagnostics() == []
+        assert cap.meta.process_name == "vkscope-workload"
+        assert len(cap.frames()) >= 1
+        rows = list(cap.workloads())
+        assert {w.type for w in rows} >= {"dispatch", "buffer_transfer"}
+        assert all(w.type is not None and w.api for w in rows)
+        for w in rows:
+            md = w.metadata
+            if w.type == "dispatch" and None not in (md["groups"], md["local_size"]):
+                gx, gy, gz = md["groups"]
+                lx, ly, lz = md["local_size"]
+                assert md["invocations"] == gx * gy * gz * lx * ly * lz
+        labelled = [w for w in rows if len(w.labels) >= 2]  # the labels scenario nests them
+        assert labelled
+        assert [w.id for w in rows] == sorted(w.id for w in rows)
+        console = Console(width=200, record=True, color_system=None)
+        render_report(cap, console)
+        assert labelled[0].label_path in console.export_text()
