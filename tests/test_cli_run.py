@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,10 @@ sys.exit(int(sys.argv[1]))
 """
 
 
-def vkscope(*args: str | Path, cwd: Path | None = None) -> tuple[int, str, str]:
-    res = run([vkscope_cli(), *args], base_env(), cwd=cwd)
+def vkscope(*args: str | Path) -> tuple[int, str, str]:
+    # Runs in a scratch folder: `vkscope run` writes its capture into the working directory.
+    with tempfile.TemporaryDirectory() as cwd:
+        res = run([vkscope_cli(), *args], base_env(), cwd=Path(cwd))
     return res.returncode, res.stdout, res.stderr
 
 

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, launch, paths
+from rich.console import Console
+
+from . import __version__, launch, paths, recording
+from .capture import CaptureServerError, open_capture
+from .report import render_report
 from .settings import SettingError, all_settings, parse_assignment
 
 
 def _err(message: str) -> None:
     print(f"vkscope: {message}", file=sys.stderr)
+
+
+def _default_capture_path(program: str) -> Path:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path(f"{Path(program).name}-{stamp}.vkscope")
+    n = 1
+    while path.exists():  # several runs within one second
+        n += 1
+        path = Path(f"{Path(program).name}-{stamp}-{n}.vkscope")
+    return path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -29,17 +44,53 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (SettingError, paths.NotBuilt) as exc:
         _err(str(exc))
         return 2
+    console = Console(stderr=True)
+    try:
+        launch.resolve_program(command[0])  # before a capture file is created for nothing
+    except launch.LaunchError as exc:
+        _err(str(exc))
+        return exc.exit_code
     with tempfile.TemporaryDirectory(prefix="vkscope-run-") as tmp:
         log_file = Path(settings.get("log_file") or Path(tmp) / "layer.log")
         try:
-            result = launch.run(command, layer_dir, settings, log_file)
+            if args.no_capture:
+                result = launch.run(command, layer_dir, settings, log_file)
+                summary = None
+            else:
+                output = args.output or _default_capture_path(command[0])
+                if output.exists():
+                    _err(f"{output} already exists; choose another -o or remove it")
+                    return 2
+                recorded = recording.record(command, layer_dir, settings, output, console, log_file)
+                result, summary = recorded.launch, recorded.summary
         except launch.LaunchError as exc:
             _err(str(exc))
             return exc.exit_code
+        except (CaptureServerError, FileExistsError, OSError) as exc:
+            _err(f"capture: {exc}")
+            return 2
     for line in result.layer_messages:
         print(line, file=sys.stderr)
     if not result.layer_loaded:
         _err(launch.not_loaded_reason(command[0]))
+    if summary is not None and summary.counters.connections == 0:
+        # Nothing ever connected (not a Vulkan application, or the layer did not load): an
+        # empty capture would only be clutter next to the message above.
+        summary.path.unlink(missing_ok=True)
+        _err(f"no capture written to {summary.path}: the layer never connected")
+        summary = None
+    if summary is not None:
+        c = summary.counters
+        console.print(
+            f"vkscope: capture {summary.path} ({summary.status}): {c.frames:,} frames, "
+            f"{c.instances:,} workloads, {c.submits:,} submits, {c.dropped:,} dropped, "
+            f"{c.bad_messages:,} bad messages",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if summary is not None and args.report and summary.counters.instances:
+        with open_capture(summary.path) as capture:
+            render_report(capture, Console(), max_frames=args.report_frames)
     return result.exit_code
 
 
@@ -50,10 +101,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except paths.NotBuilt as exc:
         _err(str(exc))
         return 2
-    extra = ["--frames", str(args.frames)]
+    command = [str(program), "--all", "--frames", str(args.frames)]
+    args.output.unlink(missing_ok=True)  # the demo's own file from an earlier demo
     return cmd_run(
-        argparse.Namespace(command=[str(program), "--all", *extra], setting=args.setting)
+        argparse.Namespace(
+            command=command,
+            setting=args.setting,
+            no_capture=False,
+            output=args.output,
+            report=True,
+            report_frames=1,
+        )
     )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .capture import CaptureError, open_capture
+    from .report import render_report
+
+    try:
+        capture = open_capture(args.capture)
+    except CaptureError as exc:
+        _err(str(exc))
+        return 2
+    with capture:
+        render_report(capture, Console(), max_frames=args.max_frames)
+    return 0
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -94,6 +169,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a layer setting (see 'vkscope settings'); repeatable",
     )
+    run.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        metavar="CAPTURE",
+        help="capture file to write (default: APP-DATE-TIME.vkscope in this folder)",
+    )
+    run.add_argument(
+        "--no-capture",
+        action="store_true",
+        help="load the layer without the timeline and write no capture",
+    )
+    run.add_argument(
+        "--report",
+        action="store_true",
+        help="print the capture's report after the application exits",
+    )
+    run.add_argument(
+        "--report-frames", type=int, default=None, metavar="N", help="frames in that report"
+    )
     run.add_argument("command", nargs=argparse.REMAINDER, help="the application and its arguments")
     run.set_defaults(func=cmd_run)
 
@@ -105,8 +201,26 @@ def build_parser() -> argparse.ArgumentParser:
         "the vkscope layer; each scenario checks its own results.",
     )
     demo.add_argument("--frames", type=int, default=3, help="frames to run (default 3)")
+    demo.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("vkscope-demo.vkscope"),
+        metavar="CAPTURE",
+        help="capture file to write (default: vkscope-demo.vkscope)",
+    )
     demo.add_argument("-s", "--setting", action="append", default=[], metavar="NAME=VALUE")
     demo.set_defaults(func=cmd_demo)
+
+    rep = sub.add_parser(
+        "report",
+        help="print what a capture holds, frame by frame",
+        description="Prints a capture's process, devices and, per frame and queue, every "
+        "workload in submission order with its label path and metadata.",
+    )
+    rep.add_argument("capture", type=Path, help="a capture file written by 'vkscope run'")
+    rep.add_argument("--max-frames", type=int, default=None, metavar="N", help="show N frames")
+    rep.set_defaults(func=cmd_report)
 
     dev = sub.add_parser(
         "devices",

@@ -1,0 +1,75 @@
+"""`vkscope run` with a capture: the capture server starts before the application, the layer
+streams to it, a progress line shows what arrives, and the capture is finalized when the
+application has exited (normally, with an error, or by a crash)."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from . import launch
+from .capture import CaptureServer, CaptureSummary, Counters
+
+# How long the server keeps reading after the application exited: the layer's sender thread
+# flushes its queue at the last vkDestroyInstance, so the data is already in the socket.
+DRAIN_TIMEOUT_S = 30.0
+
+
+@dataclass
+class RecordingResult:
+    launch: launch.LaunchResult
+    summary: CaptureSummary
+
+
+def progress_text(c: Counters) -> Text:
+    text = Text()
+    text.append("capturing ", style="bold")
+    text.append(f"{c.frames:,} frames · {c.instances:,} workloads · {c.submits:,} submits")
+    if c.dropped:
+        text.append(f" · {c.dropped:,} dropped by the layer", style="yellow")
+    if c.bad_messages:
+        text.append(f" · {c.bad_messages:,} bad messages", style="red")
+    return text
+
+
+def record(
+    command: Sequence[str],
+    layer_dir: Path,
+    settings: Mapping[str, str],
+    capture_path: Path,
+    console: Console,
+    log_file: Path,
+) -> RecordingResult:
+    """Runs the application under the layer with the timeline streaming into `capture_path`."""
+    with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
+        socket_path = Path(tmp) / "capture.sock"
+        server = CaptureServer(capture_path, [f"unix:{socket_path}"])
+        server.start()
+        layer_settings = {"timeline": "true", **settings, "host": f"unix:{socket_path}"}
+        done = threading.Event()
+        live = Live(progress_text(server.counters()), console=console, transient=True)
+
+        def refresh() -> None:
+            while not done.wait(0.25):
+                live.update(progress_text(server.counters()))
+
+        updater = threading.Thread(target=refresh, name="vkscope-progress", daemon=True)
+        try:
+            if console.is_terminal:
+                live.start()
+                updater.start()
+            result = launch.run(command, layer_dir, layer_settings, log_file)
+        finally:
+            done.set()
+            if updater.is_alive():
+                updater.join()
+            live.stop()
+            summary = server.stop(timeout=DRAIN_TIMEOUT_S)
+    return RecordingResult(result, summary)
