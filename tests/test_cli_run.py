@@ -109,3 +109,11 @@ def test_settings_lists_every_setting() -> None:
     assert code == 0
     for name in ("log_level", "log_file", "passthrough"):
         assert name in out and f"VK_VKSCOPE_{name.upper()}" in out
+
+
+def test_readme_documents_every_setting() -> None:
+    from vkscope.settings import all_settings
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in all_settings():
+        assert f"| `{name}` |" in readme, name
