@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -362,6 +363,29 @@ void Context::createDevice() {
     const bool hasFrameBoundary = hasExtension(available, VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME);
     const bool hasDebugMarker =
         debugReportEnabled_ && hasExtension(available, VK_EXT_DEBUG_MARKER_EXTENSION_NAME);
+    // Ray tracing is only switched on for a run that includes its scenario, so that the other
+    // scenarios run on the same device configuration everywhere.
+    const char* const rayTracingExtensions[] = {
+        VK_KHR_RAY_TRACING_PIPELINE_EXTENSION_NAME,
+        VK_KHR_ACCELERATION_STRUCTURE_EXTENSION_NAME,
+        VK_KHR_DEFERRED_HOST_OPERATIONS_EXTENSION_NAME,
+    };
+    static const char* const rayTracingMissing[] = {
+        "needs VK_KHR_ray_tracing_pipeline",
+        "needs VK_KHR_acceleration_structure",
+        "needs VK_KHR_deferred_host_operations",
+    };
+    bool queryRayTracing = scenarioSelected("ray_tracing");
+    for (size_t i = 0; i < std::size(rayTracingExtensions) && queryRayTracing; ++i) {
+        if (!hasExtension(available, rayTracingExtensions[i])) {
+            features.rayTracingMissing = rayTracingMissing[i];
+            queryRayTracing = false;
+        }
+    }
+    if (queryRayTracing && features.apiVersion < VK_API_VERSION_1_2) {
+        features.rayTracingMissing = "needs Vulkan 1.2 (buffer device addresses)";
+        queryRayTracing = false;
+    }
 
     VkPhysicalDeviceFrameBoundaryFeaturesEXT supportedBoundary{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT};
@@ -371,6 +395,10 @@ void Context::createDevice() {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan11Features supported11{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceRayTracingPipelineFeaturesKHR supportedRayTracing{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR};
+    VkPhysicalDeviceAccelerationStructureFeaturesKHR supportedStructures{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR};
     VkPhysicalDeviceFeatures2 supported{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     // The VulkanXY feature structs are only valid on devices of at least version 1.2 / 1.3.
     void** tail = &supported.pNext;
@@ -388,8 +416,23 @@ void Context::createDevice() {
     if (hasFrameBoundary) {
         append(supportedBoundary);
     }
+    if (queryRayTracing) {
+        append(supportedRayTracing);
+        append(supportedStructures);
+    }
     if (features.apiVersion >= VK_API_VERSION_1_1) {
         vkGetPhysicalDeviceFeatures2(physical, &supported);
+    } else {
+        vkGetPhysicalDeviceFeatures(physical, &supported.features);
+    }
+    const bool rayTracing = queryRayTracing && supportedRayTracing.rayTracingPipeline &&
+                            supportedRayTracing.rayTracingPipelineTraceRaysIndirect &&
+                            supportedStructures.accelerationStructure &&
+                            supported12.bufferDeviceAddress;
+    if (queryRayTracing && !rayTracing) {
+        features.rayTracingMissing =
+            "needs the rayTracingPipeline, rayTracingPipelineTraceRaysIndirect, "
+            "accelerationStructure and bufferDeviceAddress features";
     }
 
     VkPhysicalDeviceFrameBoundaryFeaturesEXT enableBoundary{
@@ -403,8 +446,22 @@ void Context::createDevice() {
     };
     VkPhysicalDeviceVulkan12Features enable12{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .drawIndirectCount = supported12.drawIndirectCount,
         .hostQueryReset = supported12.hostQueryReset,
         .timelineSemaphore = supported12.timelineSemaphore,
+        .bufferDeviceAddress = rayTracing ? VK_TRUE : VK_FALSE,
+    };
+    VkPhysicalDeviceRayTracingPipelineFeaturesKHR enableRayTracing{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_FEATURES_KHR,
+        .rayTracingPipeline = VK_TRUE,
+        .rayTracingPipelineTraceRaysIndirect = VK_TRUE,
+    };
+    VkPhysicalDeviceAccelerationStructureFeaturesKHR enableStructures{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_FEATURES_KHR,
+        .accelerationStructure = VK_TRUE,
+    };
+    const VkPhysicalDeviceFeatures enableCore{
+        .multiDrawIndirect = supported.features.multiDrawIndirect,
     };
     VkPhysicalDeviceVulkan11Features enable11{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -426,6 +483,13 @@ void Context::createDevice() {
     if (features.frameBoundary) {
         prepend(enableBoundary);
     }
+    features.rayTracing = rayTracing;
+    if (rayTracing) {
+        prepend(enableRayTracing);
+        prepend(enableStructures);
+    }
+    features.multiDrawIndirect = enableCore.multiDrawIndirect;
+    features.drawIndirectCount = enable12.drawIndirectCount;
     features.renderPass2 = features.apiVersion >= VK_API_VERSION_1_2;
     features.multiview = enable11.multiview;
     features.timelineSemaphore = enable12.timelineSemaphore;
@@ -440,6 +504,10 @@ void Context::createDevice() {
     }
     if (features.frameBoundary) {
         extensions.push_back(VK_EXT_FRAME_BOUNDARY_EXTENSION_NAME);
+    }
+    if (features.rayTracing) {
+        extensions.insert(extensions.end(), std::begin(rayTracingExtensions),
+                          std::end(rayTracingExtensions));
     }
 
     const float priorities[2] = {1.0f, 1.0f};
@@ -465,6 +533,7 @@ void Context::createDevice() {
         .pQueueCreateInfos = queues.data(),
         .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
         .ppEnabledExtensionNames = extensions.data(),
+        .pEnabledFeatures = &enableCore,
     };
     VK_CHECK(vkCreateDevice(physical, &info, nullptr, &device));
     vkGetDeviceQueue(device, main.family, main.index, &main.queue);
@@ -481,6 +550,27 @@ void Context::createDevice() {
             reinterpret_cast<PFN_vkCmdDebugMarkerInsertEXT>(load("vkCmdDebugMarkerInsertEXT"));
         features.debugMarker = cmdMarkerBegin && cmdMarkerEnd && cmdMarkerInsert;
     }
+
+    if (features.rayTracing) {
+        accelerationStructureProperties = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ACCELERATION_STRUCTURE_PROPERTIES_KHR};
+        rayTracingProperties = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_RAY_TRACING_PIPELINE_PROPERTIES_KHR,
+            .pNext = &accelerationStructureProperties,
+        };
+        VkPhysicalDeviceProperties2 properties2{
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+            .pNext = &rayTracingProperties,
+        };
+        vkGetPhysicalDeviceProperties2(physical, &properties2);
+        rayTracingProperties.pNext = nullptr;
+    }
+}
+
+bool Context::scenarioSelected(const char* name) const {
+    return options.scenarios.empty() ||
+           std::find(options.scenarios.begin(), options.scenarios.end(), name) !=
+               options.scenarios.end();
 }
 
 uint32_t Context::memoryType(uint32_t typeBits, VkMemoryPropertyFlags required,
@@ -523,6 +613,7 @@ std::string Context::describe() const {
                        (second.valid() ? queue(second) : std::string("none"));
     line += std::string("; frame boundary ") + (features.frameBoundary ? "yes" : "no");
     line += std::string("; debug marker ") + (features.debugMarker ? "yes" : "no");
+    line += std::string("; ray tracing ") + (features.rayTracing ? "yes" : "no");
     return line;
 }
 

@@ -33,6 +33,13 @@ struct Features {
     bool debugUtils = false;
     bool debugMarker = false;
     bool frameBoundary = false;
+    bool multiDrawIndirect = false;
+    bool drawIndirectCount = false;
+    // VK_KHR_ray_tracing_pipeline, VK_KHR_acceleration_structure and buffer device addresses
+    // (with indirect trace rays), enabled only when the ray_tracing scenario is selected.
+    bool rayTracing = false;
+    // Why rayTracing is false.
+    const char* rayTracingMissing = "the ray_tracing scenario is not selected";
 };
 
 class Context {
@@ -73,11 +80,15 @@ public:
     PFN_vkCmdDebugMarkerBeginEXT cmdMarkerBegin = nullptr;
     PFN_vkCmdDebugMarkerEndEXT cmdMarkerEnd = nullptr;
     PFN_vkCmdDebugMarkerInsertEXT cmdMarkerInsert = nullptr;
+    // Ray tracing limits, valid when features.rayTracing.
+    VkPhysicalDeviceRayTracingPipelinePropertiesKHR rayTracingProperties{};
+    VkPhysicalDeviceAccelerationStructurePropertiesKHR accelerationStructureProperties{};
 
 private:
     void createInstance();
     void pickPhysicalDevice();
     void createDevice();
+    bool scenarioSelected(const char* name) const;
     void destroy();
 
     bool debugReportEnabled_ = false;

@@ -11,7 +11,8 @@ namespace {
 
 constexpr uint64_t kFenceTimeoutNs = 60ull * 1000 * 1000 * 1000;
 
-VkDeviceMemory allocate(Context& ctx, const VkMemoryRequirements& req, Memory memory) {
+VkDeviceMemory allocate(Context& ctx, const VkMemoryRequirements& req, Memory memory,
+                        bool deviceAddress = false) {
     const uint32_t type =
         memory == Memory::Host
             ? ctx.memoryType(req.memoryTypeBits,
@@ -19,8 +20,14 @@ VkDeviceMemory allocate(Context& ctx, const VkMemoryRequirements& req, Memory me
                                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
                              VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
             : ctx.memoryType(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    // Buffers whose device address is taken need memory allocated for it.
+    const VkMemoryAllocateFlagsInfo flags{
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+        .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
+    };
     const VkMemoryAllocateInfo info{
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .pNext = deviceAddress ? &flags : nullptr,
         .allocationSize = req.size,
         .memoryTypeIndex = type,
     };
@@ -50,7 +57,8 @@ Buffer createBuffer(Context& ctx, Janitor& janitor, VkDeviceSize size, VkBufferU
 
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(ctx.device, buffer.handle, &req);
-    buffer.memory = allocate(ctx, req, memory);
+    buffer.memory =
+        allocate(ctx, req, memory, (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0);
     janitor.defer([device, mem = buffer.memory] { vkFreeMemory(device, mem, nullptr); });
     VK_CHECK(vkBindBufferMemory(ctx.device, buffer.handle, buffer.memory, 0));
     if (memory == Memory::Host) {

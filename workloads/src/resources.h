@@ -25,7 +25,8 @@ struct Buffer {
     template <class T> T* as() const { return static_cast<T*>(mapped); }
 };
 
-// With more than one entry in `sharedFamilies` the buffer uses concurrent sharing.
+// With more than one entry in `sharedFamilies` the buffer uses concurrent sharing. Memory of a
+// buffer with SHADER_DEVICE_ADDRESS usage is allocated with the DEVICE_ADDRESS flag.
 Buffer createBuffer(Context& ctx, Janitor& janitor, VkDeviceSize size, VkBufferUsageFlags usage,
                     Memory memory, std::span<const uint32_t> sharedFamilies = {});
 

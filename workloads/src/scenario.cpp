@@ -16,6 +16,9 @@ const std::vector<ScenarioInfo>& allScenarios() {
         {"multi_submit", makeMultiSubmitScenario},
         {"multi_queue", makeMultiQueueScenario},
         {"threads", makeThreadsScenario},
+        // Added later: appended so that the scenarios above keep their positions.
+        {"indirect_draw", makeIndirectDrawScenario},
+        {"ray_tracing", makeRayTracingScenario},
     };
     return list;
 }

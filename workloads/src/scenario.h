@@ -41,5 +41,7 @@ std::unique_ptr<Scenario> makeReusableScenario();
 std::unique_ptr<Scenario> makeMultiSubmitScenario();
 std::unique_ptr<Scenario> makeMultiQueueScenario();
 std::unique_ptr<Scenario> makeThreadsScenario();
+std::unique_ptr<Scenario> makeIndirectDrawScenario();
+std::unique_ptr<Scenario> makeRayTracingScenario();
 
 } // namespace wl

@@ -4,12 +4,17 @@
 #include "shaders/add_comp.h"
 #include "shaders/color_frag.h"
 #include "shaders/fullscreen_vert.h"
+#include "shaders/indirect_args_comp.h"
+#include "shaders/indirect_rect_vert.h"
 #include "shaders/invert_frag.h"
 #include "shaders/lcg_base_comp.h"
 #include "shaders/lcg_fixed_comp.h"
 #include "shaders/lcg_spec_comp.h"
 #include "shaders/rect_multiview_vert.h"
 #include "shaders/rect_vert.h"
+#include "shaders/trace_rchit.h"
+#include "shaders/trace_rgen.h"
+#include "shaders/trace_rmiss.h"
 #include "shaders/transform_comp.h"
 
 namespace wl::spirv {
@@ -29,6 +34,11 @@ WL_SPIRV(lcgFixedComp, lcg_fixed_comp)
 WL_SPIRV(lcgBaseComp, lcg_base_comp)
 WL_SPIRV(addComp, add_comp)
 WL_SPIRV(transformComp, transform_comp)
+WL_SPIRV(indirectRectVert, indirect_rect_vert)
+WL_SPIRV(indirectArgsComp, indirect_args_comp)
+WL_SPIRV(traceRgen, trace_rgen)
+WL_SPIRV(traceRmiss, trace_rmiss)
+WL_SPIRV(traceRchit, trace_rchit)
 
 #undef WL_SPIRV
 

@@ -22,6 +22,11 @@ Spirv lcgFixedComp(); // local_size_x = 64 literal
 Spirv lcgBaseComp();  // as lcgFixedComp, for pipelines created with DISPATCH_BASE_BIT
 Spirv addComp();
 Spirv transformComp();
+Spirv indirectRectVert(); // rect.vert with rectangles from a table, for indirect draws
+Spirv indirectArgsComp();
+Spirv traceRgen(); // ray tracing stages, SPIR-V 1.5 (Vulkan 1.2)
+Spirv traceRmiss();
+Spirv traceRchit();
 } // namespace spirv
 
 } // namespace wl
