@@ -1,6 +1,7 @@
 #include "settings.hpp"
 
 #include "layer_info.hpp"
+#include "vkscope/vk_compat.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -9,34 +10,6 @@
 #include <string_view>
 
 extern char** environ;
-
-// VK_EXT_layer_settings is newer than some installed headers; its ABI is fixed by the registry.
-#ifndef VK_EXT_layer_settings
-typedef enum VkLayerSettingTypeEXT {
-    VK_LAYER_SETTING_TYPE_BOOL32_EXT = 0,
-    VK_LAYER_SETTING_TYPE_INT32_EXT = 1,
-    VK_LAYER_SETTING_TYPE_INT64_EXT = 2,
-    VK_LAYER_SETTING_TYPE_UINT32_EXT = 3,
-    VK_LAYER_SETTING_TYPE_UINT64_EXT = 4,
-    VK_LAYER_SETTING_TYPE_FLOAT32_EXT = 5,
-    VK_LAYER_SETTING_TYPE_FLOAT64_EXT = 6,
-    VK_LAYER_SETTING_TYPE_STRING_EXT = 7,
-} VkLayerSettingTypeEXT;
-typedef struct VkLayerSettingEXT {
-    const char* pLayerName;
-    const char* pSettingName;
-    VkLayerSettingTypeEXT type;
-    uint32_t valueCount;
-    const void* pValues;
-} VkLayerSettingEXT;
-typedef struct VkLayerSettingsCreateInfoEXT {
-    VkStructureType sType;
-    const void* pNext;
-    uint32_t settingCount;
-    const VkLayerSettingEXT* pSettings;
-} VkLayerSettingsCreateInfoEXT;
-#define VK_STRUCTURE_TYPE_LAYER_SETTINGS_CREATE_INFO_EXT static_cast<VkStructureType>(1000496000)
-#endif
 
 namespace vkscope {
 namespace {
@@ -97,6 +70,8 @@ bool api_value_text(const VkLayerSettingEXT& s, std::string& out) {
         out = text ? text : "";
         return true;
     }
+    default:
+        return false;
     }
     return false;
 }

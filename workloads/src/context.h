@@ -2,7 +2,7 @@
 #pragma once
 
 #include "options.h"
-#include "vk_compat.h"
+#include "vkscope/vk_compat.h"
 
 #include <cstdint>
 #include <string>

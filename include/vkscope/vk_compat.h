@@ -1,6 +1,7 @@
-// Declarations for extensions newer than the Vulkan headers this may be built against
-// (Debian 12 ships 1.3.239). The layouts and enum values follow the Vulkan registry, so the
-// structs are binary-compatible with what newer loaders, layers and drivers expect.
+// Declarations for extensions newer than the Vulkan headers vkscope may be built against
+// (Debian 12 ships 1.3.239), shared by the layer and the workload program. The layouts and enum
+// values follow the Vulkan registry, so the structs are binary-compatible with what newer loaders,
+// layers and drivers expect.
 #pragma once
 
 #include <vulkan/vulkan.h>
