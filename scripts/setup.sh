@@ -11,6 +11,8 @@ packages=(
     # building the layer with every desktop window-system command in its dispatch tables
     g++ cmake ninja-build pkg-config libx11-dev libxcb1-dev libxrandr-dev libwayland-dev
     clang-format python3-venv python3-dev libgtest-dev
+    # headless browser for the HTML report's tests (Playwright drives it; it downloads nothing)
+    chromium
 )
 if [ "${VKSCOPE_SKIP_APT:-0}" != 1 ]; then
     sudo=""

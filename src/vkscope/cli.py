@@ -12,7 +12,9 @@ from pathlib import Path
 from rich.console import Console
 
 from . import __version__, launch, paths, recording
+from .analysis import commands as analysis_commands
 from .capture import CaptureServerError, open_capture
+from .diff import configure_parser as configure_diff
 from .report import render_report
 from .settings import SettingError, all_settings, parse_assignment
 
@@ -115,19 +117,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def cmd_perfetto(args: argparse.Namespace) -> int:
+    from .capture import CaptureError
+    from .export import PerfettoExportError, export_perfetto
 
-    from .capture import CaptureError, open_capture
-    from .report import render_report
-
+    output: Path = args.output or args.capture.with_suffix(".pftrace")
     try:
-        capture = open_capture(args.capture)
+        summary = export_perfetto(args.capture, output, merge=args.merge)
+    except (CaptureError, PerfettoExportError) as exc:
+        _err(str(exc))
+        return 2
+    print(f"vkscope: wrote {output} ({summary.workloads:,} workloads)")
+    return 0
+
+
+def cmd_html(args: argparse.Namespace) -> int:
+    from .capture import CaptureError
+    from .html import write_html
+
+    output: Path = args.output or args.capture.with_suffix(".html")
+    try:
+        write_html(args.capture, output)
     except CaptureError as exc:
         _err(str(exc))
         return 2
-    with capture:
-        render_report(capture, Console(), max_frames=args.max_frames)
+    except OSError as exc:
+        _err(f"cannot write {output}: {exc.strerror or exc}")
+        return 2
+    print(f"vkscope: wrote {output}")
     return 0
 
 
@@ -214,13 +231,63 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser(
         "report",
-        help="print what a capture holds, frame by frame",
-        description="Prints a capture's process, devices and, per frame and queue, every "
-        "workload in submission order with its label path and metadata.",
+        help="GPU time per workload, frame and queue; costliest workloads and label subtrees",
+        description="Per frame and queue, the workloads in submission order with type, label "
+        "path, key metadata, GPU time and share of the frame; then the costliest workloads and "
+        "GPU time by label subtree.",
     )
-    rep.add_argument("capture", type=Path, help="a capture file written by 'vkscope run'")
-    rep.add_argument("--max-frames", type=int, default=None, metavar="N", help="show N frames")
-    rep.set_defaults(func=cmd_report)
+    analysis_commands.add_report_arguments(rep)
+    rep.set_defaults(func=analysis_commands.run_report)
+
+    qry = sub.add_parser(
+        "query",
+        help="run one SQL SELECT on a capture",
+        description="Runs one SELECT on the capture, opened read-only (docs/capture-schema.md).",
+    )
+    analysis_commands.add_query_arguments(qry)
+    qry.set_defaults(func=analysis_commands.run_query)
+
+    ovl = sub.add_parser(
+        "overlap",
+        help="the overlap serialization removed: a `none` capture against a `queue` one",
+        description="Compares two captures of the same application, timed with `none` and with "
+        "`queue` (or `full`): per workload and per frame, what the overlap hid.",
+    )
+    analysis_commands.add_overlap_arguments(ovl)
+    ovl.set_defaults(func=analysis_commands.run_overlap)
+
+    pf = sub.add_parser(
+        "perfetto",
+        help="export a capture as a Perfetto trace",
+        description="Writes a Perfetto trace: a GPU track per queue with a slice per workload "
+        "(named by type and label, metadata as arguments) under its label slices, and CPU-side "
+        "submits and frames. --merge attaches the capture's metadata to the GPU render stage "
+        "events of a device trace whose labels carry vkscope's t<tagID> tags (docs/perfetto.md).",
+    )
+    pf.add_argument("capture", type=Path)
+    pf.add_argument("-o", "--output", type=Path, default=None, help="default: CAPTURE.pftrace")
+    pf.add_argument("--merge", type=Path, default=None, metavar="DEVICE_TRACE")
+    pf.set_defaults(func=cmd_perfetto)
+
+    ht = sub.add_parser(
+        "html",
+        help="write an offline HTML timeline of a capture",
+        description="Writes one self-contained HTML file (no network needed): a zoomable "
+        "timeline per queue, workload details, a frame picker, a sortable workload table and a "
+        "label-tree breakdown of GPU time.",
+    )
+    ht.add_argument("capture", type=Path)
+    ht.add_argument("-o", "--output", type=Path, default=None, help="default: CAPTURE.html")
+    ht.set_defaults(func=cmd_html)
+
+    dif = sub.add_parser(
+        "diff",
+        help="compare two captures workload by workload; exit 1 on a regression",
+        description="Matches NEW's workloads to BASE's by stable identity (docs/diff.md), lists "
+        "added and removed workloads and cost changes beyond a noise-aware threshold; exits 1 on "
+        "a regression, 2 on bad input.",
+    )
+    configure_diff(dif)
 
     dev = sub.add_parser(
         "devices",

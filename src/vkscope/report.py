@@ -1,180 +1,277 @@
-"""A readable summary of a capture: a header, then each frame's workloads queue by queue.
+"""The report on a capture: a header, then each frame's workloads queue by queue with their GPU
+time and share of the frame, then the costliest workloads and label subtrees.
 
-Only what the capture holds is shown; timing columns come with GPU timestamps.
+`write_report` drives any format (analysis/writers.py for CSV, JSON and Markdown; the terminal
+writer here). Frames are read one at a time and each queue's workloads stream from SQLite to the
+output, so a report takes the same memory for a capture of any size (docs/bench-report-memory.md).
+`render_report` is the terminal report on its own.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable
+from itertools import chain
+from typing import Any, Final, TextIO
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .analysis.context import ReportContext, report_context
+from .analysis.describe import describe
+from .analysis.frames import FrameKey, FrameWork, QueueWork, queue_rows, read_frames
+from .analysis.rows import (
+    COSTLIEST,
+    FRAMES,
+    LABELS,
+    TABLES,
+    WORKLOADS,
+    Column,
+    brief,
+    costliest_rows,
+    frame_row,
+    label_rows,
+    people_cells,
+    workload_rows,
+)
+from .analysis.selection import Selection
+from .analysis.summary import Summary
+from .analysis.text import header_lines, queue_title, span_text
+from .analysis.writers import CsvWriter, JsonWriter, MarkdownWriter, ReportWriter
 from .capture import Capture, WorkloadInstance
 
-_STATUS_STYLE = {"complete": "green", "incomplete": "yellow", "capturing": "red"}
-_SKIP = {"device", "type", "api"}
+__all__ = [
+    "FORMATS",
+    "TerminalWriter",
+    "default_tables",
+    "describe",
+    "render_report",
+    "write_report",
+    "writer_for",
+]
+
+FORMATS: Final = ("table", "csv", "json", "markdown")
+_STATUS_STYLE: Final = {"complete": "green", "incomplete": "yellow", "capturing": "red"}
+_LABEL_ROWS: Final = 40  # label subtrees a terminal shows; CSV, JSON and Markdown show all
+_FRAME_ROWS: Final = 1000  # rows of the frames table a terminal shows
+_CHUNK: Final = 500  # workloads per printed table
+# How each column of a people's table may give way when the console is narrow.
+_FOLD: Final = {"label_path": 1, "details": 2}
 
 
-def _num(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+def default_tables(fmt: str) -> frozenset[str]:
+    """CSV holds one table; JSON every one; for people, the per-queue tables say what the frames
+    table would, in their titles."""
+    if fmt == "csv":
+        return frozenset({"workloads"})
+    if fmt == "json":
+        return frozenset(TABLES)
+    return frozenset({"workloads", "costliest", "labels"})
 
 
-def _count(value: Any, noun: str) -> str:
-    return f"{_num(value)} {noun}" + ("" if value == 1 and not isinstance(value, bool) else "s")
-
-
-def _dim(value: Any) -> str:
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "?"
-
-
-def _dims(*values: Any) -> str:
-    return "x".join(_dim(v) for v in values)
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _bytes(value: Any) -> str:
-    if not isinstance(value, int) or isinstance(value, bool):
-        return "? bytes"
-    size, unit = float(value), "bytes"
-    for bigger in ("KiB", "MiB", "GiB"):
-        if size < 1024:
-            break
-        size, unit = size / 1024, bigger
-    return f"{value:,} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
-
-
-def _renderpass(md: dict[str, Any]) -> str:
-    parts = [_dims(md.get("width"), md.get("height"))]
-    if isinstance(md.get("layers"), int) and md["layers"] > 1:
-        parts[0] += f", {md['layers']} layers"
-    parts.append(_count(md.get("draws"), "draw"))
-    attachments = md.get("attachments")
-    if isinstance(attachments, list):
-        kinds = Counter(str(a.get("kind", "?")) for a in attachments if isinstance(a, dict))
-        detail = ", ".join(f"{n} {k}" for k, n in kinds.items())
-        parts.append(_count(len(attachments), "attachment") + (f" ({detail})" if detail else ""))
-    if md.get("split"):
-        parts.append("split")
-    return ", ".join(parts)
-
-
-def _dispatch(md: dict[str, Any]) -> str:
-    groups, local = md.get("groups"), md.get("local_size")
-    if groups is None:
-        text = "indirect, group count not known"
-    else:
-        text = f"{_dims(*_list(groups))} groups"
-        if local is not None:
-            text += f" of {_dims(*_list(local))}"
-    if md.get("invocations") is not None:
-        text += " = " + _count(md.get("invocations"), "invocation")
-    return text
-
-
-def describe(w: WorkloadInstance) -> str:
-    """The workload's key numbers in a few words."""
-    md = w.metadata
-    if w.type == "renderpass":
-        return _renderpass(md)
-    if w.type == "dispatch":
-        return _dispatch(md)
-    if w.type == "trace_rays":
-        return f"{_dims(md.get('width'), md.get('height'), md.get('depth'))} rays"
-    if w.type == "buffer_transfer":
-        return f"{md.get('kind', '?')} {_bytes(md.get('bytes'))}"
-    if w.type == "image_transfer":
-        return f"{md.get('kind', '?')} {_count(md.get('pixels'), 'pixel')}"
-    if w.type == "acceleration_structure":
-        return f"{md.get('kind', '?')}, {_count(md.get('count'), 'structure')}"
-    scalars = (f"{k}={v}" for k, v in md.items() if k not in _SKIP and not isinstance(v, dict))
-    return ", ".join(scalars)
-
-
-def _header(capture: Capture) -> Panel:
-    meta = capture.meta
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
-    status = Text(meta.status, style=_STATUS_STYLE.get(meta.status, ""))
-    processes = capture.processes()
-    if meta.status == "incomplete":
-        lost = [p for p in processes if p.state not in ("goodbye", "empty")]
-        if lost:
-            status.append(f": {len(lost)} connection(s) ended without GOODBYE (crashed or killed)")
-    elif meta.status == "capturing":
-        status.append(": not finalized (still capturing, or vkscope itself was stopped)")
-    grid.add_row("status", status)
-    for p in processes:
-        if p.state != "empty":
-            grid.add_row("process", f"{p.name or '?'} (pid {p.pid or '?'}, {p.state})")
-    for d in capture.devices():
-        grid.add_row("device", f"{d.name or '?'} ({d.driver_name or '?'} {d.driver_info or ''})")
-    submitted = capture.submitted_frames()
-    grid.add_row("frames", f"{len(submitted):,} with work, {len(capture.frames()):,} ended")
-    grid.add_row("workloads", f"{capture.workload_count():,} executed")
-    grid.add_row("dropped", f"{meta.dropped:,} messages dropped by the layer")
-    bad = f"{meta.bad_messages:,} bad, {meta.skipped_messages:,} of unknown types skipped"
-    grid.add_row("messages", f"{meta.messages:,} received; {bad}")
-    diagnostics = capture.diagnostics()
-    for diag in diagnostics[:5]:
-        where = f" (byte {diag.offset:,} of connection {diag.connection})" if diag.offset else ""
-        grid.add_row("diagnostic", Text(f"{diag.reason}{where}", style="yellow"))
-    if len(diagnostics) > 5:
-        grid.add_row("", f"… {len(diagnostics) - 5} more diagnostics")
-    return Panel(grid, title=f"vkscope capture {capture.path.name}", title_align="left")
-
-
-def _queue_names(capture: Capture) -> dict[tuple[int, int, int], str]:
-    return {(q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()}
-
-
-def _by_queue(rows: Iterable[WorkloadInstance]) -> dict[int | None, list[WorkloadInstance]]:
-    out: dict[int | None, list[WorkloadInstance]] = {}
-    for w in rows:
-        out.setdefault(w.queue, []).append(w)
-    return out
-
-
-def _queue_table(title: str, rows: list[WorkloadInstance], limit: int | None) -> Table:
-    table = Table(title=title, title_justify="left", expand=False, pad_edge=False)
-    table.add_column("#", justify="right", no_wrap=True, style="dim")
-    table.add_column("submit", justify="right", no_wrap=True, style="dim")
-    table.add_column("type", no_wrap=True)
-    table.add_column("labels", overflow="fold", ratio=1)
-    table.add_column("details", overflow="fold", ratio=2)
-    shown = rows if limit is None else rows[:limit]
-    for n, w in enumerate(shown, 1):
-        kind = w.type or Text("unknown", style="red")
-        table.add_row(str(n), str(w.submit_id), kind, w.label_path, describe(w))
-    if len(rows) > len(shown):
-        table.add_row("…", "", "", "", Text(f"{len(rows) - len(shown):,} more", style="dim"))
+def _rich_table(
+    columns: tuple[Column, ...], shown: list[int], title: str | None = None, header: bool = True
+) -> Table:
+    table = Table(
+        title=Text(title) if title else None,  # Text: a name with [brackets] is not markup
+        title_justify="left",
+        expand=False,
+        pad_edge=False,
+        show_header=header,
+    )
+    for i in shown:
+        c = columns[i]
+        if c.name in _FOLD:
+            table.add_column(c.heading, overflow="fold", ratio=_FOLD[c.name])
+        elif c.name == "type":  # short names, which read badly broken
+            table.add_column(c.heading, no_wrap=True)
+        elif c.kind in ("int", "ns", "share", "time"):
+            table.add_column(c.heading, justify="right", no_wrap=True)
+        else:
+            table.add_column(c.heading, overflow="fold")
     return table
 
 
-def _frames(capture: Capture, max_frames: int | None, limit: int | None) -> Iterator[Group]:
-    queues = _queue_names(capture)
-    devices = {(d.process, d.id): d.name for d in capture.devices()}
-    several = len({p for p, _, _ in capture.submitted_frames()}) > 1
-    for index, (process, device, frame) in enumerate(capture.submitted_frames()):
-        if max_frames is not None and index >= max_frames:
+class TerminalWriter:
+    """Rich tables that fit the console's width (long labels and details wrap).
+
+    A queue's workloads are printed in tables of at most `_CHUNK` rows, so that a queue of a
+    million workloads is never one table in memory.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        max_frames: int | None = None,
+        max_workloads_per_queue: int | None = None,
+    ) -> None:
+        self._console = console
+        self._max_frames = max_frames
+        self._max_rows = max_workloads_per_queue
+        self._frames = 0
+        self._last: FrameKey | None = None
+        self._frame_rows: list[tuple[Any, ...]] = []
+        self._more_frame_rows = 0
+        self._context: ReportContext | None = None
+
+    def begin(self, context: ReportContext) -> None:
+        self._context = context
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for name, value in header_lines(context):
+            style = _STATUS_STYLE.get(context.status, "") if name == "status" else ""
+            style = "yellow" if name == "diagnostic" else style
+            grid.add_row(name, Text(value, style=style))
+        title = f"vkscope capture {context.path.rsplit('/', 1)[-1]}"
+        self._console.print(Panel(grid, title=title, title_align="left"))
+
+    def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        context = self._context
+        assert context is not None
+        if frame.key != self._last:
+            self._last = frame.key
+            self._frames += 1
+        if "frames" in context.tables:
+            if len(self._frame_rows) < _FRAME_ROWS:
+                key = frame.key
+                flags = context.flags(key.process, key.device, queue.queue)
+                self._frame_rows.append(frame_row(frame, queue, flags))
+            else:
+                self._more_frame_rows += 1
+        if "workloads" not in context.tables:
             return
-        rows = capture.workloads(frame=frame, process=process, device=device)
-        tables = []
-        for queue, work in _by_queue(rows).items():
-            flags = queues.get((process, device or 0, queue or 0), "")
-            where = f"device {devices.get((process, device or 0), device)}"
-            who = f"process {process}, " if several else ""
-            title = f"Frame {frame} · queue {queue} ({flags}) · {who}{where}"
-            tables.append(_queue_table(title, work, limit))
-        yield Group(*tables)
+        if self._max_frames is not None and self._frames > self._max_frames:
+            return
+        self._workloads(frame, queue, rows)
+
+    def _workloads(
+        self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]
+    ) -> None:
+        context = self._context
+        assert context is not None
+        shown = brief(WORKLOADS, context.timing.any)
+        type_at = shown.index(_TYPE)
+        limit = self._max_rows
+        table: Table | None = None
+        it = iter(rows)
+        for n, row in enumerate(workload_rows(frame, queue, it)):
+            if limit is not None and n >= limit:
+                rest = 1 + sum(1 for _ in it)
+                assert table is not None
+                more = Text(f"{rest:,} more", style="dim")
+                table.add_row("…", *([""] * (len(shown) - 2)), more)
+                break
+            if table is None or table.row_count >= _CHUNK:
+                if table is not None:
+                    self._console.print(table)
+                title = queue_title(context, frame, queue) if n == 0 else None
+                table = _rich_table(WORKLOADS, shown, title, header=n == 0)
+            cells = [Text(c) for c in people_cells(WORKLOADS, row, shown)]
+            if row[_TYPE] == "unknown":
+                cells[type_at] = Text("unknown", style="red")
+            table.add_row(*cells)
+        if table is not None:
+            table.caption, table.caption_justify = Text(span_text(queue.span)), "left"
+            self._console.print(table)
+
+    def end(self, summary: Summary) -> None:
+        context = self._context
+        assert context is not None
+        console = self._console
+        hidden = self._frames - (self._max_frames or self._frames)
+        if hidden > 0 and "workloads" in context.tables:
+            console.print(Text(f"… {hidden:,} more frames not shown", style="dim"))
+        if "frames" in context.tables:
+            self._frames_table()
+        if not context.timing.any:
+            return  # without GPU times there is nothing to rank
+        if "costliest" in context.tables:
+            shown = brief(COSTLIEST)
+            title = (
+                f"Costliest workloads (of {summary.frames:,} frames, "
+                f"{summary.timed:,} timed workloads)"
+            )
+            table = _rich_table(COSTLIEST, shown, title)
+            for row in costliest_rows(summary.costliest.result()):
+                table.add_row(*map(Text, people_cells(COSTLIEST, row, shown)))
+            console.print(table)
+        if "labels" in context.tables:
+            self._labels(summary)
+
+    def _frames_table(self) -> None:
+        context = self._context
+        assert context is not None
+        shown = brief(FRAMES, context.timing.any)
+        table = _rich_table(FRAMES, shown, "Frames and queues")
+        for row in self._frame_rows:
+            table.add_row(*map(Text, people_cells(FRAMES, row, shown)))
+        if self._more_frame_rows:
+            more = f"… {self._more_frame_rows:,} more (--format csv --table frames: all)"
+            table.add_row(Text(more, style="dim"))
+        self._console.print(table)
+
+    def _labels(self, summary: Summary) -> None:
+        shown = brief(LABELS)
+        table = _rich_table(LABELS, shown, "GPU time by label subtree")
+        rows = label_rows(summary.labels.rows())
+        for n, row in enumerate(rows):
+            if n >= _LABEL_ROWS:
+                rest = 1 + sum(1 for _ in rows)
+                table.add_row(Text(f"… {rest:,} more subtrees", style="dim"))
+                break
+            cells = people_cells(LABELS, row, shown)
+            depth, path = row[1], row[0]
+            if depth:  # a tree: indented last label; the full path is in CSV and JSON
+                cells[0] = "  " * (depth - 1) + path.rsplit("/", 1)[-1]
+            table.add_row(*map(Text, cells))
+        self._console.print(table)
+
+
+_TYPE: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "type")
+
+
+def write_report(
+    capture: Capture,
+    writer: ReportWriter,
+    *,
+    selection: Selection | None = None,
+    top: int = 10,
+    tables: Iterable[str] | None = None,
+) -> Summary:
+    """Streams the report of `capture` through `writer`; returns what it summed up.
+
+    Raises SelectionError (analysis/selection.py), before writing anything, for frames the
+    capture does not have.
+    """
+    selection = selection or Selection()
+    chosen = frozenset(tables) if tables is not None else default_tables("table")
+    context = report_context(capture, chosen)
+    frames = read_frames(capture, selection)
+    first = next(frames, None)  # reading the first frame checks the selection
+    summary = Summary(top)
+    writer.begin(context)
+    for frame in chain([first] if first is not None else [], frames):
+        for queue in frame.queues:
+            rows = summary.feed(frame, queue_rows(capture, frame, queue, selection))
+            writer.queue(frame, queue, rows)
+            for _ in rows:  # what the writer left unread still counts in the summary
+                pass
+    writer.end(summary)
+    return summary
+
+
+def writer_for(fmt: str, out: TextIO, tables: frozenset[str]) -> ReportWriter:
+    if fmt == "csv":
+        (table,) = tables
+        return CsvWriter(out, table)
+    if fmt == "json":
+        return JsonWriter(out)
+    if fmt == "markdown":
+        return MarkdownWriter(out)
+    raise ValueError(f"unknown report format {fmt!r}")
 
 
 def render_report(
@@ -183,11 +280,11 @@ def render_report(
     *,
     max_frames: int | None = None,
     max_workloads_per_queue: int | None = None,
+    selection: Selection | None = None,
+    top: int = 10,
 ) -> None:
     """Prints the capture's header and its workloads, frame by frame and queue by queue."""
-    console.print(_header(capture))
-    total = len(capture.submitted_frames())
-    for group in _frames(capture, max_frames, max_workloads_per_queue):
-        console.print(group)
-    if max_frames is not None and total > max_frames:
-        console.print(Text(f"… {total - max_frames:,} more frames not shown", style="dim"))
+    writer = TerminalWriter(
+        console, max_frames=max_frames, max_workloads_per_queue=max_workloads_per_queue
+    )
+    write_report(capture, writer, selection=selection, top=top)

@@ -3,7 +3,8 @@
 An annex may name an instance whose SUBMIT is in the batch being built (merged in memory and
 written with the row), one already committed (merged in the file with an UPDATE), or one not sent
 yet (kept pending and merged when the SUBMIT comes). Fields are applied in arrival order, so the
-last annex to set a field wins, as the protocol says.
+last annex to set a field wins, as the protocol says. The timing fields go to their own columns
+rather than into the annex JSON (timing_fields.py), and merge the same way.
 
 What waits here holds connection ids, not connection objects: tuples of plain values are dropped
 by the garbage collector's tracking, so a batch of them costs it nothing.
@@ -17,12 +18,22 @@ from typing import Any, Final, Protocol
 import msgspec
 
 from .schema import to_sql_int
+from .timing_fields import NO_TIMING, TIMING_COLUMNS, take_timing, timing_fields
 
 MAX_PENDING: Final = 100_000  # annexes waiting for a SUBMIT; past this a broken layer is assumed
 
 # (connection id, tagID, fields, stream offset of the ANNEX frame)
 Annex = tuple[int, int, dict[str, Any], int]
 Key = tuple[int, int]  # (process id, submitID)
+
+_INSTANCES_OF_SUBMIT: Final = (
+    f"SELECT id, tag_id, annex, {TIMING_COLUMNS} FROM workload_instances "
+    "WHERE id >= ? AND id < ? ORDER BY id"
+)
+_UPDATE: Final = (
+    "UPDATE workload_instances SET annex = ?, gpu_begin_ns = ?, gpu_end_ns = ?, timing = ?, "
+    "timing_reason = ?, serialization = ? WHERE id = ?"
+)
 
 
 class Note(Protocol):
@@ -94,22 +105,28 @@ class AnnexMerger:
         reason = f"ANNEX names tagID {tag}, which SUBMIT {key[1]} does not list; not applied"
         self._note(self._connections[conn_id - 1], "annex_unmatched", reason, offset, 0x82)
 
-    def take_annexed(self) -> list[tuple[Any, ...]]:
-        """Removes the batch's instances that have annexes, returned with their annex column.
+    def take_annexed(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """Removes the batch's instances that have annexes, returned with their annex columns.
 
-        The rest are inserted without that column (binding NULL for each row is slow), these
-        with it; their places in the batch become None.
+        The rest are inserted without those columns (binding NULL for each row is slow), these
+        with them: first those without timing fields, then those with. Their places in the batch
+        become None.
         """
         instances = self._instances
         encode = msgspec.json.encode
-        annexed = []
+        annexed, timed = [], []
         for row, fields in self._merged.items():
-            annexed.append((*instances[row], encode(fields).decode()))  # type: ignore[misc]
+            timing = take_timing(fields)
+            text = encode(fields).decode() if fields else None
+            if timing == NO_TIMING:
+                annexed.append((*instances[row], text))  # type: ignore[misc]
+            else:
+                timed.append((*instances[row], text, *timing))  # type: ignore[misc]
             instances[row] = None
         self._merged.clear()
         self._batch_submits.clear()
         self._tag_rows.clear()
-        return annexed
+        return annexed, timed
 
     def flushed(self) -> None:
         """Merges annexes whose instance is in the file, once the batch has been inserted."""
@@ -119,6 +136,8 @@ class AnnexMerger:
             self._merge_in_file(key, annexes)
 
     def _merge_in_file(self, key: Key, annexes: list[Annex]) -> None:
+        # One query for the submit and one for its instances, however many annexes name them:
+        # with timing on, every instance gets an annex, mostly after its submit was committed.
         db = self._db
         found = db.execute(
             "SELECT first_instance, instance_count FROM submits WHERE process = ? AND "
@@ -129,21 +148,26 @@ class AnnexMerger:
             self._keep_pending(key, annexes)
             return
         first, count = found
+        rows = db.execute(_INSTANCES_OF_SUBMIT, (first, first + count)).fetchall()
+        by_tag = {r[1]: r for r in reversed(rows)}  # a tag listed twice: its first listing
+        merged: dict[int, dict[str, Any]] = {}
         for annex in annexes:
-            hit = db.execute(
-                "SELECT id, annex FROM workload_instances WHERE id >= ? AND id < ? AND "
-                "tag_id = ? ORDER BY id LIMIT 1",
-                (first, first + count, to_sql_int(annex[1])),
-            ).fetchone()
+            hit = by_tag.get(to_sql_int(annex[1]))
             if hit is None:
                 self._unmatched(key, annex)
                 continue
-            merged: dict[str, Any] = msgspec.json.decode(hit[1]) if hit[1] else {}
-            merged.update(annex[2])
-            db.execute(
-                "UPDATE workload_instances SET annex = ? WHERE id = ?",
-                (msgspec.json.encode(merged).decode(), hit[0]),
-            )
+            fields = merged.get(hit[0])
+            if fields is None:
+                fields = msgspec.json.decode(hit[2]) if hit[2] else {}
+                fields.update(timing_fields(hit[3:]))
+                merged[hit[0]] = fields
+            fields.update(annex[2])
+        encode = msgspec.json.encode
+        updates = []
+        for row_id, fields in merged.items():
+            timing = take_timing(fields)
+            updates.append((encode(fields).decode() if fields else None, *timing, row_id))
+        db.executemany(_UPDATE, updates)
 
     def _keep_pending(self, key: Key, annexes: list[Annex]) -> None:
         for annex in annexes:

@@ -35,7 +35,16 @@ class Stream:
                 "layer_version": layer_version}  # fmt: skip
         return self.add(m.HELLO, 0, body)
 
-    def device(self, device: int = 1, name: str = "Test GPU", queues: int = 1) -> bytes:
+    def device(
+        self,
+        device: int = 1,
+        name: str = "Test GPU",
+        queues: int = 1,
+        *,
+        clock: str | None = None,
+        max_deviation_ns: int | None = None,
+    ) -> bytes:
+        """A DEVICE; `clock` (a clock domain) adds the `clock` object that timing sends."""
         qs = [
             {"id": q, "family": q, "index": 0, "flags": ["graphics", "compute", "transfer"],
              "timestamp_valid_bits": 64}
@@ -44,6 +53,8 @@ class Stream:
         body = {"name": name, "vendor_id": 0x10DE, "device_id": 0x2684, "driver_name": "test",
                 "driver_info": "1.0", "api_version": "1.3.230", "timestamp_period_ns": 1.0,
                 "queues": qs}  # fmt: skip
+        if clock is not None:
+            body["clock"] = {"domain": clock, "max_deviation_ns": max_deviation_ns}
         return self.add(m.DEVICE, device, body)
 
     def labels(self, stack_id: int, labels: list[str], device: int = 1) -> bytes:
@@ -76,8 +87,40 @@ class Stream:
     def annex(self, submit_id: int, tag: int, **fields: Any) -> bytes:
         return self.add(m.ANNEX, tag, fields, submit_id)
 
-    def frame(self, number: int, device: int = 1, queue: int = 0, cpu_ns: int = 0) -> bytes:
-        body = {"device": device, "queue": queue, "cpu_ns": cpu_ns, "reason": "present"}
+    def timing(
+        self,
+        submit_id: int,
+        tag: int,
+        begin_ns: int | None,
+        end_ns: int | None,
+        *,
+        serialization: str = "queue",
+        status: str = "ok",
+        reason: str | None = None,
+    ) -> bytes:
+        """The timing annex the layer sends once the GPU is done with `submit_id.tag`."""
+        fields: dict[str, Any] = {"gpu_begin_ns": begin_ns, "gpu_end_ns": end_ns,
+                                  "serialization": serialization, "timing": status}  # fmt: skip
+        if reason is not None:
+            fields["timing_reason"] = reason
+        return self.annex(submit_id, tag, **fields)
+
+    def submit_done(self, submit_id: int, cpu_ns: int) -> bytes:
+        return self.add(m.SUBMIT_DONE, 0, {"cpu_ns": cpu_ns}, submit_id)
+
+    def frame(
+        self,
+        number: int,
+        device: int = 1,
+        queue: int = 0,
+        cpu_ns: int = 0,
+        *,
+        captured: bool | None = None,
+    ) -> bytes:
+        body: dict[str, Any] = {"device": device, "queue": queue, "cpu_ns": cpu_ns,
+                                "reason": "present"}  # fmt: skip
+        if captured is not None:
+            body["captured"] = captured
         return self.add(m.FRAME, number, body)
 
     def dropped(self, count: int) -> bytes:

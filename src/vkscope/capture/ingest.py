@@ -20,18 +20,27 @@ import msgspec
 from . import messages as m
 from . import schema
 from .annexes import AnnexMerger
+from .completions import Completions
+from .timing_fields import only_timing
 from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Message
 from .workload_rows import WORKLOAD_SQL, WorkloadRows
 
+_SUBMIT: Final = (
+    "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
+    "instance_count"
+)
+_INSTANCE: Final = "id, process, submit_row, submit_id, tag_id, ordinal, label_stack_id"
 SQL: Final = {
     **WORKLOAD_SQL,
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
-    "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?)",
+    "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
-    "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?)",
-    "submits": "INSERT INTO submits VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    "instances": "INSERT INTO workload_instances VALUES (?,?,?,?,?,?,?,NULL,NULL,NULL)",
-    "annexed": "INSERT INTO workload_instances VALUES (?,?,?,?,?,?,?,?,NULL,NULL)",
+    "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
+    # Columns filled later are left out rather than bound to None: binding costs per value.
+    "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    "instances": f"INSERT INTO workload_instances ({_INSTANCE}) VALUES (?,?,?,?,?,?,?)",
+    "annexed": f"INSERT INTO workload_instances ({_INSTANCE}, annex) VALUES (?,?,?,?,?,?,?,?)",
+    "timed": "INSERT INTO workload_instances VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "annexes": "INSERT INTO annexes VALUES (NULL,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
@@ -96,6 +105,7 @@ class Rows:
         self.lists: dict[str, list[Any]] = {name: [] for name in SQL}
         self.workloads = WorkloadRows(self.lists)
         self.annexes = AnnexMerger(db, self.lists["instances"], connections, self.note)
+        self.completions = Completions(self.note)
         # Committed rows; with the lengths of the pending lists, the live counters.
         self.counts = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
         self.uncommitted = 0
@@ -112,6 +122,7 @@ class Rows:
             m.GOODBYE: self._goodbye,
             m.SUBMIT: self._submit,
             m.ANNEX: self._annex,
+            m.SUBMIT_DONE: self._submit_done,
         }
 
     def _pending(self, name: str) -> int:
@@ -194,8 +205,9 @@ class Rows:
     def _device(self, conn: Connection, msg: Message) -> None:
         d: m.Device = msg.payload
         driver = (d.driver_name, d.driver_info, d.api_version, d.timestamp_period_ns)
+        clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
         self.lists["devices"].append(
-            (conn.process, msg.tag, d.name, d.vendor_id, d.device_id, *driver)
+            (conn.process, msg.tag, d.name, d.vendor_id, d.device_id, *driver, *clock)
         )
         encode = msgspec.json.encode
         self.lists["queues"].extend(
@@ -218,7 +230,8 @@ class Rows:
 
     def _frame(self, conn: Connection, msg: Message) -> None:
         f: m.Frame = msg.payload
-        self.lists["frames"].append((conn.process, f.device, msg.tag, f.queue, f.cpu_ns, f.reason))
+        row = (conn.process, f.device, msg.tag, f.queue, f.cpu_ns, f.reason, f.captured)
+        self.lists["frames"].append(row)
 
     def _dropped(self, conn: Connection, msg: Message) -> None:
         conn.dropped = msg.payload.dropped
@@ -253,6 +266,11 @@ class Rows:
 
     def _annex(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # ANNEX is a sequenced type
-        text = msg.raw.decode("utf-8", "replace")
-        self.lists["annexes"].append((conn.process, seq, msg.tag, text))
+        if not only_timing(msg.payload):  # those say nothing their instance's columns do not
+            text = msg.raw.decode("utf-8", "replace")
+            self.lists["annexes"].append((conn.process, seq, msg.tag, text))
         self.annexes.arrived(conn, seq, msg.tag, msg.payload, msg.offset)
+
+    def _submit_done(self, conn: Connection, msg: Message) -> None:
+        seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT_DONE is a sequenced type
+        self.completions.arrived(conn, seq, msg.payload.cpu_ns, msg.offset)

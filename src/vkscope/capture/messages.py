@@ -23,6 +23,7 @@ LOG: Final = 0x07
 GOODBYE: Final = 0x08
 SUBMIT: Final = 0x81
 ANNEX: Final = 0x82
+SUBMIT_DONE: Final = 0x83
 
 NAMES: Final[dict[int, str]] = {
     HELLO: "HELLO",
@@ -35,6 +36,7 @@ NAMES: Final[dict[int, str]] = {
     GOODBYE: "GOODBYE",
     SUBMIT: "SUBMIT",
     ANNEX: "ANNEX",
+    SUBMIT_DONE: "SUBMIT_DONE",
 }
 
 PROTOCOL_VERSION: Final = 1
@@ -65,6 +67,13 @@ class QueueInfo(msgspec.Struct, gc=False):
     timestamp_valid_bits: int | None = None
 
 
+class Clock(msgspec.Struct, gc=False):
+    """Which clock a device's GPU times are on (the timing setting; docs/protocol.md)."""
+
+    domain: str | None = None
+    max_deviation_ns: int | None = None
+
+
 class Device(msgspec.Struct, gc=False):
     name: str
     queues: list[QueueInfo]
@@ -74,6 +83,7 @@ class Device(msgspec.Struct, gc=False):
     driver_info: str | None = None
     api_version: str | None = None
     timestamp_period_ns: float | None = None
+    clock: Clock | None = None  # sent only with timing on
 
 
 class Workload(msgspec.Struct, gc=False):
@@ -102,6 +112,7 @@ class Frame(msgspec.Struct, gc=False):
     queue: int
     cpu_ns: int
     reason: str | None = None
+    captured: bool | None = None  # None: a layer that predates frame selection
 
 
 class Dropped(msgspec.Struct, gc=False):
@@ -127,6 +138,10 @@ class Submit(msgspec.Struct, gc=False):
     batch: int | None = None
 
 
+class SubmitDone(msgspec.Struct, gc=False):
+    cpu_ns: int
+
+
 # ANNEX payloads are open-ended: any object, merged field by field into its instance.
 Annex = dict[str, Any]
 
@@ -141,4 +156,5 @@ PAYLOAD_TYPES: Final[dict[int, Any]] = {
     GOODBYE: Goodbye,
     SUBMIT: Submit,
     ANNEX: Annex,
+    SUBMIT_DONE: SubmitDone,
 }

@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from . import schema
+from .compat import present_current_schema
 from .errors import (
     CaptureError,
     CaptureNotFoundError,
@@ -32,7 +33,8 @@ _META_FIELDS: Final = tuple(f for f in CaptureMeta.__dataclass_fields__ if f != 
 
 _INSTANCES: Final = """
 SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
-       w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns
+       w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns,
+       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns
 FROM submits s
 CROSS JOIN workload_instances i
   ON i.id >= s.first_instance AND i.id < s.first_instance + s.instance_count
@@ -92,13 +94,19 @@ def _connect(path: Path) -> sqlite3.Connection:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
 
-def _translate(path: Path, exc: sqlite3.Error) -> CaptureError:
+def _translate(path: Path, exc: sqlite3.Error | sqlite3.Warning) -> CaptureError:
     text = str(exc)
     if "not a database" in text:
         return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")
     if "malformed" in text or "corrupt" in text or "disk I/O" in text:
         return CorruptCaptureError(path, f"truncated or damaged: SQLite says {text!r}")
     return CaptureError(path, f"cannot read: SQLite says {text!r}")
+
+
+def _refuse_attach(action: int, *_: object) -> int:
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
 
 
 def open_capture(path: Path | str) -> Capture:
@@ -116,6 +124,7 @@ def open_capture(path: Path | str) -> Capture:
             what = f"no {', '.join(sorted(missing))} table" if missing else "schema version 0"
             raise NotACaptureError(path, f"an SQLite database, but not a vkscope capture ({what})")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        present_current_schema(db, version)
     except sqlite3.Error as exc:
         db.close()
         raise _translate(path, exc) from None
@@ -154,6 +163,37 @@ class Capture:
         except sqlite3.Error as exc:
             raise _translate(self.path, exc) from None
 
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], Iterator[Any]]:
+        """Runs one SELECT: its column names, and its rows streamed from SQLite.
+
+        Errors, from SQLite or from the statement itself, are raised as CaptureError.
+        """
+        try:
+            cursor = self._db.execute(sql, params)
+        except (sqlite3.Error, sqlite3.Warning) as exc:  # Warning: several statements at once
+            raise _translate(self.path, exc) from None
+        columns = [d[0] for d in cursor.description or ()]
+        return columns, self._stream(cursor)
+
+    def _stream(self, cursor: sqlite3.Cursor) -> Iterator[Any]:
+        try:
+            # Not `yield from`: closing a half-read stream would close the cursor too, which
+            # fails once the capture itself is closed.
+            for row in cursor:  # noqa: UP028
+                yield row
+        except sqlite3.Error as exc:
+            raise _translate(self.path, exc) from None
+
+    def lock(self) -> None:
+        """From now on, no statement on this connection may change anything or attach a file.
+
+        For SQL typed by a user: the connection is read-only already, but its temp schema is
+        not, and ATTACH could create or write another file.
+        """
+        self.workloads_table()  # made now: it needs the temp schema
+        self._db.execute("PRAGMA query_only = 1")
+        self._db.set_authorizer(_refuse_attach)
+
     def processes(self) -> list[Process]:
         sql = (
             "SELECT id, process, peer, pid, name, layer_version, protocol, state, messages, "
@@ -172,8 +212,14 @@ class Capture:
         ]
 
     def frames(self) -> list[Frame]:
-        sql = "SELECT process, device, number, queue, cpu_ns, reason FROM frames ORDER BY id"
-        return [Frame(*r) for r in self._rows(sql)]
+        sql = (
+            "SELECT process, device, number, queue, cpu_ns, reason, captured FROM frames "
+            "ORDER BY id"
+        )
+        return [
+            Frame(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] is None else bool(r[6]))
+            for r in self._rows(sql)
+        ]
 
     def diagnostics(self) -> list[Diagnostic]:
         sql = "SELECT connection, offset, kind, message_type, reason, excerpt FROM diagnostics"
@@ -204,7 +250,7 @@ class Capture:
         # Filtering on the type makes the join an inner one anyway; saying so keeps it in order.
         sql = _INSTANCES.format(
             workloads_join="CROSS JOIN" if type is not None else "LEFT JOIN",
-            workloads=self._workloads_table(),
+            workloads=self.workloads_table(),
         )
         sql += (" WHERE " + " AND ".join(where)) if where else ""
         sql += " ORDER BY s.id, i.id"
@@ -215,11 +261,12 @@ class Capture:
                 metadata.update(_decode_json(r[12]))
             yield WorkloadInstance(
                 r[0], r[1], from_id(r[2]), from_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
-                _labels(r[10]), metadata, r[13], r[14], r[15],
+                _labels(r[10]), metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19],
             )  # fmt: skip
 
-    def _workloads_table(self) -> str:
-        """The workloads table to join, indexed by (process, tag_id)."""
+    def workloads_table(self) -> str:
+        """The name of the workloads table to join in SQL of one's own: indexed by (process,
+        tag_id), one row per tagID, also for a capture that was never finalized."""
         if self._workloads is not None:
             return self._workloads
         found = self._db.execute(

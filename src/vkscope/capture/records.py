@@ -64,6 +64,10 @@ class Device:
     driver_info: str | None
     api_version: str | None
     timestamp_period_ns: float | None
+    # With timing on: `clock_monotonic` (GPU times on the host's CLOCK_MONOTONIC, like every
+    # cpu_ns) or `device` (the GPU's own clock, comparable within the device only).
+    clock_domain: str | None = None
+    clock_max_deviation_ns: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,7 @@ class Frame:
     queue: int | None
     cpu_ns: int | None
     reason: str | None
+    captured: bool | None = None  # whether the frame selection captured it; None: not said
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +108,21 @@ class WorkloadInstance:
     labels: tuple[str, ...]
     metadata: dict[str, Any]
     submit_cpu_ns: int | None
-    gpu_begin_ns: int | None
+    gpu_begin_ns: int | None  # on the device's clock (Device.clock_domain)
     gpu_end_ns: int | None
+    timing: str | None = None  # ok, untimed, ambiguous; None: no timing annex
+    timing_reason: str | None = None  # why it is untimed or ambiguous
+    serialization: str | None = None  # none, queue, full: what was injected around it
+    submit_cpu_complete_ns: int | None = None  # when the layer saw its submission complete
 
     @property
     def label_path(self) -> str:
         return "/".join(self.labels)
+
+    @property
+    def gpu_ns(self) -> int | None:
+        """GPU duration, when both times are known and in order."""
+        begin, end = self.gpu_begin_ns, self.gpu_end_ns
+        if begin is None or end is None or end < begin:
+            return None
+        return end - begin

@@ -2,14 +2,17 @@
 
 SCHEMA_VERSION is stored as PRAGMA user_version and as meta.schema_version. It changes whenever a
 reader of the previous version would misread a file of the new one; vkscope reads every version up
-to its own and refuses newer ones. docs/capture-schema.md describes every column.
+to its own (compat.py presents older files in the current shape) and refuses newer ones.
+docs/capture-schema.md describes every column and the history of versions.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-SCHEMA_VERSION: Final = 1
+# 1: the timeline. 2: GPU timing (clock domains, timing status per instance, submit completion,
+# captured frames); the timing fields of annexes moved out of `annex` into their own columns.
+SCHEMA_VERSION: Final = 2
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -22,7 +25,23 @@ GOODBYE: Final = "goodbye"
 DISCONNECTED: Final = "disconnected"
 OUT_OF_STEP: Final = "out_of_step"
 
-TABLES: Final = """
+# The view is also created, over older files, by compat.py: one definition for both.
+INSTANCES_VIEW_SELECT: Final = """
+SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal,
+       s.device, s.queue, s.frame, s.cpu_ns AS submit_cpu_ns,
+       w.type, w.api, l.label_path,
+       json_patch(coalesce(w.metadata, '{}'), coalesce(i.annex, '{}')) AS metadata,
+       i.gpu_begin_ns, i.gpu_end_ns, i.gpu_end_ns - i.gpu_begin_ns AS gpu_ns,
+       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns AS submit_cpu_complete_ns
+FROM workload_instances i
+JOIN submits s ON s.id = i.submit_row
+LEFT JOIN workloads w ON w.process = i.process AND w.tag_id = i.tag_id
+LEFT JOIN label_stacks l
+       ON l.process = i.process AND l.device = s.device AND l.id = i.label_stack_id
+"""
+
+TABLES: Final = (
+    """
 CREATE TABLE meta (
     key TEXT PRIMARY KEY,
     value
@@ -54,6 +73,8 @@ CREATE TABLE devices (
     driver_info TEXT,
     api_version TEXT,
     timestamp_period_ns REAL,
+    clock_domain TEXT,
+    clock_max_deviation_ns INTEGER,
     PRIMARY KEY (process, id)
 );
 CREATE TABLE queues (
@@ -73,7 +94,8 @@ CREATE TABLE frames (
     number INTEGER,
     queue INTEGER,
     cpu_ns INTEGER,
-    reason TEXT
+    reason TEXT,
+    captured INTEGER
 );
 CREATE TABLE label_stacks (
     process INTEGER NOT NULL,
@@ -112,7 +134,8 @@ CREATE TABLE submits (
     api TEXT,
     batch INTEGER,
     first_instance INTEGER NOT NULL,
-    instance_count INTEGER NOT NULL
+    instance_count INTEGER NOT NULL,
+    cpu_complete_ns INTEGER
 );
 CREATE INDEX submits_by_submit_id ON submits (process, submit_id);
 CREATE INDEX submits_by_frame ON submits (frame);
@@ -126,7 +149,10 @@ CREATE TABLE workload_instances (
     label_stack_id INTEGER NOT NULL,
     annex TEXT,
     gpu_begin_ns INTEGER,
-    gpu_end_ns INTEGER
+    gpu_end_ns INTEGER,
+    timing TEXT,
+    timing_reason TEXT,
+    serialization TEXT
 );
 CREATE TABLE annexes (
     seq INTEGER PRIMARY KEY,
@@ -151,17 +177,10 @@ CREATE TABLE diagnostics (
     excerpt TEXT
 );
 CREATE VIEW instances_view AS
-SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal,
-       s.device, s.queue, s.frame, s.cpu_ns AS submit_cpu_ns,
-       w.type, w.api, l.label_path,
-       json_patch(coalesce(w.metadata, '{}'), coalesce(i.annex, '{}')) AS metadata,
-       i.gpu_begin_ns, i.gpu_end_ns
-FROM workload_instances i
-JOIN submits s ON s.id = i.submit_row
-LEFT JOIN workloads w ON w.process = i.process AND w.tag_id = i.tag_id
-LEFT JOIN label_stacks l
-       ON l.process = i.process AND l.device = s.device AND l.id = i.label_stack_id;
 """
+    + INSTANCES_VIEW_SELECT
+    + ";\n"
+)
 
 # The one index on workloads, built when the capture is finalized rather than kept up while rows
 # arrive: maintaining it costs an eighth of the ingest time. A WORKLOAD sent twice for a tagID

@@ -178,10 +178,13 @@ class CaptureStore:
             self._rows.committing()
             for name in (*WORKLOAD_SQL, "labels", "devices", "queues", "frames", "submits"):
                 self._insert(name)
+            self._rows.completions.apply(db)
             self._insert("annexes")
-            self._rows.lists["annexed"] = annexes.take_annexed()
+            lists = self._rows.lists
+            lists["annexed"], lists["timed"] = annexes.take_annexed()
             self._insert("instances")
             self._insert("annexed")
+            self._insert("timed")
             annexes.flushed()  # may add diagnostics, so it goes before they are written
             self._insert("logs")
             self._insert("diagnostics")

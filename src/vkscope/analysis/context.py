@@ -1,0 +1,101 @@
+"""What every report format says about a capture before its frames: file, status, processes,
+devices and their clocks, and how it was timed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..capture import Capture, Device, Diagnostic, Process
+from .timing_info import TimingInfo, timing_info
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    path: str
+    status: str
+    schema_version: int
+    vkscope_version: str | None
+    processes: list[Process]
+    devices: list[Device]
+    timing: TimingInfo
+    workloads: int
+    frames_with_work: int
+    frames_ended: int
+    dropped: int
+    messages: int
+    bad_messages: int
+    skipped_messages: int
+    diagnostics: list[Diagnostic]
+    tables: frozenset[str]  # which tables the report holds (rows.TABLES)
+    queue_flags: dict[tuple[int, int | None, int | None], str]
+
+    def flags(self, process: int, device: int | None, queue: int | None) -> str:
+        return self.queue_flags.get((process, device, queue), "")
+
+    def as_json(self) -> dict[str, Any]:
+        t = self.timing
+        return {
+            "path": self.path,
+            "status": self.status,
+            "schema_version": self.schema_version,
+            "vkscope_version": self.vkscope_version,
+            "workloads": self.workloads,
+            "frames_with_work": self.frames_with_work,
+            "frames_ended": self.frames_ended,
+            "dropped": self.dropped,
+            "messages": self.messages,
+            "bad_messages": self.bad_messages,
+            "skipped_messages": self.skipped_messages,
+            "diagnostics": [
+                {"connection": d.connection, "offset": d.offset, "kind": d.kind, "reason": d.reason}
+                for d in self.diagnostics
+            ],
+            "processes": [
+                {"id": p.id, "process": p.process, "name": p.name, "pid": p.pid, "state": p.state}
+                for p in self.processes
+            ],
+            "devices": [
+                {
+                    "process": d.process,
+                    "id": d.id,
+                    "name": d.name,
+                    "driver": d.driver_name,
+                    "clock_domain": d.clock_domain,
+                    "clock_max_deviation_ns": d.clock_max_deviation_ns,
+                }
+                for d in self.devices
+            ],
+            "timing": {
+                "timed": t.timed,
+                "serialization": t.serialization,
+                "status": t.status,
+                "reasons": [{"reason": r, "workloads": n} for r, n in t.reasons],
+            },
+        }
+
+
+def report_context(capture: Capture, tables: frozenset[str]) -> ReportContext:
+    meta = capture.meta
+    flags: dict[tuple[int, int | None, int | None], str] = {
+        (q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()
+    }
+    return ReportContext(
+        path=str(capture.path),
+        status=meta.status,
+        schema_version=meta.schema_version,
+        vkscope_version=meta.vkscope_version,
+        processes=capture.processes(),
+        devices=capture.devices(),
+        timing=timing_info(capture),
+        workloads=capture.workload_count(),
+        frames_with_work=len(capture.submitted_frames()),
+        frames_ended=len(capture.frames()),
+        dropped=meta.dropped,
+        messages=meta.messages,
+        bad_messages=meta.bad_messages,
+        skipped_messages=meta.skipped_messages,
+        diagnostics=capture.diagnostics(),
+        tables=tables,
+        queue_flags=flags,
+    )

@@ -1,0 +1,191 @@
+"""The tables a report is made of, column by column, as raw values that every format shares.
+
+CSV and JSON write the raw values (times in integer nanoseconds, shares as fractions of 1);
+terminal and Markdown tables show them for people (`1.25 ms`, `12.5%`) and leave out the columns
+marked `wide`, which their headings or the details column already say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..capture import WorkloadInstance
+from .describe import describe, duration_text, key_fields, share_text
+from .frames import FrameKey, FrameWork, QueueWork
+from .summary import Costly, LabelRow
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    kind: str = "text"  # text, int, ns (a duration), time (a timestamp), share
+    wide: bool = False  # in CSV and JSON only
+    title: str = ""  # heading for people; the name when empty
+
+    @property
+    def heading(self) -> str:
+        return self.title or self.name
+
+
+def show(column: Column, value: Any) -> str:
+    """A value as people read it."""
+    if value is None:
+        return ""
+    if column.kind == "ns":
+        return duration_text(value)
+    if column.kind == "share":
+        return share_text(value)
+    if column.kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+_CONTEXT: Final = (
+    Column("frame", "int", wide=True),
+    Column("process", "int", wide=True),
+    Column("device", "int", wide=True),
+    Column("queue", "int", wide=True),
+)
+
+WORKLOADS: Final = (
+    *_CONTEXT,
+    Column("index", "int", title="#"),
+    Column("id", "int", wide=True),
+    Column("submit_id", "int", wide=True),
+    Column("tag_id", "int", wide=True),
+    Column("type"),
+    Column("label_path", title="labels"),
+    Column("size", wide=True),
+    Column("draws", "int", wide=True),
+    Column("dispatch", wide=True),
+    Column("bytes", "int", wide=True),
+    Column("details"),
+    Column("gpu_begin_ns", "time", wide=True),
+    Column("gpu_end_ns", "time", wide=True),
+    Column("gpu_ns", "ns", title="GPU time"),
+    Column("share", "share", title="share"),
+    Column("timing", wide=True),
+    Column("timing_reason", wide=True),
+    Column("serialization", wide=True),
+)
+
+FRAMES: Final = (
+    Column("frame", "int"),
+    Column("process", "int", wide=True),
+    Column("device", "int", wide=True),
+    Column("queue", "int"),
+    Column("queue_flags", wide=True),
+    Column("captured", wide=True),
+    Column("workloads", "int"),
+    Column("timed", "int", wide=True),
+    Column("gpu_sum_ns", "ns", title="sum"),
+    Column("busy_begin_ns", "time", wide=True),
+    Column("busy_end_ns", "time", wide=True),
+    Column("busy_span_ns", "ns", title="span"),
+    Column("busy_ns", "ns", wide=True),
+    Column("idle_ns", "ns", title="idle"),
+    Column("gaps", "int"),
+    Column("largest_gap_ns", "ns", wide=True),
+    Column("overlap_ns", "ns", title="overlap"),
+)
+
+COSTLIEST: Final = (
+    Column("rank", "int", title="#"),
+    Column("frame", "int"),
+    Column("process", "int", wide=True),
+    Column("device", "int", wide=True),
+    Column("queue", "int"),
+    Column("id", "int", wide=True),
+    Column("type"),
+    Column("label_path", title="labels"),
+    Column("details", wide=True),
+    Column("gpu_ns", "ns", title="GPU time"),
+    Column("share", "share", title="of frame"),
+)
+
+LABELS: Final = (
+    Column("label_path", title="label subtree"),
+    Column("depth", "int", wide=True),
+    Column("workloads", "int"),
+    Column("timed", "int", wide=True),
+    Column("self_ns", "ns", title="self"),
+    Column("inclusive_ns", "ns", title="inclusive"),
+    Column("self_share", "share", title="self %"),
+    Column("inclusive_share", "share", title="incl. %"),
+)
+
+TABLES: Final = {
+    "workloads": WORKLOADS,
+    "frames": FRAMES,
+    "costliest": COSTLIEST,
+    "labels": LABELS,
+}
+
+
+def _context(key: FrameKey, queue: int | None) -> tuple[Any, ...]:
+    return (key.frame, key.process, key.device, queue)
+
+
+def workload_rows(
+    frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]
+) -> Iterator[tuple[Any, ...]]:
+    context = _context(frame.key, queue.queue)
+    for index, w in enumerate(rows, 1):
+        size, draws, dispatch, nbytes = key_fields(w)
+        yield (
+            *context, index, w.id, w.submit_id, w.tag_id, w.type or "unknown", w.label_path,
+            size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, w.gpu_ns,
+            frame.share(w), w.timing, w.timing_reason, w.serialization,
+        )  # fmt: skip
+
+
+def frame_row(frame: FrameWork, queue: QueueWork, flags: str) -> tuple[Any, ...]:
+    s = queue.span
+    return (
+        *_context(frame.key, queue.queue), flags, frame.captured, s.workloads, s.timed, s.sum_ns,
+        s.begin_ns, s.end_ns, s.span_ns, s.busy_ns, s.idle_ns, s.gaps, s.largest_gap_ns,
+        s.overlap_ns,
+    )  # fmt: skip
+
+
+def costliest_rows(items: list[Costly]) -> Iterator[tuple[Any, ...]]:
+    for rank, c in enumerate(items, 1):
+        w = c.workload
+        yield (
+            rank, c.key.frame, c.key.process, c.key.device, w.queue, w.id, w.type or "unknown",
+            w.label_path, describe(w), c.gpu_ns, c.share,
+        )  # fmt: skip
+
+
+def label_rows(rows: Iterator[LabelRow]) -> Iterator[tuple[Any, ...]]:
+    for r in rows:
+        name = r.label_path if r.path else "(all workloads)"
+        yield (
+            name, r.depth, r.workloads, r.timed, r.self_ns, r.inclusive_ns, r.self_share,
+            r.inclusive_share,
+        )  # fmt: skip
+
+
+def brief(columns: tuple[Column, ...], timed: bool = True) -> list[int]:
+    """Indexes of the columns people see; without timing in the capture, no time columns."""
+    return [
+        i for i, c in enumerate(columns) if not c.wide and (timed or c.kind not in ("ns", "share"))
+    ]
+
+
+def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> list[str]:
+    """The shown cells of a row for people. A workload without a GPU time says why instead."""
+    cells = [show(columns[i], row[i]) for i in shown]
+    if columns is WORKLOADS:
+        at = {columns[i].name: n for n, i in enumerate(shown)}
+        if "gpu_ns" in at and row[_GPU_NS] is None and row[_TIMING] not in (None, "ok"):
+            cells[at["gpu_ns"]] = str(row[_TIMING])
+    return cells
+
+
+_GPU_NS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "gpu_ns")
+_TIMING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "timing")

@@ -1,0 +1,111 @@
+"""The sentences a report shows people (terminal and Markdown alike): header lines and titles."""
+
+from __future__ import annotations
+
+from .context import ReportContext
+from .describe import duration_text
+from .frames import FrameWork, QueueWork
+from .spans import Span
+
+
+def _status(context: ReportContext) -> str:
+    text = context.status
+    if context.status == "incomplete":
+        lost = [p for p in context.processes if p.state not in ("goodbye", "empty")]
+        if lost:
+            text += f": {len(lost)} connection(s) ended without GOODBYE (crashed or killed)"
+    elif context.status == "capturing":
+        text += ": not finalized (still capturing, or vkscope itself was stopped)"
+    return text
+
+
+def _timing(context: ReportContext) -> list[tuple[str, str]]:
+    t = context.timing
+    if not t.any:
+        return [("timing", "none: run with a timing setting to measure GPU time")]
+    modes = ", ".join(f"{m} ({n:,})" for m, n in sorted(t.serialization.items()))
+    clocks = ", ".join(sorted(t.clocks)) or "not said"
+    lines = [
+        ("timing", f"{t.timed:,} of {t.workloads:,} workloads timed; serialization {modes}"),
+        ("GPU clock", clocks),
+    ]
+    for reason, n in t.reasons[:3]:
+        lines.append(("not timed", f"{n:,}: {reason}"))
+    if len(t.reasons) > 3:
+        lines.append(("", f"… {len(t.reasons) - 3} more reasons"))
+    return lines
+
+
+def header_lines(context: ReportContext) -> list[tuple[str, str]]:
+    lines = [("status", _status(context))]
+    for p in context.processes:
+        if p.state != "empty":
+            lines.append(("process", f"{p.name or '?'} (pid {p.pid or '?'}, {p.state})"))
+    for d in context.devices:
+        driver = f"{d.driver_name or '?'} {d.driver_info or ''}".strip()
+        lines.append(("device", f"{d.name or '?'} ({driver})"))
+    frames = f"{context.frames_with_work:,} with work, {context.frames_ended:,} ended"
+    bad = f"{context.bad_messages:,} bad, {context.skipped_messages:,} of unknown types skipped"
+    lines += [
+        ("frames", frames),
+        ("workloads", f"{context.workloads:,} executed"),
+        ("dropped", f"{context.dropped:,} messages dropped by the layer"),
+        ("messages", f"{context.messages:,} received; {bad}"),
+        *_timing(context),
+    ]
+    for diag in context.diagnostics[:5]:
+        at = f" (byte {diag.offset:,} of connection {diag.connection})" if diag.offset else ""
+        lines.append(("diagnostic", f"{diag.reason}{at}"))
+    if len(context.diagnostics) > 5:
+        lines.append(("", f"… {len(context.diagnostics) - 5} more diagnostics"))
+    return lines
+
+
+def where(context: ReportContext, frame: FrameWork) -> str:
+    key = frame.key
+    names: dict[tuple[int, int | None], str | None] = {
+        (d.process, d.id): d.name for d in context.devices
+    }
+    text = f"device {names.get((key.process, key.device)) or key.device}"
+    if len({p.process for p in context.processes}) > 1:
+        text = f"process {key.process}, {text}"
+    return text
+
+
+def frame_title(context: ReportContext, frame: FrameWork) -> str:
+    title = f"Frame {frame.key.frame} · {where(context, frame)}"
+    if frame.captured is False:
+        title += " · not captured (no timing)"
+    if frame.gpu_ns:
+        title += f" · GPU time {duration_text(frame.gpu_ns)}"
+    return title
+
+
+def span_text(span: Span) -> str:
+    """`12 workloads · sum 1.2 ms · busy span 1.5 ms · idle 300 µs in 4 gaps · overlap 0 ns`."""
+    parts = [f"{span.workloads:,} workload" + ("" if span.workloads == 1 else "s")]
+    if span.timed:
+        gaps = span.gaps
+        idle = f"idle {duration_text(span.idle_ns)} in {gaps} gap" + ("" if gaps == 1 else "s")
+        parts += [
+            f"sum {duration_text(span.sum_ns)}",
+            f"busy span {duration_text(span.span_ns)}",
+            idle if gaps else "no idle gaps",
+        ]
+        if span.overlap_ns:
+            parts.append(f"overlap {duration_text(span.overlap_ns)}")
+    if span.untimed and span.timed:
+        parts.append(f"{span.untimed:,} untimed")
+    return " · ".join(parts)
+
+
+def queue_title(context: ReportContext, frame: FrameWork, queue: QueueWork) -> str:
+    key = frame.key
+    flags = context.flags(key.process, key.device, queue.queue)
+    return f"Frame {key.frame} · queue {queue.queue} ({flags}) · {where(context, frame)}"
+
+
+def queue_heading(context: ReportContext, frame: FrameWork, queue: QueueWork) -> str:
+    """The queue alone, for a heading under its frame's."""
+    key = frame.key
+    return f"Queue {queue.queue} ({context.flags(key.process, key.device, queue.queue)})"

@@ -1,0 +1,224 @@
+"""Reports as CSV, JSON and Markdown, written as the capture is read.
+
+Every writer takes the report in three steps: begin (what the capture is), one call per queue
+of each frame with that queue's workloads as a stream, and end (the summary). Rows go out as
+they come; the one table that is only complete at the end while its rows come during the pass
+(frames and queues) is kept in a temporary file that stays in memory while it is small. CSV
+holds one table (workloads by default); JSON every table asked for, each a list of objects;
+Markdown the same for people.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections.abc import Iterable
+from tempfile import SpooledTemporaryFile
+from typing import Any, Final, Protocol, TextIO
+
+import msgspec
+
+from ..capture import WorkloadInstance
+from .context import ReportContext
+from .frames import FrameKey, FrameWork, QueueWork
+from .rows import (
+    COSTLIEST,
+    FRAMES,
+    LABELS,
+    TABLES,
+    WORKLOADS,
+    Column,
+    brief,
+    costliest_rows,
+    frame_row,
+    label_rows,
+    people_cells,
+    workload_rows,
+)
+from .summary import Summary
+from .text import frame_title, header_lines, queue_heading, span_text
+
+_SPOOL: Final = 8 << 20  # bytes of the frames table kept in memory before it goes to a file
+
+
+class ReportWriter(Protocol):
+    def begin(self, context: ReportContext) -> None: ...
+
+    def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        """One queue of one frame; may leave rows unread (the caller reads what is left)."""
+        ...
+
+    def end(self, summary: Summary) -> None: ...
+
+
+def _frame_row(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tuple[Any, ...]:
+    key = frame.key
+    return frame_row(frame, queue, context.flags(key.process, key.device, queue.queue))
+
+
+def _summary_rows(name: str, summary: Summary) -> Iterable[tuple[Any, ...]]:
+    if name == "costliest":
+        return costliest_rows(summary.costliest.result())
+    return label_rows(summary.labels.rows())
+
+
+class CsvWriter:
+    """One table, with a header row; times in integer nanoseconds, shares as fractions."""
+
+    def __init__(self, out: TextIO, table: str) -> None:
+        self._csv = csv.writer(out, lineterminator="\n")
+        self._table = table
+        self._context: ReportContext | None = None
+
+    def begin(self, context: ReportContext) -> None:
+        self._context = context
+        self._csv.writerow([c.name for c in TABLES[self._table]])
+
+    def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        if self._table == "workloads":
+            self._csv.writerows(workload_rows(frame, queue, rows))
+        elif self._table == "frames":
+            assert self._context is not None
+            self._csv.writerow(_frame_row(self._context, frame, queue))
+
+    def end(self, summary: Summary) -> None:
+        if self._table in ("costliest", "labels"):
+            self._csv.writerows(_summary_rows(self._table, summary))
+
+
+class JsonWriter:
+    """`{"capture": {...}, "workloads": [...], "frames": [...], ...}`, streamed."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._encode = msgspec.json.Encoder().encode
+        # Closed by end(): the file lives as long as the report being written.
+        self._frames = SpooledTemporaryFile(_SPOOL, mode="w+", encoding="utf-8")  # noqa: SIM115
+        self._workloads = 0
+        self._frame_rows = 0
+        self._context: ReportContext | None = None
+
+    def _object(self, columns: tuple[Column, ...], row: tuple[Any, ...]) -> str:
+        return self._encode({c.name: v for c, v in zip(columns, row, strict=True)}).decode()
+
+    def begin(self, context: ReportContext) -> None:
+        self._context = context
+        self._out.write('{"capture": ' + self._encode(context.as_json()).decode())
+        if "workloads" in context.tables:
+            self._out.write(',\n"workloads": [')
+
+    def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        context = self._context
+        assert context is not None
+        if "frames" in context.tables:
+            sep = ",\n" if self._frame_rows else "\n"
+            self._frames.write(sep + self._object(FRAMES, _frame_row(context, frame, queue)))
+            self._frame_rows += 1
+        if "workloads" in context.tables:
+            write = self._out.write
+            for row in workload_rows(frame, queue, rows):
+                write((",\n" if self._workloads else "\n") + self._object(WORKLOADS, row))
+                self._workloads += 1
+
+    def end(self, summary: Summary) -> None:
+        context = self._context
+        assert context is not None
+        out = self._out
+        if "workloads" in context.tables:
+            out.write("\n]" if self._workloads else "]")
+        if "frames" in context.tables:
+            out.write(',\n"frames": [')
+            self._frames.seek(0)
+            shutil.copyfileobj(self._frames, out)
+            out.write("\n]" if self._frame_rows else "]")
+        self._frames.close()
+        for name, columns in (("costliest", COSTLIEST), ("labels", LABELS)):
+            if name in context.tables:
+                objects = ",\n".join(self._object(columns, r) for r in _summary_rows(name, summary))
+                out.write(f',\n"{name}": [' + (f"\n{objects}\n" if objects else "") + "]")
+        out.write("}\n")
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+class MarkdownWriter:
+    """Headings and pipe tables: a section per frame and queue, then the summary tables."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        # Closed by end(): the file lives as long as the report being written.
+        self._frames = SpooledTemporaryFile(_SPOOL, mode="w+", encoding="utf-8")  # noqa: SIM115
+        self._frames_shown: list[int] = []
+        self._last: FrameKey | None = None
+        self._context: ReportContext | None = None
+
+    def _head(
+        self, columns: tuple[Column, ...], out: TextIO | SpooledTemporaryFile[str]
+    ) -> list[int]:
+        context = self._context
+        assert context is not None
+        shown = brief(columns, context.timing.any)
+        right = {"int", "ns", "share", "time"}
+        out.write("| " + " | ".join(_md(columns[i].heading) for i in shown) + " |\n")
+        out.write(
+            "| " + " | ".join("---:" if columns[i].kind in right else "---" for i in shown) + " |\n"
+        )
+        return shown
+
+    def _line(self, columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> str:
+        return "| " + " | ".join(map(_md, people_cells(columns, row, shown))) + " |\n"
+
+    def begin(self, context: ReportContext) -> None:
+        self._context = context
+        self._out.write(f"# vkscope capture {_md(context.path)}\n\n")
+        for name, value in header_lines(context):
+            self._out.write(f"- **{name}**: {_md(value)}\n" if name else f"- {_md(value)}\n")
+        self._out.write("\n")
+        if "frames" in context.tables:
+            self._frames_shown = self._head(FRAMES, self._frames)
+
+    def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        context = self._context
+        assert context is not None
+        if "frames" in context.tables:
+            row = _frame_row(context, frame, queue)
+            self._frames.write(self._line(FRAMES, row, self._frames_shown))
+        if "workloads" not in context.tables:
+            return
+        out, shown = self._out, brief(WORKLOADS, context.timing.any)
+        wrote = False
+        for row in workload_rows(frame, queue, rows):
+            if not wrote:  # headings only above rows: a filter may leave a queue empty
+                wrote = True
+                if frame.key != self._last:
+                    self._last = frame.key
+                    out.write(f"## {_md(frame_title(context, frame))}\n\n")
+                out.write(f"### {_md(queue_heading(context, frame, queue))}\n\n")
+                out.write(f"{_md(span_text(queue.span))}\n\n")
+                self._head(WORKLOADS, out)
+            out.write(self._line(WORKLOADS, row, shown))
+        if wrote:
+            out.write("\n")
+
+    def end(self, summary: Summary) -> None:
+        context = self._context
+        assert context is not None
+        out = self._out
+        if "frames" in context.tables:
+            out.write("## Frames and queues\n\n")
+            self._frames.seek(0)
+            shutil.copyfileobj(self._frames, out)
+            out.write("\n")
+        self._frames.close()
+        for name, title, columns in (
+            ("costliest", "Costliest workloads", COSTLIEST),
+            ("labels", "Label subtrees", LABELS),
+        ):
+            if name in context.tables:
+                out.write(f"## {title}\n\n")
+                shown = self._head(columns, out)
+                for row in _summary_rows(name, summary):
+                    out.write(self._line(columns, row, shown))
+                out.write("\n")

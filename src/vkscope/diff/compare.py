@@ -1,0 +1,408 @@
+"""Matches the workloads of two captures by identity and judges every cost change.
+
+Both captures are attached read-only to one scratch SQLite connection whose own database is a
+private temporary file. SQL numbers each workload instance within its scope (see
+docs/diff.md, "Identity") and hands the instances of both captures back sorted by identity, so
+Python only ever holds the per-frame times of one identity. Each identity's verdict goes into a
+table of the scratch database, which the output then reads back in whatever order it needs.
+Nothing grows with the size of the captures except that temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from ..capture import CaptureError, open_capture
+from ..capture import schema as capture_schema
+from .stats import (
+    IMPROVEMENT,
+    REGRESSION,
+    STATUSES,
+    Rule,
+    Summary,
+    Verdict,
+    judge,
+    median,
+    summarize,
+)
+
+MATCHED: Final = "matched"
+ADDED: Final = "added"
+REMOVED: Final = "removed"
+BASE, NEW = 0, 1
+
+_BATCH: Final = 10_000  # verdict rows per INSERT
+
+# The GPU times of an instance: the columns, or, where a vkscope stored the timing annex without
+# copying it into them, the annex itself. Only a pair of integers with end >= begin is a time.
+_INSTANCES: Final = """
+SELECT {side} AS side, p, d, f, qk, path, type, iid,
+       CASE WHEN typeof(gb) = 'integer' AND typeof(ge) = 'integer' AND ge >= gb
+            THEN ge - gb END AS dur
+FROM (
+    SELECT i.id AS iid, s.process AS p, s.device AS d, s.frame AS f,
+           coalesce(q.family || '.' || q.queue_index, 'id ' || s.queue, '?') AS qk,
+           coalesce(l.path, '[]') AS path,
+           coalesce(w.type, '') AS type,
+           coalesce(i.gpu_begin_ns, json_extract(i.annex, '$.gpu_begin_ns')) AS gb,
+           coalesce(i.gpu_end_ns, json_extract(i.annex, '$.gpu_end_ns')) AS ge
+    FROM {db}.workload_instances i
+    JOIN {db}.submits s ON s.id = i.submit_row
+    LEFT JOIN {workloads} w ON w.process = i.process AND w.tag_id = i.tag_id
+    LEFT JOIN {db}.label_stacks l
+           ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
+    LEFT JOIN {db}.queues q ON q.process = s.process AND q.device = s.device AND q.id = s.queue
+)
+"""
+
+# The ordinal: how many workloads of the same type were submitted before this one under the same
+# label path, on the same queue, in the same frame (of the same process and device).
+_ORDINALS: Final = """
+SELECT side, qk, path, type,
+       row_number() OVER (PARTITION BY p, d, f, qk, path, type ORDER BY iid) - 1 AS ordinal,
+       dur
+FROM ({instances})
+"""
+
+_BY_IDENTITY: Final = """
+SELECT qk, path, type, ordinal, side, dur FROM ({base} UNION ALL {new})
+ORDER BY qk, path, type, ordinal, side
+"""
+
+_PER_FRAME: Final = """
+SELECT count(*), count(dur), sum(dur) FROM ({instances}) GROUP BY p, d, f
+"""
+
+_RESULTS: Final = """
+CREATE TABLE result (
+    kind TEXT NOT NULL,
+    status TEXT,
+    qk TEXT NOT NULL,
+    path TEXT NOT NULL,
+    type TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    b_frames INTEGER NOT NULL,
+    b_samples INTEGER NOT NULL,
+    b_median REAL,
+    b_noise REAL,
+    n_frames INTEGER NOT NULL,
+    n_samples INTEGER NOT NULL,
+    n_median REAL,
+    n_noise REAL,
+    delta REAL,
+    delta_pct REAL,
+    bound REAL
+)
+"""
+
+_COLUMNS: Final = (
+    "kind, status, qk, path, type, ordinal, b_frames, b_samples, b_median, b_noise, "
+    "n_frames, n_samples, n_median, n_noise, delta, delta_pct, bound"
+)
+_IDENTITY_ORDER: Final = "qk, path, type, ordinal"
+
+_decode_labels = msgspec.json.Decoder(list[str]).decode
+
+
+class DiffInputError(Exception):
+    """A capture that cannot be compared; the message says which file and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    type: str | None  # None: the layer never described the workload
+    labels: tuple[str, ...]
+    ordinal: int
+    queue: str  # "family.index", or "id N" for a queue its DEVICE message did not list
+
+    @property
+    def label_path(self) -> str:
+        return "/".join(self.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    frames: int  # frames it ran in, timed or not
+    summary: Summary  # over the frames it was timed in
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    kind: str  # MATCHED, ADDED or REMOVED
+    identity: Identity
+    base: Side | None  # None when added
+    new: Side | None  # None when removed
+    verdict: Verdict | None  # for matched workloads only
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureFacts:
+    path: Path
+    status: str
+    schema_version: int
+    workloads: int  # instances
+    timed_workloads: int
+    frames: int  # frames with submitted work
+    timed_frames: int  # frames with at least one timed workload
+    workloads_per_frame: float  # median over frames with work
+    gpu_per_frame: Summary  # summed workload GPU time per timed frame
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    name: str  # schema name in the scratch connection
+    workloads: str  # its workloads table, indexed by (process, tag_id)
+
+
+class Diff:
+    """Two captures compared: facts about each, the frame totals, and the verdict table.
+
+    Use as a context manager (or call close()): the verdicts live in a temporary database.
+    """
+
+    def __init__(self, base: Path | str, new: Path | str, rule: Rule) -> None:
+        self.rule = rule
+        self._paths = (Path(base), Path(new))
+        metas = [_check(p) for p in self._paths]
+        self._db = sqlite3.connect("", uri=True, isolation_level=None)
+        try:
+            # Sorts spill to temporary files rather than grow in memory; worker threads make
+            # the big sorts faster without raising the peak much (docs/bench-diff-memory.md).
+            self._db.execute("PRAGMA temp_store=FILE")
+            self._db.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
+            sources = [self._attach(i, p) for i, p in enumerate(self._paths)]
+            self.base, self.new = (
+                self._facts(path, meta, src)
+                for path, meta, src in zip(self._paths, metas, sources, strict=True)
+            )
+            self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
+            self._match(sources)
+            self.counts = self._counts()
+            self.queues = self._db.execute("SELECT count(DISTINCT qk) FROM result").fetchone()[0]
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _problem(self._paths, exc) from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def __enter__(self) -> Diff:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @property
+    def regressed(self) -> bool:
+        return self.counts[REGRESSION] > 0 or self.total.status == REGRESSION
+
+    # -- reading the verdicts back -------------------------------------------------------------
+
+    def rows(
+        self, kind: str, statuses: tuple[str, ...] = (), limit: int | None = None
+    ) -> Iterator[Row]:
+        """Matched workloads by |change| (largest first), added and removed ones by cost."""
+        where, params = ["kind = ?"], [kind]
+        if statuses:
+            where.append(f"status IN ({', '.join('?' * len(statuses))})")
+            params.extend(statuses)
+        if kind == MATCHED:
+            order = "delta IS NULL, abs(delta) DESC"
+        else:
+            cost = "n_median" if kind == ADDED else "b_median"
+            order = f"{cost} IS NULL, {cost} DESC"
+        sql = f"SELECT {_COLUMNS} FROM result WHERE {' AND '.join(where)} "
+        sql += f"ORDER BY {order}, {_IDENTITY_ORDER}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for r in self._db.execute(sql, params):
+            yield _row(r)
+
+    # -- building -------------------------------------------------------------------------------
+
+    def _attach(self, index: int, path: Path) -> _Source:
+        name = ("base", "new")[index]
+        uri = path.resolve().as_uri() + "?mode=ro"
+        self._db.execute("ATTACH DATABASE ? AS " + name, (uri,))
+        indexed = self._db.execute(
+            f"SELECT 1 FROM {name}.sqlite_master WHERE type = 'index' AND name = ?",
+            (capture_schema.WORKLOADS_INDEX,),
+        ).fetchone()
+        if indexed:
+            return _Source(name, f"{name}.workloads")
+        # A capture that was never finalized has no index on workloads yet and may still hold
+        # a superseded WORKLOAD row per tagID: use an indexed copy of the rows that stand.
+        copy = f"workloads_{name}"
+        self._db.execute(
+            f"CREATE TEMP TABLE {copy} AS SELECT process, tag_id, type FROM {name}.workloads "
+            f"WHERE rowid IN (SELECT max(rowid) FROM {name}.workloads GROUP BY process, tag_id)"
+        )
+        self._db.execute(f"CREATE UNIQUE INDEX temp.{copy}_by_tag ON {copy} (process, tag_id)")
+        return _Source(name, f"temp.{copy}")
+
+    def _facts(self, path: Path, meta: Any, src: _Source) -> CaptureFacts:
+        per_frame = _PER_FRAME.format(instances=_instances(src, BASE))
+        try:
+            counts: list[int] = []
+            totals: list[int] = []
+            timed = 0
+            for n, n_timed, total in self._db.execute(per_frame):
+                counts.append(n)
+                timed += n_timed
+                if n_timed:
+                    totals.append(total)
+        except sqlite3.Error as exc:
+            raise _problem((path,), exc) from None
+        workloads = sum(counts)
+        if not workloads:
+            why = (
+                "no application connected while it was recorded"
+                if not meta.connections
+                else f"status {meta.status}, {meta.connections} connection(s)"
+            )
+            raise DiffInputError(
+                f"{path}: the capture holds no workloads ({why}): nothing to compare"
+            )
+        if not timed:
+            raise DiffInputError(
+                f"{path}: no GPU timings in this capture ({workloads:,} workloads, none timed): "
+                "costs can only be compared between captures recorded with the layer's timing "
+                "setting on"
+            )
+        frames = len(counts)
+        return CaptureFacts(
+            path=path,
+            status=meta.status,
+            schema_version=meta.schema_version,
+            workloads=workloads,
+            timed_workloads=timed,
+            frames=frames,
+            timed_frames=len(totals),
+            workloads_per_frame=median(counts),
+            gpu_per_frame=summarize(totals),
+        )
+
+    def _match(self, sources: list[_Source]) -> None:
+        db = self._db
+        db.execute(_RESULTS)
+        sql = _BY_IDENTITY.format(
+            base=_ORDINALS.format(instances=_instances(sources[BASE], BASE)),
+            new=_ORDINALS.format(instances=_instances(sources[NEW], NEW)),
+        )
+        insert = f"INSERT INTO result VALUES ({', '.join('?' * 17)})"
+        rule = self.rule
+        batch: list[tuple[Any, ...]] = []
+        key: tuple[str, str, str, int] | None = None
+        frames = [0, 0]
+        times: tuple[list[int], list[int]] = ([], [])
+        db.execute("BEGIN")
+        # One pass over both captures' instances, sorted by identity: each identity's run of
+        # rows is summed up the moment the next identity starts.
+        for qk, path, type_, ordinal, side, dur in db.execute(sql):
+            this = (qk, path, type_, ordinal)
+            if this != key:
+                if key is not None:
+                    batch.append(_verdict_row(key, frames, times, rule))
+                    if len(batch) >= _BATCH:
+                        db.executemany(insert, batch)
+                        batch.clear()
+                key = this
+                frames = [0, 0]
+                times = ([], [])
+            frames[side] += 1
+            if dur is not None:
+                times[side].append(dur)
+        if key is not None:
+            batch.append(_verdict_row(key, frames, times, rule))
+        db.executemany(insert, batch)
+        db.execute("COMMIT")
+
+    def _counts(self) -> dict[str, int]:
+        counts = dict.fromkeys((MATCHED, ADDED, REMOVED, *STATUSES), 0)
+        for kind, status, n in self._db.execute(
+            "SELECT kind, status, count(*) FROM result GROUP BY kind, status"
+        ):
+            counts[kind] += n
+            if status is not None:
+                counts[status] += n
+        return counts
+
+
+def _problem(paths: tuple[Path, ...], exc: sqlite3.Error) -> DiffInputError:
+    """What an SQLite error met while reading the captures means."""
+    text = str(exc)
+    if "full" in text or "temporary" in text:
+        return DiffInputError(
+            "out of room for the comparison's temporary files (SQLITE_TMPDIR, /var/tmp or /tmp): "
+            f"SQLite says {text!r}"
+        )
+    names = " or ".join(str(p) for p in paths)
+    return DiffInputError(f"{names}: truncated or damaged: SQLite says {text!r}")
+
+
+def _check(path: Path) -> Any:
+    """What open_capture says about the file (a CaptureError becomes a DiffInputError)."""
+    try:
+        with open_capture(path) as capture:
+            return capture.meta
+    except CaptureError as exc:
+        raise DiffInputError(str(exc)) from None
+
+
+def _instances(src: _Source, side: int) -> str:
+    return _INSTANCES.format(side=side, db=src.name, workloads=src.workloads)
+
+
+def _verdict_row(
+    key: tuple[str, str, str, int],
+    frames: list[int],
+    times: tuple[list[int], list[int]],
+    rule: Rule,
+) -> tuple[Any, ...]:
+    base, new = summarize(times[BASE]), summarize(times[NEW])
+    if frames[BASE] and frames[NEW]:
+        kind = MATCHED
+        v: Verdict | None = judge(base, new, rule)
+    else:
+        kind = ADDED if frames[NEW] else REMOVED
+        v = None
+    return (
+        kind, v.status if v else None, *key,
+        frames[BASE], base.samples, base.median_ns, base.noise_ns,
+        frames[NEW], new.samples, new.median_ns, new.noise_ns,
+        v.delta_ns if v else None, v.delta_pct if v else None, v.bound_ns if v else None,
+    )  # fmt: skip
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    kind, status = r[0], r[1]
+    identity = Identity(r[4] or None, tuple(_decode_labels(r[3])), r[5], r[2])
+    base = Side(r[6], Summary(r[7], r[8], r[9])) if kind != ADDED else None
+    new = Side(r[10], Summary(r[11], r[12], r[13])) if kind != REMOVED else None
+    verdict = Verdict(status, r[14], r[15], r[16]) if kind == MATCHED else None
+    return Row(kind, identity, base, new, verdict)
+
+
+__all__ = [
+    "ADDED",
+    "IMPROVEMENT",
+    "MATCHED",
+    "REGRESSION",
+    "REMOVED",
+    "CaptureFacts",
+    "Diff",
+    "DiffInputError",
+    "Identity",
+    "Row",
+    "Side",
+]

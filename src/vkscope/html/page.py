@@ -1,0 +1,344 @@
+"""Builds the HTML timeline: the capture as compact JSON, inlined with the page's script and style.
+
+The page is one file with no outside references. Its data travels in a
+`<script type="application/json">` block, column by column (one list per field, one entry per
+workload instance), with the strings that repeat (types, label stacks, whole metadata objects)
+stored once and referred to by index. Times are made relative to the capture's first one, so
+they stay exact as JavaScript numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from .. import __version__
+from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
+
+DATA_VERSION: Final = 1
+_SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
+_LONG_NUMBER: Final = re.compile(rb"\d{16,}")
+_PLACEHOLDER: Final = re.compile(r"\{\{(\w+)\}\}")
+_CLOSERS: Final = re.compile(r"</(script|style)", re.IGNORECASE)
+_ENUM_KEYS: Final = {
+    "format": "format",
+    "load": "load",
+    "stencil_load": "load",
+    "store": "store",
+    "stencil_store": "store",
+}
+_ENUM_PREFIXES: Final = {
+    "format": "VK_FORMAT_",
+    "load": "VK_ATTACHMENT_LOAD_OP_",
+    "store": "VK_ATTACHMENT_STORE_OP_",
+}
+_DIAGNOSTICS_SHOWN: Final = 20
+
+_encode = msgspec.json.Encoder().encode
+
+
+def write_html(capture_path: Path | str, out_path: Path | str) -> None:
+    """Writes the HTML timeline of the capture at `capture_path` to `out_path`.
+
+    Raises the capture package's CaptureError subclasses for a file that cannot be read as a
+    capture (nothing is written then) and OSError when the page cannot be written. The page
+    replaces `out_path` in one step, so a failed run never leaves half a page behind.
+    """
+    with open_capture(capture_path) as capture:
+        page = build_page(capture)
+    out = Path(out_path)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(page, encoding="utf-8")
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def build_page(capture: Capture) -> str:
+    """The whole page for an open capture, as text."""
+    data = _encode(page_data(capture))
+    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end
+    # the data block early, whatever the application named its labels.
+    data = data.replace(b"<", b"\\u003c")
+    parts = {
+        "title": escape(f"vkscope · {capture.path.name}"),
+        "generator": escape(f"vkscope {__version__}"),
+        "css": _asset("timeline.css"),
+        "js": _asset("timeline.js"),
+        "data": data.decode("utf-8"),
+    }
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("template.html"))
+
+
+def _asset(name: str) -> str:
+    text = resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+    if name != "template.html" and _CLOSERS.search(text):
+        raise RuntimeError(f"html asset {name} contains a closing tag; it cannot be inlined")
+    return text
+
+
+def page_data(capture: Capture) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready values (the layout is in docs/html.md)."""
+    builder = _Builder(capture)
+    for w in capture.workloads():
+        builder.add(w)
+    return builder.finish()
+
+
+def _safe(value: Any) -> Any:
+    """The value with every integer a browser would round turned into its decimal string."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value) if abs(value) > _SAFE_INT else value
+    if isinstance(value, dict):
+        return {k: _safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return value
+
+
+def _enum_names() -> dict[str, dict[int, str]]:
+    """Names of the Vulkan enumerants the metadata carries as numbers, from the registry."""
+    names: dict[str, dict[int, str]] = {kind: {} for kind in _ENUM_PREFIXES}
+    try:
+        import vulkan
+    except (ImportError, OSError):  # the page then shows the numbers alone
+        return names
+    for attribute in dir(vulkan):
+        for kind, prefix in _ENUM_PREFIXES.items():
+            if not attribute.startswith(prefix) or "__" in attribute:
+                continue
+            value = getattr(vulkan, attribute)
+            if not isinstance(value, int) or attribute.endswith("MAX_ENUM"):
+                continue
+            name = attribute[len(prefix) :]
+            known = names[kind].get(value)
+            # Of several aliases, the core name (shortest, no vendor suffix) wins.
+            if known is None or len(name) < len(known):
+                names[kind][value] = name
+    return names
+
+
+class _Builder:
+    """Collects the workload instances of a capture into columns."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+        self.devices: dict[tuple[int, int], Device] = {
+            (d.process, d.id): d for d in capture.devices()
+        }
+        self.queue_rows: dict[tuple[int, int | None, int | None], int] = {}
+        self.frame_rows: dict[tuple[int, int | None, int | None], int] = {}
+        self.types: dict[str | None, int] = {}
+        self.labels: dict[tuple[str, ...], int] = {(): 0}
+        self.metadata: dict[bytes, int] = {}
+        self.metadata_json: list[msgspec.Raw] = []
+        self.enum_values: dict[str, set[int]] = {kind: set() for kind in _ENUM_PREFIXES}
+        self.timings: dict[tuple[str | None, str | None, str | None], int] = {}
+        self.untimed_reasons: Counter[str] = Counter()
+        columns = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti")
+        self.cols: dict[str, list[Any]] = {name: [] for name in columns}
+        self.device_of_row: list[tuple[int, int | None]] = []
+
+    def add(self, w: WorkloadInstance) -> None:
+        c = self.cols
+        c["id"].append(w.id)
+        c["key"].append(f"{w.submit_id}.{w.tag_id}")
+        c["ord"].append(w.ordinal)
+        queue = (w.process, w.device, w.queue)
+        row = self.queue_rows.get(queue)
+        if row is None:
+            row = self.queue_rows[queue] = len(self.queue_rows)
+            self.device_of_row.append((w.process, w.device))
+        c["q"].append(row)
+        frame = (w.process, w.device, w.frame)
+        c["f"].append(self.frame_rows.setdefault(frame, len(self.frame_rows)))
+        c["t"].append(self.types.setdefault(w.type, len(self.types)))
+        c["l"].append(self.labels.setdefault(w.labels, len(self.labels)))
+        c["m"].append(self._metadata(w.metadata))
+        c["s"].append(w.submit_cpu_ns)
+        c["sc"].append(w.submit_cpu_complete_ns)
+        timing = (w.timing, w.timing_reason, w.serialization)
+        c["ti"].append(self.timings.setdefault(timing, len(self.timings)))
+        begin, end = w.gpu_begin_ns, w.gpu_end_ns
+        if begin is None or end is None or end < begin:
+            begin = end = None
+            self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
+        c["b"].append(begin)
+        c["e"].append(end)
+
+    def _metadata(self, metadata: dict[str, Any]) -> int:
+        raw = _encode(metadata)
+        index = self.metadata.get(raw)
+        if index is None:
+            index = self.metadata[raw] = len(self.metadata)
+            if _LONG_NUMBER.search(raw):
+                raw = _encode(_safe(metadata))
+            self.metadata_json.append(msgspec.Raw(raw))
+            self._collect_enums(metadata)
+        return index
+
+    def _collect_enums(self, value: Any, key: str | None = None) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self._collect_enums(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                self._collect_enums(v, key)
+        elif key in _ENUM_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            self.enum_values[_ENUM_KEYS[key]].add(value)
+
+    def _clock_groups(self) -> tuple[dict[tuple[int, int | None], int], bool]:
+        """The value each device's GPU times are made relative to, and whether each device got
+        its own (their clocks cannot be compared)."""
+        firsts: dict[tuple[int, int | None], int] = {}
+        for row, begin in zip(self.cols["q"], self.cols["b"], strict=True):
+            if begin is not None:
+                dev = self.device_of_row[row]
+                firsts[dev] = min(begin, firsts.get(dev, begin))
+        if not firsts:
+            return {}, False
+        shared = len(firsts) == 1 or all(
+            (dev := self.devices.get((p, d or 0))) is not None
+            and dev.clock_domain == "clock_monotonic"
+            for p, d in firsts
+        )
+        if shared:
+            first = min(firsts.values())
+            return dict.fromkeys(firsts, first), False
+        return firsts, True
+
+    def finish(self) -> dict[str, Any]:
+        c = self.cols
+        bases, per_device = self._clock_groups()
+        timed = 0
+        for i, begin in enumerate(c["b"]):
+            if begin is not None:
+                base = bases[self.device_of_row[c["q"][i]]]
+                c["b"][i] = begin - base
+                c["e"][i] -= base
+                timed += 1
+        submits = [s for s in c["s"] if s is not None]
+        first_submit = min(submits) if submits else 0
+        for name in ("s", "sc"):
+            c[name] = [None if t is None else t - first_submit for t in c[name]]
+        c["q"], queues = self._sorted_queues(c["q"])
+        enum_names = _enum_names() if any(self.enum_values.values()) else {}
+        enums = {
+            kind: {str(v): names[v] for v in sorted(self.enum_values[kind]) if v in names}
+            for kind, names in enum_names.items()
+        }
+        count = len(c["id"])
+        return {
+            "version": DATA_VERSION,
+            "capture": self._capture_info(),
+            "queues": queues,
+            "frames": self._frames(),
+            "types": list(self.types),
+            "labels": [list(path) for path in self.labels],
+            "metadata": self.metadata_json,
+            "enums": enums,
+            "timing": {
+                "states": [list(t) for t in self.timings],
+                "timed": timed,
+                "untimed": count - timed,
+                "untimed_reasons": dict(self.untimed_reasons.most_common(10)),
+                "per_device_clocks": per_device,
+            },
+            "workloads": {"count": count, **c},
+        }
+
+    def _sorted_queues(self, rows: list[int]) -> tuple[list[int], list[dict[str, Any]]]:
+        """Queue rows in (process, device, queue) order, with the workloads' rows renumbered."""
+        keys = list(self.queue_rows)
+        order = sorted(range(len(keys)), key=lambda r: tuple(-1 if v is None else v
+                                                             for v in keys[r]))  # fmt: skip
+        renumber = {old: new for new, old in enumerate(order)}
+        known = {(q.process, q.device, q.id): q for q in self.capture.queues()}
+        several = len({p for p, _, _ in keys}) > 1
+        names = {p.process: p.name for p in self.capture.processes() if p.name}
+        queues = []
+        for old in order:
+            process, device, queue = keys[old]
+            info = known.get((process, device or 0, queue or 0))
+            dev = self.devices.get((process, device or 0))
+            name = f"queue {'?' if queue is None else queue}"
+            if several:
+                name = f"{names.get(process, f'process {process}')} · {name}"
+            queues.append({
+                "name": name,
+                "process": process,
+                "device": device,
+                "queue": queue,
+                "device_name": dev.name if dev else None,
+                "family": info.family if info else None,
+                "index": info.index if info else None,
+                "flags": list(info.flags) if info else [],
+            })  # fmt: skip
+        return [renumber[r] for r in rows], queues
+
+    def _frames(self) -> list[dict[str, Any]]:
+        """The frames that have work, in order of their first submission."""
+        ended: dict[tuple[int, int | None, int | None], Frame] = {
+            (f.process, f.device, f.number): f for f in self.capture.frames()
+        }
+        out = []
+        for key in self.frame_rows:
+            process, device, number = key
+            frame = ended.get(key)
+            out.append({
+                "process": process,
+                "device": device,
+                "number": number,
+                "captured": frame.captured if frame else None,
+            })  # fmt: skip
+        return out
+
+    def _capture_info(self) -> dict[str, Any]:
+        capture = self.capture
+        meta = capture.meta
+        diagnostics = capture.diagnostics()
+        return {
+            "file": capture.path.name,
+            "status": meta.status,
+            "schema_version": meta.schema_version,
+            "vkscope_version": meta.vkscope_version,
+            "created_utc": meta.created_utc,
+            "finished_utc": meta.finished_utc,
+            "process_name": meta.process_name,
+            "pid": meta.pid,
+            "messages": meta.messages,
+            "bad_messages": meta.bad_messages,
+            "dropped": meta.dropped,
+            "frames_ended": len(capture.frames()),
+            "processes": [
+                {"name": p.name, "pid": p.pid, "state": p.state}
+                for p in capture.processes()
+                if p.state != "empty"
+            ],
+            "devices": [_device_info(d) for d in self.devices.values()],
+            "diagnostics": len(diagnostics),
+            "diagnostic_reasons": [d.reason for d in diagnostics[:_DIAGNOSTICS_SHOWN]],
+        }
+
+
+def _device_info(d: Device) -> dict[str, Any]:
+    return {
+        "process": d.process,
+        "id": d.id,
+        "name": d.name,
+        "driver": " ".join(x for x in (d.driver_name, d.driver_info) if x) or None,
+        "api_version": d.api_version,
+        "clock_domain": d.clock_domain,
+        "clock_max_deviation_ns": d.clock_max_deviation_ns,
+    }

@@ -1,0 +1,423 @@
+"""The HTML timeline in headless Chromium: it renders offline, and every control does its job.
+
+Needs Debian's `chromium` (/usr/bin/chromium) and the `playwright` package; Playwright drives the
+system browser, as its own browser download is not available everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import base_env, run, vkscope_cli
+from test_html_data import BIG, capture_from, timeline_stream
+
+from vkscope.capture import WorkloadInstance, open_capture
+from vkscope.capture.client import Stream
+from vkscope.html import write_html
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[1]
+PAGE_URL = "http://vkscope.invalid/report.html"  # served from memory by the route handler
+SCREENSHOTS = REPO / "build"
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium)",
+                allow_module_level=True)  # fmt: skip
+
+
+@dataclass
+class Loaded:
+    page: Any  # playwright Page
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def js(self, expression: str, arg: Any = None) -> Any:
+        return self.page.evaluate(expression, arg)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def load(browser: Any) -> Iterator[Any]:
+    """Opens a page written by write_html in a fresh context where every request fails."""
+    contexts: list[Any] = []
+
+    def open_page(html_path: Path) -> Loaded:
+        # The page's content-security policy forbids eval, which Playwright's polling
+        # wait_for_function needs; requests stay blocked by the route handler below.
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+        contexts.append(context)
+        page = context.new_page()
+        loaded = Loaded(page)
+        body = html_path.read_bytes()
+
+        def route(r: Any) -> None:
+            if r.request.url == PAGE_URL:
+                r.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
+            else:
+                loaded.requests.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+
+        def console(message: Any) -> None:
+            if message.type == "error":
+                loaded.errors.append(message.text)
+
+        page.on("console", console)
+        page.on("pageerror", lambda e: loaded.errors.append(str(e)))
+        page.goto(PAGE_URL)
+        page.wait_for_function("document.documentElement.dataset.ready === '1'", timeout=10_000)
+        return loaded
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def timed_page(tmp_path: Path, load: Any) -> tuple[Loaded, Path]:
+    cap = capture_from(timeline_stream(), tmp_path / "timed.vkscope")
+    out = tmp_path / "report.html"
+    write_html(cap, out)
+    return load(out), cap
+
+
+def instances(cap: Path) -> list[WorkloadInstance]:
+    with open_capture(cap) as c:
+        return list(c.workloads())
+
+
+def gpu_time(w: WorkloadInstance) -> int | None:
+    return w.gpu_ns
+
+
+def fmt_ns(ns: float) -> str:
+    """The page's way of writing a time (its fmtNs)."""
+    a = abs(ns)
+    for scale, unit in ((1e9, " s"), (1e6, " ms"), (1e3, " µs")):
+        if a >= scale:
+            v = ns / scale
+            return f"{v:.{1 if abs(v) >= 100 else 2 if abs(v) >= 10 else 3}f}{unit}"
+    return f"{round(ns)} ns"
+
+
+def painted_pixels(loaded: Loaded, rgb: tuple[int, int, int]) -> int:
+    """How many canvas pixels have exactly this colour."""
+    return int(loaded.js("""(rgb) => {
+        const c = document.getElementById('timeline');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let k = 0; k < d.length; k += 4) {
+            const same = d[k] === rgb[0] && d[k + 1] === rgb[1] && d[k + 2] === rgb[2];
+            if (same && d[k + 3] === 255) n++;
+        }
+        return n;
+    }""", list(rgb)))  # fmt: skip
+
+
+def click_workload(loaded: Loaded, workload_id: int) -> None:
+    loaded.js("(id) => vkscope.reveal(id)", workload_id)
+    pos = loaded.js("(id) => vkscope.positionOf(id)", workload_id)
+    assert pos is not None, f"workload {workload_id} is not on screen after reveal()"
+    loaded.page.mouse.click(pos["x"], pos["y"])
+
+
+def view_span(loaded: Loaded) -> float:
+    view = loaded.js("vkscope.view()")
+    return float(view["end"] - view["start"])
+
+
+def keep_screenshot(loaded: Loaded, path: Path, copy_as: str) -> None:
+    """A test artefact in the test's directory, and a copy under build/ to look at."""
+    loaded.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, SCREENSHOTS / copy_as)
+
+
+RENDERPASS_RGB = (0x4E, 0x79, 0xA7)
+DISPATCH_RGB = (0xF2, 0x8E, 0x2B)
+
+
+def test_renders_offline_without_errors(timed_page: tuple[Loaded, Path], tmp_path: Path) -> None:
+    loaded, cap = timed_page
+    assert loaded.errors == []
+    assert loaded.requests == []
+    assert loaded.js("vkscope.count") == 33 and loaded.js("vkscope.timed") is True
+    assert painted_pixels(loaded, RENDERPASS_RGB) > 500
+    assert painted_pixels(loaded, DISPATCH_RGB) > 100
+    page = loaded.page
+    assert page.inner_text("#cap-file") == cap.name
+    assert page.inner_text("#cap-status") == "complete"
+    notes = page.inner_text("#notes")
+    assert "1 of 33 workloads has no GPU time and is not on the timeline" in notes
+    assert "recorded outside a captured frame" in notes
+    assert "GPU clock clock_monotonic (±1.500 µs)" in page.inner_text("#cap-facts")
+    legend = page.inner_text("#legend")
+    for kind in ("renderpass", "dispatch", "trace_rays", "buffer_transfer", "image_transfer",
+                 "acceleration_structure", "mesh_magic"):  # fmt: skip
+        assert kind in legend
+    # A workload selected and one hovered, so the picture shows the details and the tooltip.
+    some = next(w for w in instances(cap) if w.type == "trace_rays" and w.frame == 0)
+    click_workload(loaded, some.id)
+    pos = loaded.js("(id) => vkscope.positionOf(id)", some.id - 1)
+    loaded.page.mouse.move(pos["x"], pos["y"])
+    assert loaded.page.is_visible("#tooltip")
+    keep_screenshot(loaded, tmp_path / "timeline.png", "html-screenshot.png")
+    assert loaded.errors == [] and loaded.requests == []
+
+
+def test_click_shows_every_field_of_the_clicked_workload(
+    timed_page: tuple[Loaded, Path],
+) -> None:
+    loaded, cap = timed_page
+    for w in instances(cap):
+        if w.type not in ("dispatch", "renderpass", "mesh_magic") or w.frame != 2:
+            continue
+        click_workload(loaded, w.id)
+        assert loaded.js("vkscope.selected()") == w.id
+        details = loaded.page.inner_text("#details")
+        assert f"#{w.id}" in details and f"instance {w.submit_id}.{w.tag_id}" in details
+        assert " / ".join(w.labels) in details
+        shown = loaded.page.inner_text("#details-metadata")
+        for key in w.metadata:
+            assert key in shown, f"{key} of workload {w.id} is not shown"
+        raw = json.loads(loaded.page.text_content("#details pre.raw") or "")
+        assert raw == {k: (str(v) if v == BIG else v) for k, v in w.metadata.items()}
+        if w.type == "mesh_magic":
+            assert str(BIG) in shown  # every digit, not a rounded double
+        if w.type == "renderpass":
+            assert "R8G8B8A8_UNORM" in shown or "D32_SFLOAT" in shown
+        gpu = gpu_time(w)
+        assert (fmt_ns(gpu) if gpu is not None else "recorded outside a captured frame") in details
+        assert f"timing\t{w.timing}" in details
+        assert f"serialization\t{w.serialization}" in details
+        assert "completed (CPU)\t" in details
+    # Clicking where nothing is drawn clears the selection.
+    box = loaded.page.locator("#timeline").bounding_box()
+    loaded.page.mouse.click(box["x"] + 155, box["y"] + box["height"] - 3)
+    assert loaded.js("vkscope.selected()") is None
+    assert loaded.errors == []
+
+
+def test_table_row_selects_and_reveals(timed_page: tuple[Loaded, Path]) -> None:
+    loaded, cap = timed_page
+    work = instances(cap)
+    index, target = next((k, w) for k, w in enumerate(work)
+                         if w.type == "image_transfer" and w.frame == 2)  # fmt: skip
+    row = f"#wl-body tr[data-i='{index}']"  # rows name workloads by submission order
+    loaded.page.click(row)
+    assert loaded.js("vkscope.selected()") == target.id
+    assert loaded.js("(id) => vkscope.positionOf(id)", target.id) is not None
+    assert "sel" in (loaded.page.get_attribute(row, "class") or "").split()
+
+
+def test_table_sorts_by_each_column(timed_page: tuple[Loaded, Path]) -> None:
+    loaded, cap = timed_page
+    work = instances(cap)
+    page = loaded.page
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in work]
+    timed = sorted((w for w in work if gpu_time(w) is not None), key=lambda w: (gpu_time(w), w.id))
+    untimed = [w.id for w in work if gpu_time(w) is None]
+    page.click("#wl-head th[data-col='gpu']")
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in timed] + untimed
+    assert page.get_attribute("#wl-head th[data-col='gpu']", "aria-sort") == "ascending"
+    first = page.inner_text("#wl-body tr.row >> nth=0")
+    assert fmt_ns(gpu_time(timed[0]) or 0) in first
+    page.click("#wl-head th[data-col='gpu']")
+    longest_first = sorted(timed, key=lambda w: (-(gpu_time(w) or 0), w.id))
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in longest_first] + untimed
+    assert page.get_attribute("#wl-head th[data-col='gpu']", "aria-sort") == "descending"
+    page.click("#wl-head th[data-col='type']")
+    by_type = sorted(work, key=lambda w: (w.type or "unknown", w.id))
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in by_type]
+    page.click("#wl-head th[data-col='labels']")
+    page.click("#wl-head th[data-col='labels']")
+    by_labels = sorted(work, key=lambda w: w.label_path, reverse=True)
+    ids = loaded.js("vkscope.tableIds()")
+    assert [w.label_path for w in by_labels] == [work[i - 1].label_path for i in ids]
+    assert loaded.errors == []
+
+
+def test_frame_picker_switches_frames(timed_page: tuple[Loaded, Path]) -> None:
+    loaded, cap = timed_page
+    work = instances(cap)
+    page = loaded.page
+    names = [f["name"] for f in loaded.js("vkscope.frames()")]
+    assert names == ["frame 0", "frame 1", "frame 2"]
+    whole = view_span(loaded)
+    page.select_option("#frame-pick", "1")
+    assert loaded.js("vkscope.frame()") == 1
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in work if w.frame == 1]
+    assert "frame 1" in page.inner_text("#tree-note")
+    assert view_span(loaded) < whole / 2  # zoomed to the frame
+    frame_total = sum(gpu_time(w) or 0 for w in work if w.frame == 1)
+    assert loaded.js("vkscope.labelTree()")[0]["inclusive"] == frame_total
+    page.click("#frame-next")
+    assert loaded.js("vkscope.frame()") == 2
+    assert loaded.js("vkscope.tableIds()") == [w.id for w in work if w.frame == 2]
+    # Only frame 2's workloads can be found on the timeline now.
+    other = next(w for w in work if w.frame == 0)
+    assert loaded.js("(id) => vkscope.positionOf(id)", other.id) is None
+    page.click("#frame-prev")
+    page.click("#frame-prev")
+    page.click("#frame-prev")
+    assert loaded.js("vkscope.frame()") == -1
+    assert len(loaded.js("vkscope.tableIds()")) == len(work)
+    assert loaded.errors == []
+
+
+def test_label_tree_shows_self_and_inclusive_time(timed_page: tuple[Loaded, Path]) -> None:
+    loaded, cap = timed_page
+    work = instances(cap)
+    page = loaded.page
+
+    def inclusive(prefix: tuple[str, ...]) -> int:
+        return sum(gpu_time(w) or 0 for w in work if w.labels[: len(prefix)] == prefix)
+
+    def self_time(path: tuple[str, ...]) -> int:
+        return sum(gpu_time(w) or 0 for w in work if w.labels == path)
+
+    tree = {n["path"]: n for n in loaded.js("vkscope.labelTree()")}
+    paths = {w.labels[:k] for w in work for k in range(1, len(w.labels) + 1)}
+    for path in paths:
+        node = tree["/".join(path)]
+        assert node["inclusive"] == inclusive(path), path
+        assert node["self"] == self_time(path), path
+    assert tree[""]["inclusive"] == sum(gpu_time(w) or 0 for w in work)
+    assert tree["frame/shadows"]["self"] > 0  # its indirect dispatch sits right in it
+    assert tree["frame/shadows"]["inclusive"] > tree["frame/shadows"]["self"]
+
+    def row_text(path: str) -> str:
+        node = list(tree).index(path)
+        return str(page.inner_text(f"#tree-body tr[data-node='{node}']"))
+
+    shadows = row_text("frame/shadows")
+    assert fmt_ns(inclusive(("frame", "shadows"))) in shadows
+    assert fmt_ns(self_time(("frame", "shadows"))) in shadows
+    assert page.locator(f"#tree-body tr[data-node='{list(tree).index('frame/shadows/cascade 0')}']"
+                        ).count() == 0  # fmt: skip
+    page.click(f"#tree-body [data-toggle='{list(tree).index('frame/shadows')}']")
+    cascade = row_text("frame/shadows/cascade 0")
+    assert fmt_ns(inclusive(("frame", "shadows", "cascade 0"))) in cascade
+    # Picking a label narrows the table to its subtree.
+    page.click(f"#tree-body [data-pick='{list(tree).index('frame/shadows')}']")
+    under = [w.id for w in work if w.labels[:2] == ("frame", "shadows")]
+    assert loaded.js("vkscope.tableIds()") == under
+    assert "frame/shadows" in page.inner_text("#table-filter")
+    page.click("#clear-label")
+    assert len(loaded.js("vkscope.tableIds()")) == len(work)
+    assert loaded.errors == []
+
+
+def test_zoom_and_pan(timed_page: tuple[Loaded, Path]) -> None:
+    loaded, _ = timed_page
+    page = loaded.page
+    box = page.locator("#timeline").bounding_box()
+    x, y = box["x"] + box["width"] * 0.6, box["y"] + 60
+    start = view_span(loaded)
+    page.mouse.move(x, y)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"vkscope.view().end - vkscope.view().start < {start * 0.9}")
+    zoomed = loaded.js("vkscope.view()")
+    # Dragging to the left moves the view to later times.
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 200, y, steps=5)
+    page.mouse.up()
+    dragged = loaded.js("vkscope.view()")
+    assert dragged["start"] > zoomed["start"]
+    assert dragged["end"] - dragged["start"] == pytest.approx(zoomed["end"] - zoomed["start"])
+    assert loaded.js("vkscope.selected()") is None  # a drag is not a click
+    page.click("#zoom-out")
+    assert view_span(loaded) > dragged["end"] - dragged["start"]
+    page.click("#zoom-in")
+    page.click("#zoom-in")
+    narrow = view_span(loaded)
+    page.keyboard.down("Control")  # a trackpad pinch arrives as ctrl+wheel
+    page.mouse.move(x, y)
+    page.mouse.wheel(0, 100)
+    page.keyboard.up("Control")
+    page.wait_for_function(f"vkscope.view().end - vkscope.view().start > {narrow * 1.5}")
+    page.click("#zoom-fit")
+    assert view_span(loaded) == pytest.approx(start)
+    assert loaded.errors == []
+
+
+def test_untimed_capture_is_laid_out_in_submission_order(tmp_path: Path, load: Any) -> None:
+    cap = capture_from(timeline_stream(timed=False), tmp_path / "untimed.vkscope")
+    out = tmp_path / "report.html"
+    write_html(cap, out)
+    loaded = load(out)
+    assert loaded.errors == [] and loaded.requests == []
+    assert loaded.js("vkscope.timed") is False
+    assert "No GPU times in this capture" in loaded.page.inner_text("#notes")
+    assert "submission order" in loaded.page.inner_text("#notes")
+    # Later submissions sit further right, whatever their queue.
+    work = instances(cap)
+    xs = [loaded.js("(id) => vkscope.positionOf(id)", w.id)["x"] for w in work[:11]]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+    click_workload(loaded, work[3].id)
+    assert loaded.js("vkscope.selected()") == work[3].id
+    assert "timing was off" in loaded.page.inner_text("#details")
+    assert painted_pixels(loaded, RENDERPASS_RGB) > 500
+    keep_screenshot(loaded, tmp_path / "untimed.png", "html-screenshot-untimed.png")
+
+
+def test_capture_from_the_real_layer(workload: Path, tmp_path: Path, load: Any) -> None:
+    cap = tmp_path / "compute.vkscope"
+    res = run([vkscope_cli(), "run", "-o", cap, "--", workload, "--scenario", "compute"],
+              base_env(), cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "report.html"
+    write_html(cap, out)
+    loaded = load(out)
+    assert loaded.errors == [] and loaded.requests == []
+    work = instances(cap)
+    dispatches = [w for w in work if w.type == "dispatch"]
+    assert len(dispatches) == 5
+    assert loaded.js("vkscope.count") == len(work)
+    timed = any(gpu_time(w) is not None for w in work)
+    assert loaded.js("vkscope.timed") is timed
+    assert ("No GPU times in this capture" in loaded.page.inner_text("#notes")) is not timed
+    assert painted_pixels(loaded, DISPATCH_RGB) > 50
+    target = dispatches[-1]
+    click_workload(loaded, target.id)
+    assert loaded.js("vkscope.selected()") == target.id
+    shown = loaded.page.inner_text("#details-metadata")
+    for key in target.metadata:
+        assert key in shown
+    groups = "\N{MULTIPLICATION SIGN}".join(str(n) for n in target.metadata["groups"])
+    assert f"{groups} groups" in loaded.page.inner_text("#details")
+    keep_screenshot(loaded, tmp_path / "layer.png", "html-screenshot-layer.png")
+
+
+def test_capture_without_workloads(tmp_path: Path, load: Any) -> None:
+    s = Stream()
+    s.hello()
+    s.device(1)
+    s.goodbye()
+    out = tmp_path / "report.html"
+    write_html(capture_from(s, tmp_path / "empty.vkscope"), out)
+    loaded = load(out)
+    assert loaded.errors == [] and loaded.requests == []
+    assert "This capture holds no workloads" in loaded.page.inner_text("#notes")
+    assert loaded.js("vkscope.tableIds()") == []
+    loaded.page.click("#zoom-in")
+    loaded.page.click("#frame-next")
+    assert loaded.errors == []

@@ -1,0 +1,334 @@
+"""The HTML timeline's Python side: what goes into the page, and how the file is written.
+
+Captures are made the way the layer makes them: protocol frames sent to a real CaptureServer.
+test_html_browser.py loads the pages these captures give in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from vkscope.capture import CaptureError, CaptureServer, open_capture
+from vkscope.capture import messages as m
+from vkscope.capture.client import Stream, connect
+from vkscope.html import build_page, page_data, write_html
+
+BASE_NS = 5_000_000_000_000  # GPU clock at the first workload, like a real CLOCK_MONOTONIC
+FRAME_NS = 16_000_000
+BIG = 2**60 + 1  # past what a JavaScript number holds exactly
+SUBMIT_DONE = 0x83  # docs/protocol.md, "Timing"
+
+LABELS = {
+    1: ["frame"],
+    2: ["frame", "shadows"],
+    3: ["frame", "shadows", "cascade 0"],
+    4: ["frame", "shadows", "cascade 1"],
+    5: ["frame", "lighting"],
+    6: ["frame", "post </script><b>x</b>"],
+    7: ["upload"],
+}
+
+
+def _attachment(index: int, kind: str, fmt: int) -> dict[str, Any]:
+    return {"index": index, "kind": kind, "format": fmt, "samples": 1, "load": 1, "store": 0,
+            "stencil_load": 2, "stencil_store": 1, "resolve": False}  # fmt: skip
+
+
+def _describe(s: Stream) -> None:
+    """The WORKLOAD messages: one or more of every type, and one of a type from the future."""
+    color, depth = _attachment(0, "color", 37), _attachment(1, "depth_stencil", 126)
+    rp = {"layers": 1, "subpasses": 1, "view_mask": 0, "split": False}
+    s.workload(10, "renderpass", api="vkCmdBeginRenderPass2", width=1920, height=1080, draws=12,
+               attachments=[color, depth], **rp)  # fmt: skip
+    s.workload(11, "renderpass", api="vkCmdBeginRendering", width=2048, height=2048, draws=40,
+               attachments=[depth], **rp)  # fmt: skip
+    s.workload(12, "renderpass", api="vkCmdBeginRendering", width=2048, height=2048, draws=31,
+               attachments=[depth], **rp)  # fmt: skip
+    s.workload(13, "renderpass", api="vkCmdBeginRenderPass", width=1920, height=1080, draws=1,
+               attachments=[color], **rp)  # fmt: skip
+    s.workload(20, "dispatch", api="vkCmdDispatch", groups=[8, 8, 1], base=[0, 0, 0],
+               local_size=[8, 8, 1], invocations=4096)  # fmt: skip
+    s.workload(21, "dispatch", api="vkCmdDispatchIndirect", groups=None, base=[0, 0, 0],
+               local_size=[64, 1, 1], invocations=None)  # fmt: skip
+    s.workload(22, "trace_rays", api="vkCmdTraceRaysKHR", width=1920, height=1080, depth=1)
+    s.workload(30, "buffer_transfer", api="vkCmdCopyBuffer", kind="copy", bytes=65536)
+    s.workload(31, "image_transfer", api="vkCmdBlitImage2", kind="blit", pixels=2073600)
+    s.workload(32, "acceleration_structure", api="vkCmdBuildAccelerationStructuresKHR",
+               kind="build", count=3)  # fmt: skip
+    s.workload(40, "mesh_magic", api="vkCmdFutureEXT", factor=7, big=BIG,
+               nested={"a": [1, 2], "b": None})  # fmt: skip
+
+
+# Per frame: (queue, [(tagID, label stack)] per submit). Each tag once per submit.
+SUBMITS = [
+    (0, [(11, 3), (12, 4), (20, 5)]),
+    (0, [(10, 5), (22, 5), (13, 6)]),
+    (1, [(30, 7), (31, 7), (21, 2), (32, 0), (40, 1)]),
+]
+
+
+def duration_ns(tag: int, frame: int, ordinal: int) -> int:
+    return ((tag * 37 + frame * 11 + ordinal * 5) % 90) * 10_000 + 50_000
+
+
+def timeline_stream(frames: int = 3, *, timed: bool = True, untimed_frame: int = 1) -> Stream:
+    """A capture's worth of protocol frames: two queues, nested labels, GPU times in annexes
+    (one instance left untimed, as the layer reports it) unless `timed` is false."""
+    s = Stream()
+    s.hello(process="html-test", pid=4242)
+    device(s, 1, "Test GPU", "clock_monotonic" if timed else None)
+    for stack, labels in LABELS.items():
+        s.labels(stack, labels)
+    _describe(s)
+    for frame in range(frames):
+        cursor = [BASE_NS + frame * FRAME_NS, BASE_NS + frame * FRAME_NS + 100_000]
+        for n, (queue, listed) in enumerate(SUBMITS):
+            cpu = 1_000_000_000 + frame * FRAME_NS + n * 1000
+            submit = s.submit(listed, frame=frame, queue=queue, cpu_ns=cpu)
+            for ordinal, (tag, _) in enumerate(listed):
+                fields: dict[str, Any] = {}
+                if tag == 21:
+                    fields |= {"groups": [4, 2, 1], "invocations": 512}
+                if timed and tag == 40 and frame == untimed_frame:
+                    fields |= {"timing": "untimed", "serialization": "none",
+                               "timing_reason": "recorded outside a captured frame",
+                               "gpu_begin_ns": None, "gpu_end_ns": None}  # fmt: skip
+                elif timed:
+                    begin = cursor[queue] + 5_000
+                    end = begin + duration_ns(tag, frame, ordinal)
+                    cursor[queue] = end
+                    fields |= {"gpu_begin_ns": begin, "gpu_end_ns": end, "timing": "ok",
+                               "serialization": "queue"}  # fmt: skip
+                if fields:
+                    s.annex(submit, tag, **fields)
+            if timed:
+                s.add(SUBMIT_DONE, 0, {"cpu_ns": cpu + 3_000_000}, submit)
+        ended = {"device": 1, "queue": 0, "cpu_ns": 1_000_000_000 + (frame + 1) * FRAME_NS,
+                 "reason": "present"}  # fmt: skip
+        if timed:  # the layer says which frames it captured when it times
+            ended["captured"] = True
+        s.add(m.FRAME, frame, ended)
+    s.goodbye()
+    return s
+
+
+def device(s: Stream, device_id: int, name: str, clock: str | None, queues: int = 2) -> None:
+    """A DEVICE message; with `clock`, the clock domain the layer reports when it times."""
+    qs = [{"id": q, "family": q, "index": 0, "flags": ["graphics", "compute", "transfer"],
+           "timestamp_valid_bits": 64} for q in range(queues)]  # fmt: skip
+    body: dict[str, Any] = {"name": name, "vendor_id": 0x10DE, "device_id": 0x2684,
+                            "driver_name": "test", "driver_info": "1.0", "api_version": "1.3.230",
+                            "timestamp_period_ns": 1.0, "queues": qs}  # fmt: skip
+    if clock is not None:
+        body["clock"] = {"domain": clock, "max_deviation_ns": 1500}
+    s.add(m.DEVICE, device_id, body)
+
+
+def capture_from(stream: Stream, path: Path) -> Path:
+    """Sends the stream to a real capture server writing `path`; returns the finished file."""
+    server = CaptureServer(path, [f"unix:@vkscope-html-test-{uuid.uuid4().hex}"])
+    server.start()
+    try:
+        with connect(server.addresses[0]) as sock:
+            sock.sendall(stream.data())
+        deadline = time.monotonic() + 30
+        while True:
+            c = server.counters()
+            if c.connections >= 1 and c.open_connections == 0:
+                break
+            assert time.monotonic() < deadline, f"the server did not take the stream: {c}"
+            time.sleep(0.01)
+    finally:
+        summary = server.stop()
+    assert summary.status == "complete"
+    return summary.path
+
+
+@pytest.fixture
+def timed_capture(tmp_path: Path) -> Path:
+    return capture_from(timeline_stream(), tmp_path / "timed.vkscope")
+
+
+@pytest.fixture
+def untimed_capture(tmp_path: Path) -> Path:
+    return capture_from(timeline_stream(timed=False), tmp_path / "untimed.vkscope")
+
+
+def embedded_data(page: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="vkscope-data">(.*?)</script>', page,
+                      re.DOTALL)  # fmt: skip
+    assert found, "no data block in the page"
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def decoded(data: dict[str, Any]) -> dict[str, Any]:
+    """page_data's value as the page sees it (metadata arrives as encoded JSON)."""
+    out: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(data))
+    return out
+
+
+def expected_times(path: Path) -> list[tuple[int, int | None, int | None]]:
+    """(id, begin, end) of every instance, as the capture says, in submission order."""
+    with open_capture(path) as cap:
+        return [(w.id, w.gpu_begin_ns, w.gpu_end_ns) for w in cap.workloads()]
+
+
+def test_columns_hold_every_instance(timed_capture: Path) -> None:
+    with open_capture(timed_capture) as cap:
+        data = decoded(page_data(cap))
+        instances = list(cap.workloads())
+    w = data["workloads"]
+    assert w["count"] == len(instances) == 3 * 11
+    assert w["id"] == [i.id for i in instances]
+    assert w["key"] == [f"{i.submit_id}.{i.tag_id}" for i in instances]
+    assert [data["types"][t] for t in w["t"]] == [i.type for i in instances]
+    assert [tuple(data["labels"][s]) for s in w["l"]] == [i.labels for i in instances]
+    assert [data["frames"][f]["number"] for f in w["f"]] == [i.frame for i in instances]
+    assert [data["queues"][q]["queue"] for q in w["q"]] == [i.queue for i in instances]
+    assert [q["name"] for q in data["queues"]] == ["queue 0", "queue 1"]
+    assert data["queues"][0]["flags"] == ["graphics", "compute", "transfer"]
+    metadata = [data["metadata"][m] for m in w["m"]]
+    for md, inst in zip(metadata, instances, strict=True):
+        assert md == {k: (str(v) if v == BIG else v) for k, v in inst.metadata.items()}
+
+
+def test_times_are_relative_and_exact(timed_capture: Path) -> None:
+    with open_capture(timed_capture) as cap:
+        data = decoded(page_data(cap))
+    w = data["workloads"]
+    times = expected_times(timed_capture)
+    first = min(b for _, b, _ in times if b is not None)
+    assert first == BASE_NS + 5_000
+    for k, (_, begin, end) in enumerate(times):
+        if begin is None or end is None:
+            assert w["b"][k] is None and w["e"][k] is None
+        else:
+            assert (w["b"][k], w["e"][k]) == (begin - first, end - first)
+    timing = data["timing"]
+    assert timing["timed"] == 32 and timing["untimed"] == 1
+    assert timing["untimed_reasons"] == {"recorded outside a captured frame": 1}
+    states = [timing["states"][t] for t in w["ti"]]
+    assert states.count(["ok", None, "queue"]) == 32
+    assert states.count(["untimed", "recorded outside a captured frame", "none"]) == 1
+    assert timing["per_device_clocks"] is False
+    assert w["s"][0] == 0 and all(isinstance(s, int) for s in w["s"])
+    assert w["sc"][0] == 3_000_000  # SUBMIT_DONE, relative to the first submit too
+    assert [f["captured"] for f in data["frames"]] == [True, True, True]
+
+
+def test_untimed_capture_has_no_times(untimed_capture: Path) -> None:
+    with open_capture(untimed_capture) as cap:
+        data = decoded(page_data(cap))
+    assert data["timing"]["timed"] == 0
+    assert data["timing"]["untimed"] == data["workloads"]["count"] == 33
+    assert set(data["workloads"]["b"]) == {None}
+    assert [f["captured"] for f in data["frames"]] == [None, None, None]
+    # Metadata an instance shares with others (no annex, or the same one) is stored once.
+    assert len(data["metadata"]) == 11
+
+
+def test_enumerants_are_named(timed_capture: Path) -> None:
+    with open_capture(timed_capture) as cap:
+        data = decoded(page_data(cap))
+    assert data["enums"]["format"] == {"37": "R8G8B8A8_UNORM", "126": "D32_SFLOAT"}
+    assert data["enums"]["load"] == {"1": "CLEAR", "2": "DONT_CARE"}
+    assert data["enums"]["store"] == {"0": "STORE", "1": "DONT_CARE"}
+
+
+def test_page_is_one_file_with_nothing_outside(timed_capture: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    write_html(timed_capture, out)
+    page = out.read_text(encoding="utf-8")
+    # The label with "</script>" in it must not end the data block: only the two real closers.
+    assert page.count("</script>") == 2
+    assert "\\u003c/script>\\u003cb>x\\u003c/b>" in page
+    assert "post </script><b>x</b>" in json.dumps(embedded_data(page)["labels"])
+    for outside in ("src=", "href=", "url(", "@import", "http://", "https://", "//cdn"):
+        assert outside not in page, f"the page refers to something outside it: {outside}"
+    assert "default-src 'none'" in page  # and says so to the browser
+    assert page.startswith("<!DOCTYPE html>")
+    assert "{{" not in page.replace(json.dumps(embedded_data(page)), "")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_big_integers_keep_their_digits(timed_capture: Path) -> None:
+    with open_capture(timed_capture) as cap:
+        page = build_page(cap)
+    magic = [m for m in embedded_data(page)["metadata"] if m.get("type") == "mesh_magic"]
+    assert magic and all(m["big"] == str(BIG) for m in magic)
+    assert all(m["factor"] == 7 for m in magic)
+
+
+def test_bad_capture_writes_nothing(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.vkscope"
+    junk.write_text("not a capture\n" * 100)
+    out = tmp_path / "report.html"
+    with pytest.raises(CaptureError, match="not a vkscope capture"):
+        write_html(junk, out)
+    with pytest.raises(CaptureError, match="no such file"):
+        write_html(tmp_path / "missing.vkscope", out)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.vkscope"]
+
+
+def test_existing_page_is_replaced_whole(timed_capture: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    out.write_text("old")
+    write_html(timed_capture, out)
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def test_capture_without_workloads(tmp_path: Path) -> None:
+    s = Stream()
+    s.hello()
+    s.device(1)
+    s.goodbye()
+    path = capture_from(s, tmp_path / "empty.vkscope")
+    with open_capture(path) as cap:
+        data = decoded(page_data(cap))
+    assert data["workloads"]["count"] == 0 and data["frames"] == [] and data["queues"] == []
+
+
+def two_device_stream(clock: str | None) -> Stream:
+    s = Stream()
+    s.hello()
+    for dev, name, start in ((1, "GPU A", 7_000_000_000), (2, "GPU B", 90_000_000_000)):
+        device(s, dev, name, clock, queues=1)
+        s.workload(dev * 10, "dispatch", device=dev, groups=[1, 1, 1], invocations=64)
+        submit = s.submit([(dev * 10, 0)], device=dev, cpu_ns=dev)
+        s.annex(submit, dev * 10, gpu_begin_ns=start, gpu_end_ns=start + 1000, timing="ok")
+    s.goodbye()
+    return s
+
+
+def test_clocks_of_several_devices(tmp_path: Path) -> None:
+    own = capture_from(two_device_stream(None), tmp_path / "own.vkscope")
+    with open_capture(own) as cap:
+        data = decoded(page_data(cap))
+    # Clocks that cannot be compared: each device starts at 0.
+    assert data["timing"]["per_device_clocks"] is True
+    assert data["workloads"]["b"] == [0, 0] and data["workloads"]["e"] == [1000, 1000]
+    assert [q["device_name"] for q in data["queues"]] == ["GPU A", "GPU B"]
+    shared = capture_from(two_device_stream("clock_monotonic"), tmp_path / "shared.vkscope")
+    with open_capture(shared) as cap:
+        data = decoded(page_data(cap))
+    assert data["timing"]["per_device_clocks"] is False
+    assert data["workloads"]["b"] == [0, 83_000_000_000]
+    assert [d["clock_domain"] for d in data["capture"]["devices"]] == ["clock_monotonic"] * 2
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
