@@ -16,9 +16,16 @@ def vkscope(*args: str | Path, cwd: Path) -> tuple[int, str, str]:
 
 def test_run_writes_a_capture_that_report_reads(workload: Path, tmp_path: Path) -> None:
     cap = tmp_path / "compute.vkscope"
-    code, _, err = vkscope("run", "-o", cap, "--", workload, "--scenario", "compute", cwd=tmp_path)
+    code, out, err = vkscope(
+        "run", "-o", cap, "--", workload, "--scenario", "compute", cwd=tmp_path
+    )
     assert code == 0, err
     assert f"capture {cap} (complete)" in err
+    # The defaults: a report summary, a Perfetto trace and an HTML page next to the capture.
+    assert "Frames and queues" in out
+    for suffix in (".pftrace", ".html"):
+        assert cap.with_suffix(suffix).stat().st_size > 0
+        assert f"vkscope: wrote {cap.with_suffix(suffix)}" in out
     with open_capture(cap) as capture:
         kinds = [w.type for w in capture.workloads()]
     assert kinds.count("dispatch") == 5
@@ -44,6 +51,11 @@ def test_default_capture_name_and_no_capture(workload: Path, tmp_path: Path) -> 
     code, _, _ = vkscope("run", "--no-capture", "--", workload, "--scenario", "compute", cwd=other)
     assert code == 0
     assert list(other.iterdir()) == []
+    cmd = ["run", "-o", "only.vkscope", "--no-trace", "--no-html", "--no-report", "--"]
+    code, out, _ = vkscope(*cmd, workload, "--scenario", "compute", cwd=other)
+    assert code == 0
+    assert [p.name for p in other.iterdir()] == ["only.vkscope"]
+    assert "Frames and queues" not in out
 
 
 def test_application_killed_mid_capture_leaves_a_valid_capture(

@@ -13,9 +13,8 @@ from rich.console import Console
 
 from . import __version__, launch, paths, recording
 from .analysis import commands as analysis_commands
-from .capture import CaptureServerError, open_capture
+from .capture import CaptureServerError
 from .diff import configure_parser as configure_diff
-from .report import render_report
 from .settings import SettingError, all_settings, parse_assignment
 
 
@@ -31,6 +30,31 @@ def _default_capture_path(program: str) -> Path:
         n += 1
         path = Path(f"{Path(program).name}-{stamp}-{n}.vkscope")
     return path
+
+
+def _after_capture(args: argparse.Namespace, capture: Path) -> None:
+    """The default outputs of a capture: a short report, a Perfetto trace and an HTML page."""
+    from .export import PerfettoExportError, export_perfetto
+    from .html import write_html
+
+    if not args.no_report:
+        summary = ["report", str(capture), "--table", "frames", "--table", "costliest"]
+        if args.report_all:
+            summary = ["report", str(capture)]
+        report_args = build_parser().parse_args(summary)
+        report_args.func(report_args)
+    written = [capture]
+    try:
+        if not args.no_trace:
+            export_perfetto(capture, capture.with_suffix(".pftrace"))
+            written.append(capture.with_suffix(".pftrace"))
+        if not args.no_html:
+            write_html(capture, capture.with_suffix(".html"))
+            written.append(capture.with_suffix(".html"))
+    except (PerfettoExportError, OSError) as exc:
+        _err(f"could not write every output: {exc}")
+    for path in written:
+        print(f"vkscope: wrote {path}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -90,9 +114,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             highlight=False,
             soft_wrap=True,
         )
-    if summary is not None and args.report and summary.counters.instances:
-        with open_capture(summary.path) as capture:
-            render_report(capture, Console(), max_frames=args.report_frames)
+    if summary is not None and summary.counters.instances:
+        _after_capture(args, summary.path)
     return result.exit_code
 
 
@@ -104,15 +127,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 2
     command = [str(program), "--all", "--frames", str(args.frames)]
-    args.output.unlink(missing_ok=True)  # the demo's own file from an earlier demo
+    for suffix in (".vkscope", ".pftrace", ".html"):  # the demo's own files from an earlier demo
+        args.output.with_suffix(suffix).unlink(missing_ok=True)
     return cmd_run(
         argparse.Namespace(
             command=command,
             setting=args.setting,
             no_capture=False,
             output=args.output,
-            report=True,
-            report_frames=1,
+            no_report=False,
+            report_all=False,
+            no_trace=False,
+            no_html=False,
         )
     )
 
@@ -200,13 +226,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="load the layer without the timeline and write no capture",
     )
     run.add_argument(
-        "--report",
-        action="store_true",
-        help="print the capture's report after the application exits",
+        "--no-report", action="store_true", help="print no report summary after the run"
     )
     run.add_argument(
-        "--report-frames", type=int, default=None, metavar="N", help="frames in that report"
+        "--report-all",
+        action="store_true",
+        help="print the whole report (every workload of every frame) instead of its summary",
     )
+    run.add_argument("--no-trace", action="store_true", help="write no Perfetto trace")
+    run.add_argument("--no-html", action="store_true", help="write no HTML timeline")
     run.add_argument("command", nargs=argparse.REMAINDER, help="the application and its arguments")
     run.set_defaults(func=cmd_run)
 
