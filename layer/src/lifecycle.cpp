@@ -29,10 +29,18 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
     return nullptr;
 }
 
+// Timing needs the timeline: its times belong to the timeline's workload instances.
+bool wants_timeline(const SettingValues& settings) {
+    return settings.timeline || settings.timing != Timing::off;
+}
+
 void enable_features(InstanceState& state) {
     state.features.set(static_cast<unsigned>(Feature::core));
-    if (state.settings.timeline) {
+    if (wants_timeline(state.settings)) {
         state.features.set(static_cast<unsigned>(Feature::timeline));
+    }
+    if (state.settings.timing != Timing::off) {
+        state.features.set(static_cast<unsigned>(Feature::timing));
     }
 }
 
@@ -61,7 +69,13 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     }
 
     bool debug_utils = false;
-    VkResult result = settings.values.timeline
+    FrameSelection frames;
+    if (std::string why; !frames.parse(settings.values.frames, why)) {
+        log_once(LogLevel::warn, "setting frames='%s' ignored (every frame is captured): %s",
+                 settings.values.frames.c_str(), why.c_str());
+    }
+
+    VkResult result = wants_timeline(settings.values)
                           ? timeline::create_instance(pCreateInfo, pAllocator, pInstance,
                                                       next_create, link, debug_utils)
                           : next_create(pCreateInfo, pAllocator, pInstance);
@@ -76,6 +90,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     state->handle = *pInstance;
     state->next_gipa = next_gipa;
     state->settings = std::move(settings.values);
+    state->frames = std::move(frames);
     state->next.load(*pInstance, next_gipa);
     enable_features(*state);
     if (state->enabled(Feature::timeline)) {

@@ -3,6 +3,7 @@
 // handle of that instance or device.
 
 #include "dispatch_tables.gen.hpp"
+#include "frame_selection.hpp"
 #include "handle_registry.hpp"
 #include "hooks.gen.hpp"
 #include "settings.gen.hpp"
@@ -27,6 +28,7 @@ struct InstanceState {
     uint32_t api_version = VK_API_VERSION_1_0; // what the application asked for
     bool debug_utils = false;                  // VK_EXT_debug_utils enabled (maybe by the layer)
     std::shared_ptr<MessageChannel> host;      // timeline only; null when nothing is sent
+    FrameSelection frames;                     // the `frames` setting, parsed
 
     bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }
 };

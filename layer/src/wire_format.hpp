@@ -25,6 +25,7 @@ enum class MessageType : uint8_t {
     Goodbye = 0x08,
     Submit = 0x81,
     Annex = 0x82,
+    SubmitDone = 0x83,
 };
 
 // The host stops reading a connection at a longer payload, taking it as a stream out of step.

@@ -66,6 +66,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     try:
         settings = dict(parse_assignment(s) for s in args.setting)
+        if getattr(args, "timing", None):
+            settings["timing"] = parse_assignment(f"timing={args.timing}")[1]
+        if getattr(args, "frames", None):
+            settings["frames"] = args.frames
         layer_dir = paths.layer_dir()
     except (SettingError, paths.NotBuilt) as exc:
         _err(str(exc))
@@ -135,6 +139,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             setting=args.setting,
             no_capture=False,
             output=args.output,
+            timing="queue",
+            frames=None,
             no_report=False,
             report_all=False,
             no_trace=False,
@@ -219,6 +225,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="CAPTURE",
         help="capture file to write (default: APP-DATE-TIME.vkscope in this folder)",
+    )
+    run.add_argument(
+        "--timing",
+        choices=("none", "queue", "full"),
+        default=None,
+        help="GPU time of every workload from timer queries: none (timestamps only), queue "
+        "(workloads of a queue serialized), full (also across queues); off without it",
+    )
+    run.add_argument(
+        "--frames",
+        default=None,
+        metavar="SEL",
+        help="frames to instrument: 3,10-20,100-  every:N  trigger:PATH (default: all)",
     )
     run.add_argument(
         "--no-capture",

@@ -7,6 +7,8 @@
 // Commands hold shared pointers, so a secondary's commands inlined into a primary stay valid
 // whatever happens to the secondary afterwards.
 
+#include "timing/timestamp.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -71,6 +73,8 @@ struct Workload {
 
     // Has a t<tag> label in the command buffer (see RecordOptions).
     bool tagged = true;
+    // Why it has no timer queries around it (a static string); null when it has them.
+    const char* untimed = nullptr;
 
     // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
     std::atomic<uint8_t> sent{0};
@@ -110,6 +114,8 @@ struct Command {
     std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
     std::shared_ptr<const std::string> label; // marker_begin
     Capture capture;                          // indirect_readback
+    // Workload begins: the timestamp before it; workload_end: the one after it (timing feature).
+    timing::Timestamp ts;
 };
 
 const char* workload_type_name(WorkloadType type);

@@ -86,6 +86,39 @@ LabelApi usable(LabelApi wanted, const DeviceDispatch& next) {
     return LabelApi::none;
 }
 
+std::unique_ptr<timing::TimingDevice>
+make_timing(const DeviceState& s, const DeviceSetup& setup, bool timeline_semaphores,
+            const std::vector<VkQueueFamilyProperties>& families) {
+    timing::DeviceTimingSetup t;
+    switch (s.instance->settings.timing) {
+    case Timing::off:
+        return nullptr;
+    case Timing::none:
+        t.mode = timing::Mode::none;
+        break;
+    case Timing::queue:
+        t.mode = timing::Mode::queue;
+        break;
+    case Timing::full:
+        t.mode = timing::Mode::full;
+        break;
+    }
+    VkPhysicalDeviceProperties props{};
+    s.instance->next.GetPhysicalDeviceProperties(s.physical, &props);
+    t.period_ns = props.limits.timestampPeriod;
+    for (const VkQueueFamilyProperties& f : families) {
+        t.family_bits.push_back(f.timestampValidBits);
+        t.family_flags.push_back(f.queueFlags);
+    }
+    t.memory = memory_properties(s);
+    if (setup.calibrate_command) {
+        t.calibrate = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
+            s.next_gdpa(s.handle, setup.calibrate_command));
+    }
+    t.timeline_semaphores = timeline_semaphores;
+    return std::make_unique<timing::TimingDevice>(s.handle, s.next, std::move(t));
+}
+
 } // namespace
 
 TimelineQueue::TimelineQueue(TimelineDevice& d, VkQueue h, uint32_t queue_id, uint32_t fam,
@@ -105,8 +138,9 @@ TimelineQueue::~TimelineQueue() {
 TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
     : state(s), next(s.next), handle(s.handle), id(next_device_id()), host(s.instance->host),
       label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
-      frame_submits(s.instance->settings.frame_submits),
+      frame_submits(s.instance->settings.frame_submits), frames(s.instance->frames),
       captures(s.handle, s.next, memory_properties(s)) {
+    captured.store(frames.captures(0), std::memory_order_relaxed);
     if (setup.timeline_semaphores) {
         semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue
                                                         : next.GetSemaphoreCounterValueKHR;
@@ -153,7 +187,15 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
             }
         }
     }
-    const DeviceDescription description = describe(s, setup, families);
+    timing = make_timing(s, setup, semaphore_value != nullptr, families);
+    DeviceDescription description = describe(s, setup, families);
+    if (timing) {
+        description.clock =
+            ClockDescription{timing->calibrated(), timing->first_max_deviation_ns()};
+        log(LogLevel::info, "timing: device %llu: serialization %s, GPU times on %s",
+            static_cast<unsigned long long>(id), timing::mode_name(timing->mode),
+            timing->calibrated() ? "CLOCK_MONOTONIC" : "the device clock");
+    }
     record_options.tags = label_api != LabelApi::none;
     // Deferring a label end needs a layer command buffer, which needs the semaphore to recycle.
     record_options.defer_foreign_ends = semaphore_value && label_stack_underflows(description);
@@ -196,12 +238,14 @@ void TimelineDevice::post(std::string frame) const {
 void reset_command_buffer(CommandBufferState& cb) {
     cb.recorder.reset();
     cb.captures.release(cb.device->captures);
+    cb.timing.release();
     cb.compute_local_size.reset();
 }
 
 void erase_command_buffer(VkCommandBuffer handle) {
     if (CommandBufferState* cb = find_command_buffer(handle)) {
         cb->captures.release(cb->device->captures);
+        cb->timing.release();
         g_command_buffers.erase(key(handle));
     }
 }

@@ -12,6 +12,9 @@
 #include "timeline/owned_map.hpp"
 #include "timeline/readback.hpp"
 #include "timeline/recorder.hpp"
+#include "timing/device.hpp"
+#include "timing/recording.hpp"
+#include "timing/results.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -44,10 +47,16 @@ struct CommandBufferState {
     Recorder recorder;
     CaptureArena captures;
     std::optional<Size3> compute_local_size; // of the bound compute pipeline or shader
+    // Of its command pool; UINT32_MAX when the layer did not see the pool created.
+    uint32_t family = UINT32_MAX;
+    // Recorded in a captured frame (the `frames` setting): the layer writes into it.
+    bool instrumented = true;
+    timing::RecordingTiming timing;
 };
 
 struct PoolState {
     std::vector<VkCommandBuffer> command_buffers;
+    uint32_t family = UINT32_MAX; // known when the timing feature saw vkCreateCommandPool
 };
 
 struct FramebufferInfo {
@@ -93,6 +102,8 @@ public:
     VkCommandPool pool = VK_NULL_HANDLE;
     std::vector<VkCommandBuffer> free_wrappers;
     std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
+    // Timing: where this queue's query results are copied (made with its first timed submission).
+    std::unique_ptr<timing::QueueResults> results;
 };
 
 // Decided when the device is created (timeline/setup.cpp).
@@ -101,6 +112,9 @@ struct DeviceSetup {
     bool timeline_semaphores = false;
     PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
     std::vector<VkDeviceQueueCreateInfo> queues; // pQueuePriorities not kept
+    // Timing: the command that reads the device clock and CLOCK_MONOTONIC together, when the
+    // device has it (vkGetCalibratedTimestampsKHR or -EXT); null otherwise.
+    const char* calibrate_command = nullptr;
 };
 
 class TimelineDevice {
@@ -128,6 +142,11 @@ public:
 
     std::atomic<uint64_t> frame{0};
     std::atomic<uint64_t> submissions{0};
+    // The `frames` setting, and whether the current frame is one it captures.
+    const FrameSelection frames;
+    std::atomic<bool> captured{true};
+    // The timing feature; null when it is off.
+    std::unique_ptr<timing::TimingDevice> timing;
     LabelInterner labels;
 
     OwnedMap<BufferInfo> buffers;

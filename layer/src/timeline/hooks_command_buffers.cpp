@@ -44,6 +44,7 @@ hooks::vkAllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateIn
         cb->handle = pCommandBuffers[i];
         cb->pool = pAllocateInfo->commandPool;
         cb->primary = pAllocateInfo->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        cb->family = pool ? pool->family : UINT32_MAX;
         timeline::g_command_buffers.insert(key(pCommandBuffers[i]), std::move(cb));
         if (pool) {
             pool->command_buffers.push_back(pCommandBuffers[i]);
@@ -100,11 +101,22 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyCommandPool(VkDevice device, VkComman
 VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
     VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
     if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
+        TimelineDevice& tl = *cb->device;
         timeline::reset_command_buffer(*cb);
+        // Outside captured frames nothing is written into the command buffer; the recording is
+        // still followed, so its workloads are described wherever it is submitted.
+        cb->instrumented = tl.captured.load(std::memory_order_relaxed);
+        timeline::RecordOptions options = tl.record_options;
+        options.tags = options.tags && cb->instrumented;
         cb->recorder.begin(cb->primary,
                            (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0,
-                           cb->device->record_options);
-        return cb->device->next.BeginCommandBuffer(commandBuffer, pBeginInfo);
+                           options);
+        if (tl.timing) {
+            const char* untimed = cb->instrumented ? tl.timing->untimed_family(cb->family)
+                                                   : timing::reason::kOutsideFrame;
+            cb->timing.begin(&tl.timing->pools, tl.timing->mode, untimed);
+        }
+        return tl.next.BeginCommandBuffer(commandBuffer, pBeginInfo);
     }
     return next_of(commandBuffer).BeginCommandBuffer(commandBuffer, pBeginInfo);
 }
@@ -140,6 +152,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdExecuteCommands(VkCommandBuffer commandBu
         }
     }
     cb->device->next.CmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers);
+    // The secondaries ran in between: the next workload's start is its own.
+    cb->timing.interrupt();
 }
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBindPipeline(VkCommandBuffer commandBuffer,

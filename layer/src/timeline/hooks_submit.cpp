@@ -51,17 +51,24 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
     Submission s(*q, "vkQueueSubmit");
     std::vector<VkSubmitInfo> copies(submits, submits + count);
     std::vector<std::vector<VkCommandBuffer>> lists(count);
+    timing::SubmitPatch patch; // restores the application's structures after the call
     bool boundary = false;
     for (uint32_t i = 0; i < count; ++i) {
         boundary = boundary || ends_frame(submits[i].pNext);
         const std::span<const VkCommandBuffer> cbs(submits[i].pCommandBuffers,
                                                    submits[i].commandBufferCount);
-        if (s.batch(i, cbs, !fixed_list(submits[i].pNext), lists[i])) {
+        const bool fixed = fixed_list(submits[i].pNext);
+        if (s.batch(i, cbs, !fixed, lists[i])) {
             copies[i].commandBufferCount = static_cast<uint32_t>(lists[i].size());
             copies[i].pCommandBuffers = lists[i].data();
         }
+        // A device group's per-semaphore device indices must keep matching: no semaphore added.
+        s.serialize(copies[i], !cbs.empty() && !fixed, patch);
     }
     s.before_submit();
+    if (count > 0) {
+        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext), patch);
+    }
     const VkResult result = q->device.next.QueueSubmit(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
     return result;
@@ -75,6 +82,7 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
         return (find_device(queue)->next.*Next)(queue, count, submits, fence);
     }
     Submission s(*q, api);
+    timing::SubmitPatch patch;
     std::vector<VkSubmitInfo2> copies(submits, submits + count);
     std::vector<std::vector<VkCommandBufferSubmitInfo>> infos(count);
     std::vector<VkCommandBuffer> handles;
@@ -88,7 +96,9 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
             handles.push_back(batch.pCommandBufferInfos[c].commandBuffer);
         }
         const bool fixed = (batch.flags & VK_SUBMIT_PROTECTED_BIT) != 0 || fixed_list(batch.pNext);
-        if (!s.batch(i, handles, !fixed, list)) {
+        const bool changed = s.batch(i, handles, !fixed, list);
+        s.serialize(copies[i], !handles.empty() && !fixed, patch);
+        if (!changed) {
             continue;
         }
         // The application's entries keep their device masks; the layer's run on all devices.
@@ -105,6 +115,9 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
         copies[i].pCommandBufferInfos = infos[i].data();
     }
     s.before_submit();
+    if (count > 0) {
+        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext), patch);
+    }
     const VkResult result = (q->device.next.*Next)(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
     return result;

@@ -3,6 +3,7 @@
 #include "log.hpp"
 #include "message_channel.hpp"
 #include "timeline/messages.hpp"
+#include "timing/query_pool.hpp"
 
 #include <cerrno>
 #include <mutex>
@@ -18,6 +19,7 @@ namespace {
 std::mutex g_mutex;
 int g_users = 0;
 std::shared_ptr<MessageChannel> g_channel;
+bool g_timing = false; // some instance timed: GOODBYE says how many query pools it took
 
 // Enough for a host that is up to take the last messages, short enough that an application
 // whose host is gone does not notice.
@@ -28,6 +30,7 @@ constexpr std::chrono::milliseconds kCloseGrace{250};
 std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings) {
     std::lock_guard lock(g_mutex);
     ++g_users;
+    g_timing = g_timing || settings.timing != Timing::off;
     if (!g_channel && !settings.host.empty()) {
         std::string error;
         g_channel = MessageChannel::open(settings.host, static_cast<size_t>(settings.message_queue),
@@ -52,7 +55,14 @@ void release_host() {
         }
         closing = std::move(g_channel);
     }
-    closing->post(goodbye_frame(closing->dropped()));
+    std::optional<uint64_t> pools;
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_timing) {
+            pools = timing::query_pools_created();
+        }
+    }
+    closing->post(goodbye_frame(closing->dropped(), pools));
     closing->close(kCloseGrace);
     if (closing->dropped() > 0) {
         log(LogLevel::info, "timeline: %llu messages could not be sent to %s",

@@ -47,17 +47,35 @@ struct Readback {
     bool ambiguous = false;
 };
 
+// A workload instance's two timer queries, paired by the interpreter (the timing feature). A
+// split render pass pairs the start written in the command buffer that began it with the end
+// written in the one that ended it.
+struct TimingEntry {
+    uint64_t submit = 0; // the instance is submit.tag
+    uint64_t tag = 0;
+    timing::Timestamp begin;
+    timing::Timestamp end;
+    const char* untimed = nullptr; // why begin or end is missing
+    // Its timestamps ran more than once before anyone could read them (a secondary executed
+    // twice): the values left are the last run's, so none are reported.
+    bool ambiguous = false;
+};
+
 // What one submitted command buffer did.
 struct SubmitRecord {
     uint64_t submit = 0;
+    // Pair timer queries into `timings` (only while timing a captured frame).
+    bool timing = false;
     std::vector<SubmittedWorkload> workloads;
     std::vector<Readback> readbacks;
+    std::vector<TimingEntry> timings;
     // Tag labels to end right after this command buffer (RenderPassPart::tag_end_deferred).
     uint32_t deferred_tag_ends = 0;
 
     void clear() {
         workloads.clear();
         readbacks.clear();
+        timings.clear();
         deferred_tag_ends = 0;
     }
 };
@@ -74,6 +92,8 @@ public:
     void run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out);
 
     uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
+    // A render pass instance is suspended between command buffers: nothing may run in between.
+    bool render_pass_open() const { return open_.has_value(); }
     // Labels open on the queue between command buffers: the application's, and the tag of a
     // render pass instance that continues in a later command buffer.
     size_t depth() const { return stack_.size() + (open_ && open_->workload->tagged ? 1 : 0); }
@@ -85,17 +105,32 @@ private:
         uint64_t draws = 0;
         std::vector<Capture> counts;
         bool counts_lost = false;
+        timing::Timestamp begin;
+    };
+    // A workload outside render passes, between its begin and its end.
+    struct Running {
+        const Workload* workload = nullptr;
+        uint64_t submit = 0;
+        timing::Timestamp begin;
     };
 
     void started(const std::shared_ptr<Workload>& w, InterpreterSink& sink, SubmitRecord& out);
     void add_readback(Readback readback, SubmitRecord& out);
     void finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out);
+    void timed(const Workload& w, uint64_t submit, timing::Timestamp begin, timing::Timestamp end,
+               const char* why, SubmitRecord& out);
 
     LabelInterner& labels_;
     std::vector<uint64_t> stack_;
     std::optional<Instance> open_;         // render pass instance begun and not yet ended
     std::shared_ptr<RenderPassPart> part_; // the part being run
+    Running running_;
 };
+
+// Marks entries of `later` whose timestamps some entry of `earlier` (or an earlier entry of
+// `later`) already uses: the same recorded queries run twice before a read. The first user is
+// flagged ambiguous and the repeat dropped (both executions are one instance).
+void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later);
 
 // Waits for, or claims, the right to send a workload's WORKLOAD message. True for the one caller
 // that must send it, which then calls mark_sent().

@@ -73,7 +73,15 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
         }
         json.end_array().field("timestamp_valid_bits", q.timestamp_valid_bits).end_object();
     }
-    json.end_array().end_object();
+    json.end_array();
+    if (d.clock) {
+        json.key("clock").begin_object().field("domain",
+                                               d.clock->monotonic ? "clock_monotonic" : "device");
+        json.key("max_deviation_ns");
+        d.clock->monotonic ? json.uinteger(d.clock->max_deviation_ns) : json.null();
+        json.end_object();
+    }
+    json.end_object();
     return frame(MessageType::Device, device, json);
 }
 
@@ -135,20 +143,25 @@ std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json) {
 }
 
 std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason) {
+                        const char* reason, bool captured) {
     JsonWriter json;
     json.begin_object()
         .field("device", device)
         .field("queue", queue)
         .field("cpu_ns", cpu_ns)
         .field("reason", reason)
+        .field("captured", captured)
         .end_object();
     return frame(MessageType::Frame, frame_number, json);
 }
 
-std::string goodbye_frame(uint64_t dropped) {
+std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools) {
     JsonWriter json;
-    json.begin_object().field("dropped", dropped).end_object();
+    json.begin_object().field("dropped", dropped);
+    if (query_pools) {
+        json.field("query_pools", *query_pools);
+    }
+    json.end_object();
     return frame(MessageType::Goodbye, 0, json);
 }
 

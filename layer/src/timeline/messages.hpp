@@ -5,6 +5,7 @@
 #include "timeline/interpreter.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,12 @@ struct QueueDescription {
     uint32_t timestamp_valid_bits = 0;
 };
 
+// The clock GPU times are on (timing feature only).
+struct ClockDescription {
+    bool monotonic = false; // else the device's own clock
+    uint64_t max_deviation_ns = 0;
+};
+
 struct DeviceDescription {
     std::string name;
     uint32_t vendor_id = 0;
@@ -29,6 +36,7 @@ struct DeviceDescription {
     uint32_t api_version = 0;
     double timestamp_period_ns = 0;
     std::vector<QueueDescription> queues;
+    std::optional<ClockDescription> clock;
 };
 
 struct SubmitDescription {
@@ -49,8 +57,9 @@ std::string submit_frame(uint64_t submit, const SubmitDescription& s,
                          std::span<const SubmittedWorkload> workloads);
 std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json);
 std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason);
-std::string goodbye_frame(uint64_t dropped);
+                        const char* reason, bool captured = true);
+// `query_pools`: the timing feature's pool count, sent only when some device timed.
+std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools = std::nullopt);
 
 // The names the protocol gives VkQueueFlags bits.
 std::vector<const char*> queue_flag_names(uint32_t flags);

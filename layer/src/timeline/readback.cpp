@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ctime>
 
 namespace vkscope::timeline {
 namespace {
@@ -12,6 +13,12 @@ constexpr auto kPoll = std::chrono::milliseconds(10);
 // On device destruction: what the GPU has not finished by then is not worth holding the
 // application for.
 constexpr auto kStopGrace = std::chrono::milliseconds(500);
+
+uint64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 } // namespace
 
@@ -87,6 +94,8 @@ void ReadbackWorker::run() {
         const VkResult waited =
             config_.wait(config_.device, &info,
                          std::chrono::duration_cast<std::chrono::nanoseconds>(kPoll).count());
+        // When the completions were seen: an upper bound for every GPU time they carry.
+        const uint64_t seen_ns = now_ns();
         std::vector<uint64_t> reached(semaphores.size(), 0);
         if (waited == VK_SUCCESS) {
             for (size_t i = 0; i < semaphores.size(); ++i) {
@@ -112,6 +121,9 @@ void ReadbackWorker::run() {
         lock.unlock();
         for (ReadbackJob& job : ready) {
             process(job);
+            if (job.done) {
+                job.done(seen_ns);
+            }
         }
         lock.lock();
         done_.notify_all();

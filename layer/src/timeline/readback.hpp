@@ -27,6 +27,9 @@ struct ReadbackJob {
     uint64_t value = 0; // done when the semaphore reaches it
     std::vector<Readback> readbacks;
     std::vector<uint64_t> generations; // of every capture, in order
+    // Run after the readbacks, with the CLOCK_MONOTONIC time the completion was seen (timing:
+    // SUBMIT_DONE and the timing annexes). A job dropped unrun just destroys it.
+    std::function<void(uint64_t)> done;
 };
 
 class ReadbackWorker {

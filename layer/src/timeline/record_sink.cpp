@@ -54,9 +54,45 @@ void VulkanRecordSink::end_tag() {
     end_label(*cb_.device, cb_.handle);
 }
 
+void VulkanTimestampWriter::reset(VkQueryPool pool, uint32_t first, uint32_t count) {
+    next_.CmdResetQueryPool(cb_, pool, first, count);
+}
+
+void VulkanTimestampWriter::write(VkQueryPool pool, uint32_t slot, bool top_of_pipe) {
+    next_.CmdWriteTimestamp(
+        cb_, top_of_pipe ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+        pool, slot);
+}
+
+void VulkanTimestampWriter::barrier() {
+    const VkMemoryBarrier all{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                              VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    next_.CmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &all, 0, nullptr, 0,
+                             nullptr);
+}
+
+timing::Timestamp VulkanRecordSink::workload_start() {
+    if (!cb_.timing.active()) {
+        return {};
+    }
+    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
+    return cb_.timing.start(writer);
+}
+
+timing::Timestamp VulkanRecordSink::workload_finish() {
+    if (!cb_.timing.active()) {
+        return {};
+    }
+    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
+    return cb_.timing.finish(writer);
+}
+
 void VulkanRecordSink::capture(std::span<const CaptureRequest> requests,
                                std::span<CaptureSlot*> out) {
     TimelineDevice& device = *cb_.device;
+    // The copy runs between two workloads: the next one cannot start at the last one's end.
+    cb_.timing.interrupt();
     std::vector<VkBufferCopy> regions;
     std::vector<std::pair<VkBuffer, size_t>> sources; // per capture: buffer, region index
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -65,7 +101,8 @@ void VulkanRecordSink::capture(std::span<const CaptureRequest> requests,
         const BufferInfo* buffer = device.buffers.find(r.buffer);
         // Without a readback thread nobody would read the slot; without TRANSFER_SRC (a buffer
         // the layer did not see created) the copy would be invalid.
-        if (!device.readback || !buffer || !(buffer->usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT) ||
+        if (!cb_.instrumented || !device.readback || !buffer ||
+            !(buffer->usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT) ||
             r.offset + r.bytes > buffer->size || r.bytes > CapturePool::kSlotBytes) {
             continue;
         }

@@ -116,7 +116,12 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
         tag_begin(sink, w->tag);
     }
     current_tagged_ = w->tagged;
-    stream_.push_back(command(begin_op(type), w));
+    Command begin = command(begin_op(type), w);
+    begin.ts = sink.workload_start();
+    if (!begin.ts) {
+        w->untimed = sink.untimed();
+    }
+    stream_.push_back(std::move(begin));
     if (slot) {
         // Only a submission can name the instance its parameters belong to.
         needs_submit_label_ = true;
@@ -132,10 +137,12 @@ void Recorder::end_workload(RecordSink& sink) {
     if (!current_) {
         return;
     }
+    Command end = command(Op::workload_end);
+    end.ts = sink.workload_finish();
     if (current_tagged_) {
         tag_end(sink);
     }
-    stream_.push_back(command(Op::workload_end));
+    stream_.push_back(std::move(end));
     current_.reset();
 }
 
@@ -160,7 +167,14 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         }
         part_ = std::make_shared<RenderPassPart>();
         part_->workload = w;
-        stream_.push_back(command(Op::render_pass_begin, w, part_));
+        // Timed as a whole, from before its first begin: no timestamp or barrier may go between
+        // its draws, nor between a suspension and its resumption.
+        Command begin = command(Op::render_pass_begin, w, part_);
+        begin.ts = sink.workload_start();
+        if (!begin.ts) {
+            w->untimed = sink.untimed();
+        }
+        stream_.push_back(std::move(begin));
         has_workloads_ = true;
     }
     part_suspends_ = flags.suspending;
@@ -177,7 +191,9 @@ void Recorder::end_render_pass(RecordSink& sink) {
         return;
     }
     std::shared_ptr<RenderPassPart> part = std::move(part_);
-    stream_.push_back(command(Op::workload_end));
+    Command end = command(Op::workload_end);
+    end.ts = sink.workload_finish();
+    stream_.push_back(std::move(end));
     if (part->workload) {
         part->workload->draws = part->draws;
         if (part->workload->tagged) {

@@ -33,10 +33,15 @@ public:
     // Records copies of the requested bytes into fresh layer-owned slots (with the barriers they
     // need) at this point of the command buffer. out[i] is null when request i cannot be captured.
     virtual void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) = 0;
+    // Timer queries around a workload (the timing feature; docs/timing.md). Null when the
+    // recording is not timed, and then untimed() says why.
+    virtual timing::Timestamp workload_start() { return {}; }
+    virtual timing::Timestamp workload_finish() { return {}; }
+    virtual const char* untimed() const { return nullptr; }
 };
 
 struct RecordOptions {
-    // Write t<tag> labels at all (the device has a label extension).
+    // Write t<tag> labels at all (the device has a label extension, and the frame is captured).
     bool tags = true;
     // Some drivers (Mesa before 23.1) keep a label stack per command buffer that underflows when a
     // label begun in an earlier command buffer ends, and crash on the next label begin there. With

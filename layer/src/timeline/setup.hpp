@@ -34,6 +34,8 @@ public:
 
 private:
     void enable_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical);
+    // Timing: VK_KHR/EXT_calibrated_timestamps, to put GPU times on CLOCK_MONOTONIC.
+    void enable_calibration(const InstanceState& instance, VkPhysicalDevice physical);
 
     VkDeviceCreateInfo info_;
     std::vector<const char*> extensions_;

@@ -5,6 +5,7 @@
 #include "timeline/messages.hpp"
 #include "timeline/record_sink.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 
@@ -15,6 +16,37 @@ namespace {
 // submission that has not finished by then is probably waiting for something the application
 // will only do later, so waiting longer could hang it.
 constexpr std::chrono::milliseconds kSlotWait{2000};
+
+// The queue's layer-owned timeline semaphore, made on first use; false without one.
+bool ensure_semaphore(TimelineQueue& q) {
+    TimelineDevice& d = q.device;
+    if (d.semaphore_value && !q.semaphore) {
+        VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+                                       VK_SEMAPHORE_TYPE_TIMELINE, 0};
+        const VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
+        if (d.next.CreateSemaphore(d.handle, &info, nullptr, &q.semaphore) != VK_SUCCESS) {
+            q.semaphore = VK_NULL_HANDLE;
+        }
+    }
+    return q.semaphore != VK_NULL_HANDLE;
+}
+
+// Timing's device, when this queue's submissions can be timed at all (results are read after
+// the queue's semaphore says the GPU is done).
+timing::TimingDevice* timing_of(TimelineQueue& q) {
+    return q.device.timing && ensure_semaphore(q) ? q.device.timing.get() : nullptr;
+}
+
+timing::QueueResults* results_of(TimelineQueue& q) {
+    TimelineDevice& d = q.device;
+    if (!d.timing) {
+        return nullptr;
+    }
+    if (!q.results) {
+        q.results = std::make_unique<timing::QueueResults>(d.handle, d.next, d.timing->memory);
+    }
+    return q.results.get();
+}
 
 } // namespace
 
@@ -27,25 +59,24 @@ uint64_t monotonic_ns() {
 void end_frame(TimelineQueue& queue, const char* reason) {
     TimelineDevice& device = queue.device;
     const uint64_t frame = device.frame.fetch_add(1, std::memory_order_relaxed);
+    // The next frame's fate is decided as it begins (a trigger file is looked at now).
+    const bool was_captured =
+        device.captured.exchange(device.frames.captures(frame + 1), std::memory_order_relaxed);
     if (device.sending()) {
-        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason));
+        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_captured));
     }
 }
 
 Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
-      frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()) {
-    if (device_.semaphore_value && !queue_.semaphore) {
-        VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
-                                       VK_SEMAPHORE_TYPE_TIMELINE, 0};
-        const VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0};
-        if (device_.next.CreateSemaphore(device_.handle, &info, nullptr, &queue_.semaphore) !=
-            VK_SUCCESS) {
-            queue_.semaphore = VK_NULL_HANDLE;
-        }
-    }
+      frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
+      captured_(queue.device.captured.load(std::memory_order_relaxed)),
+      timing_(timing_of(queue), results_of(queue), queue.family, captured_) {
     // Layer command buffers are only reused once the semaphore says so.
-    can_wrap_ = queue_.semaphore && device_.label_api != LabelApi::none;
+    can_label_ = ensure_semaphore(queue_) && device_.label_api != LabelApi::none;
+    if (device_.timing && device_.timing->chain_semaphore) {
+        chain_lock_ = device_.timing->chain.lock();
+    }
     recycle();
 }
 
@@ -59,7 +90,11 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     description.cpu_ns = cpu_ns_;
     description.api = api_;
     description.batch = index;
-    const bool insert = can_wrap_ && wrappable;
+    // Labels that must close are closed in any frame; new ones open only in captured frames.
+    const bool insert = can_label_ && wrappable;
+    const bool open_labels = insert && captured_;
+    const bool copies = timing_.active() && wrappable;
+    const auto layer_cb = [this] { return begin_layer_cb(); };
     const size_t wrappers_before = wrappers_.size();
     Interpreter& interpreter = queue_.interpreter;
     for (VkCommandBuffer handle : cbs) {
@@ -70,11 +105,12 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         // is closed again: command buffers that share a split render pass or a label of the
         // application's share one s<submitID> label (SUBMIT's s_label says which).
         close_s_label(interpreter.depth(), insert, out);
-        if (insert && !queue_.s_label && cb && cb->recorder.needs_submit_label()) {
+        if (open_labels && !queue_.s_label && cb && cb->recorder.needs_submit_label()) {
             out.push_back(wrapper(0, record_.submit));
             queue_.s_label = record_.submit;
             queue_.s_label_depth = interpreter.depth();
         }
+        record_.timing = timing_.active();
         if (cb) {
             interpreter.run(cb->recorder.stream(), sink_, record_);
         }
@@ -82,6 +118,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         if (device_.sending()) {
             device_.post(submit_frame(record_.submit, description, record_.workloads));
         }
+        timing_.add(record_.submit, record_);
         for (Readback& r : record_.readbacks) {
             job_.readbacks.push_back(std::move(r));
         }
@@ -89,9 +126,103 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         if (record_.deferred_tag_ends && insert) {
             out.push_back(wrapper(record_.deferred_tag_ends, 0));
         }
+        // The results are copied as soon as nothing is suspended: a later command buffer may
+        // run the same queries again (the same secondary, or this one twice).
+        if (copies && !interpreter.render_pass_open()) {
+            timing_.flush(layer_cb, out);
+        }
     }
     close_s_label(interpreter.depth(), insert, out);
+    if (copies) {
+        timing_.flush(layer_cb, out);
+    } else {
+        timing_.drop_pending(timing::reason::kFixedBatch);
+    }
     return wrappers_.size() != wrappers_before;
+}
+
+timing::SubmissionChain::Decision Submission::decide(const timing::BatchSemaphores& semaphores,
+                                                     bool has_work) {
+    timing::SubmissionChain::Decision d;
+    const char* serialization = serialization_name();
+    const char* caveat = nullptr;
+    if (chain_lock_.owns_lock()) {
+        timing::SubmissionChain::Probe probe;
+        probe.counter = [this](uint64_t semaphore) {
+            uint64_t value = 0;
+            device_.semaphore_value(device_.handle, (VkSemaphore)(semaphore), &value);
+            return value;
+        };
+        probe.queue_reached = [this](uint64_t) {
+            uint64_t value = 0; // without a semaphore the queue never counts as past a batch
+            if (queue_.semaphore) {
+                device_.semaphore_value(device_.handle, queue_.semaphore, &value);
+            }
+            return value;
+        };
+        timing::SubmissionChain::Batch batch;
+        batch.queue = queue_.id;
+        // The signal after_submit() makes once this call's batches are submitted.
+        batch.completion = queue_.signalled + 1;
+        batch.waits = semaphores.waits;
+        batch.signals = semaphores.signals;
+        batch.serialize = timing_.active() && has_work;
+        d = device_.timing->chain.batch(batch, probe);
+        // Its queue counts as blocked until that signal says the device ran past it.
+        must_signal_ = must_signal_ || d.blocks_queue;
+        if (d.unserialized) {
+            // Within its queue it is serialized all the same.
+            serialization = "queue";
+            caveat = timing::reason::kNotSerialized;
+        }
+        if (d.wait || d.signal) {
+            chain_first_wait_ = std::min(chain_first_wait_, d.wait);
+        }
+        chain_last_signal_ = std::max(chain_last_signal_, d.signal);
+    }
+    timing_.end_batch(serialization, caveat);
+    return d;
+}
+
+void Submission::end_batch() {
+    if (timing_.active()) {
+        timing_.end_batch(serialization_name(), nullptr);
+    }
+}
+
+const char* Submission::serialization_name() const {
+    if (!device_.timing) {
+        return "none";
+    }
+    // `full` without its semaphore serializes within queues only.
+    const timing::Mode mode = device_.timing->mode;
+    return timing::mode_name(mode == timing::Mode::full && !device_.timing->chain_semaphore
+                                 ? timing::Mode::queue
+                                 : mode);
+}
+
+bool Submission::needs_signal() const {
+    return !wrappers_.empty() || !job_.readbacks.empty() || timing_.active() || must_signal_;
+}
+
+void Submission::chain_failed() {
+    // The IDs this call took will not be signalled by its batches: signal them anyway, in order
+    // after the IDs before them, or every later batch would wait for them forever.
+    const uint64_t wait = chain_first_wait_ == UINT64_MAX ? 0 : chain_first_wait_;
+    const VkSemaphore s = device_.timing->chain_semaphore;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    const VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                               nullptr,
+                                               wait ? 1u : 0u,
+                                               &wait,
+                                               1,
+                                               &chain_last_signal_};
+    const VkSubmitInfo repair{
+        VK_STRUCTURE_TYPE_SUBMIT_INFO, &values, wait ? 1u : 0u, &s, &stage, 0, nullptr, 1, &s};
+    if (device_.next.QueueSubmit(queue_.handle, 1, &repair, VK_NULL_HANDLE) != VK_SUCCESS) {
+        log_once(LogLevel::warn, "timing: a failed submission left the cross-queue chain "
+                                 "unsignalled; later submissions of this device may not run");
+    }
 }
 
 void Submission::close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out) {
@@ -142,10 +273,11 @@ void Submission::before_submit() {
 }
 
 void Submission::after_submit(VkResult result, bool frame_boundary) {
+    if (result != VK_SUCCESS && chain_last_signal_) {
+        chain_failed();
+    }
     bool signalled = false;
-    if (result == VK_SUCCESS && queue_.semaphore &&
-        (!wrappers_.empty() || !job_.readbacks.empty())) {
-        // The application's submit info is left as it is: the signal is a submission of its own.
+    if (result == VK_SUCCESS && queue_.semaphore && needs_signal()) {
         const uint64_t value = queue_.signalled + 1;
         const VkTimelineSemaphoreSubmitInfo values{
             VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, nullptr, 0, nullptr, 1, &value};
@@ -158,14 +290,22 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
                                   nullptr,
                                   1,
                                   &queue_.semaphore};
+        // Unless it rode along in the application's last batch, the signal is a submission of
+        // its own.
         signalled =
+            merged_signal_ == value ||
             device_.next.QueueSubmit(queue_.handle, 1, &signal, VK_NULL_HANDLE) == VK_SUCCESS;
         if (signalled) {
             queue_.signalled = value;
             for (VkCommandBuffer w : wrappers_) {
                 queue_.busy_wrappers.emplace_back(value, w);
             }
-            if (!job_.readbacks.empty()) {
+            if (timing_.active()) {
+                TimelineDevice* device = &device_;
+                job_.done =
+                    timing_.take_job([device](std::string f) { device->post(std::move(f)); });
+            }
+            if (!job_.readbacks.empty() || job_.done) {
                 job_.semaphore = queue_.semaphore;
                 job_.value = value;
                 device_.readback->push(std::move(job_));
@@ -197,6 +337,18 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
 }
 
 VkCommandBuffer Submission::wrapper(uint32_t ends, uint64_t begin_submit) {
+    const VkCommandBuffer cb = begin_layer_cb();
+    for (uint32_t i = 0; i < ends; ++i) {
+        end_label(device_, cb);
+    }
+    if (begin_submit) {
+        begin_id_label(device_, cb, 's', begin_submit);
+    }
+    device_.next.EndCommandBuffer(cb);
+    return cb;
+}
+
+VkCommandBuffer Submission::begin_layer_cb() {
     const DeviceDispatch& next = device_.next;
     if (!queue_.pool) {
         const VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr,
@@ -225,13 +377,6 @@ VkCommandBuffer Submission::wrapper(uint32_t ends, uint64_t begin_submit) {
     const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
                                          VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr};
     next.BeginCommandBuffer(cb, &begin);
-    for (uint32_t i = 0; i < ends; ++i) {
-        end_label(device_, cb);
-    }
-    if (begin_submit) {
-        begin_id_label(device_, cb, 's', begin_submit);
-    }
-    next.EndCommandBuffer(cb);
     wrappers_.push_back(cb);
     return cb;
 }

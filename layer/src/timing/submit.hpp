@@ -1,0 +1,74 @@
+#pragma once
+// The timing side of one vkQueueSubmit* call (with the queue's lock held): after each application
+// command buffer the interpreter has paired its workloads' timer queries; here they are copied
+// out of the query pools into the queue's result ring by a layer command buffer placed after the
+// application's (at the first boundary where no render pass instance is suspended), and turned
+// into the job the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted
+// command buffer, then one timing annex per workload instance.
+
+#include "timeline/interpreter.hpp"
+#include "timing/annex.hpp"
+#include "timing/device.hpp"
+#include "timing/results.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vkscope::timing {
+
+class SubmitTiming {
+public:
+    // Inactive (does nothing) unless `device` is set and the frame is captured.
+    SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, bool captured);
+    SubmitTiming(const SubmitTiming&) = delete;
+    SubmitTiming& operator=(const SubmitTiming&) = delete;
+    // Gives back ring regions no job took (the submission failed).
+    ~SubmitTiming();
+
+    bool active() const { return active_; }
+
+    // One application command buffer has run (record.timing was set for it).
+    void add(uint64_t submit, timeline::SubmitRecord& record);
+    // Copies what is pending into a layer command buffer from `layer_cb` (begun; flush ends it)
+    // appended to `out`.
+    void flush(const std::function<VkCommandBuffer()>& layer_cb, std::vector<VkCommandBuffer>& out);
+    // The batch cannot take layer command buffers: what is pending is untimed.
+    void drop_pending(const char* why);
+    // End of a batch, flushed: the serialization its instances had, and a caveat for all of them
+    // (full mode: a batch left out of the cross-queue chain).
+    void end_batch(const char* serialization, const char* caveat);
+
+    // After the application's submission succeeded: the readback thread's work, run with the
+    // CLOCK_MONOTONIC time it saw the submission complete; `post` sends one frame.
+    std::function<void(uint64_t)> take_job(std::function<void(std::string)> post);
+
+private:
+    struct Resolved {
+        uint64_t submit = 0;
+        uint64_t tag = 0;
+        Outcome status = Outcome::untimed;
+        const char* reason = nullptr;
+        const char* serialization = "none";
+        uint32_t begin = 0; // result ring entries (ok only)
+        uint32_t end = 0;
+    };
+    struct Job;
+
+    void settle(const timeline::TimingEntry& e, const char* why);
+
+    TimingDevice* device_;
+    QueueResults* results_;
+    uint32_t family_;
+    bool active_;
+    std::vector<timeline::TimingEntry> pending_;
+    std::vector<std::pair<uint64_t, uint64_t>> listed_; // instances of the batch
+    std::vector<Resolved> batch_;
+    std::vector<Resolved> done_;
+    std::vector<uint64_t> regions_;
+    std::vector<uint64_t> submits_;
+};
+
+} // namespace vkscope::timing

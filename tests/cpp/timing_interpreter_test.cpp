@@ -1,0 +1,247 @@
+// Timer queries through the recorder and the interpreter: each workload instance's two
+// timestamps, split render passes from their first begin to their final end, repeats flagged.
+
+#include "timeline/interpreter.hpp"
+#include "timeline_fakes.hpp"
+#include "timing/recording.hpp"
+
+#include <gtest/gtest.h>
+
+namespace vkscope::timeline {
+namespace {
+
+using timing::Mode;
+using timing::QueryBlock;
+using timing::QueryPoolCache;
+using timing::RecordingTiming;
+using timing::Timestamp;
+
+class NullWriter : public timing::TimestampWriter {
+public:
+    void reset(VkQueryPool, uint32_t, uint32_t) override {}
+    void write(VkQueryPool, uint32_t, bool) override { ++writes; }
+    void barrier() override {}
+    int writes = 0;
+};
+
+QueryPoolCache::Backend fake_pools() {
+    static uint64_t next = 0x100;
+    QueryPoolCache::Backend b;
+    b.create = [] { return reinterpret_cast<VkQueryPool>(next++); };
+    b.destroy = [](VkQueryPool) {};
+    return b;
+}
+
+// A record sink that also writes timestamps, like the real one.
+class TimedSink : public test::FakeRecordSink {
+public:
+    TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
+        timing.begin(&cache, Mode::queue, untimed);
+    }
+    Timestamp workload_start() override { return timing.start(writer); }
+    Timestamp workload_finish() override { return timing.finish(writer); }
+    const char* untimed() const override { return timing.untimed(); }
+    void capture(std::span<const CaptureRequest> r, std::span<CaptureSlot*> out) override {
+        timing.interrupt();
+        FakeRecordSink::capture(r, out);
+    }
+
+    RecordingTiming timing;
+    NullWriter writer;
+};
+
+struct Queue {
+    LabelInterner labels;
+    Interpreter interpreter{labels};
+    test::FakeInterpreterSink sink;
+    uint64_t next_submit = 100;
+
+    SubmitRecord submit(const Recorder& r) {
+        SubmitRecord out;
+        out.submit = next_submit++;
+        out.timing = true;
+        interpreter.run(r.stream(), sink, out);
+        return out;
+    }
+};
+
+void dispatch(Recorder& r, RecordSink& sink) {
+    r.begin_workload(WorkloadType::dispatch, sink);
+    r.end_workload(sink);
+}
+
+TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache);
+    Recorder r;
+    r.begin(true, true);
+    dispatch(r, sink);
+    r.begin_render_pass("", {}, sink);
+    r.count_draws(3);
+    r.end_render_pass(sink);
+    dispatch(r, sink);
+    r.end();
+    Queue q;
+    const SubmitRecord s = q.submit(r);
+    ASSERT_EQ(s.timings.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(s.timings[i].submit, s.submit);
+        EXPECT_EQ(s.timings[i].tag, s.workloads[i].tag);
+        EXPECT_EQ(s.timings[i].begin.slot, i);
+        EXPECT_EQ(s.timings[i].end.slot, i + 1);
+        EXPECT_EQ(s.timings[i].untimed, nullptr);
+    }
+    EXPECT_EQ(sink.writer.writes, 4); // N+1
+}
+
+TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache);
+    Recorder r;
+    r.begin(true, true);
+    dispatch(r, sink);
+    const CaptureRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    r.begin_workload(WorkloadType::dispatch, sink, &args);
+    r.end_workload(sink);
+    r.end();
+    Queue q;
+    const SubmitRecord s = q.submit(r);
+    ASSERT_EQ(s.timings.size(), 2u);
+    EXPECT_NE(s.timings[0].end, s.timings[1].begin);
+}
+
+TEST(TimingInterpreter, SplitRenderPassRunsFromFirstBeginToFinalEnd) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink a_sink(cache), b_sink(cache), c_sink(cache);
+    Recorder a, b, c;
+    a.begin(true, true);
+    a.begin_render_pass("", {false, true}, a_sink);
+    a.end_render_pass(a_sink);
+    a.end();
+    b.begin(true, true);
+    b.begin_render_pass("", {true, true}, b_sink);
+    b.end_render_pass(b_sink);
+    b.end();
+    c.begin(true, true);
+    c.begin_render_pass("", {true, false}, c_sink);
+    c.end_render_pass(c_sink);
+    c.end();
+    EXPECT_EQ(a_sink.writer.writes, 1); // before the first begin
+    EXPECT_EQ(b_sink.writer.writes, 0); // nothing may go between suspension and resumption
+    EXPECT_EQ(c_sink.writer.writes, 1); // after the final end
+
+    Queue q;
+    const SubmitRecord sa = q.submit(a);
+    const SubmitRecord sb = q.submit(b);
+    EXPECT_TRUE(q.interpreter.render_pass_open());
+    const SubmitRecord sc = q.submit(c);
+    EXPECT_FALSE(q.interpreter.render_pass_open());
+    EXPECT_TRUE(sa.timings.empty() && sb.timings.empty());
+    ASSERT_EQ(sc.timings.size(), 1u);
+    EXPECT_EQ(sc.timings[0].submit, sa.submit); // the instance of the submission that began it
+    EXPECT_EQ(sc.timings[0].tag, sa.workloads[0].tag);
+    ASSERT_TRUE(sc.timings[0].begin && sc.timings[0].end);
+    EXPECT_NE(sc.timings[0].begin.block, sc.timings[0].end.block); // written in a, then in c
+}
+
+TEST(TimingInterpreter, ASplitRenderPassTimedOnlyInPartIsUntimed) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink a_sink(cache);
+    TimedSink c_sink(cache, timing::reason::kOutsideFrame);
+    Recorder a, c;
+    a.begin(true, true);
+    a.begin_render_pass("", {false, true}, a_sink);
+    a.end_render_pass(a_sink);
+    a.end();
+    c.begin(true, true);
+    c.begin_render_pass("", {true, false}, c_sink);
+    c.end_render_pass(c_sink);
+    c.end();
+    Queue q;
+    q.submit(a);
+    const SubmitRecord sc = q.submit(c);
+    ASSERT_EQ(sc.timings.size(), 1u);
+    EXPECT_FALSE(sc.timings[0].begin);
+    EXPECT_STREQ(sc.timings[0].untimed, timing::reason::kSplitPartUntimed);
+}
+
+TEST(TimingInterpreter, RecordedOutsideACapturedFrameSaysSo) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache, timing::reason::kOutsideFrame);
+    Recorder r;
+    r.begin(true, false);
+    dispatch(r, sink);
+    r.end();
+    Queue q;
+    const SubmitRecord s = q.submit(r);
+    ASSERT_EQ(s.timings.size(), 1u);
+    EXPECT_STREQ(s.timings[0].untimed, timing::reason::kOutsideFrame);
+    EXPECT_EQ(sink.writer.writes, 0);
+}
+
+TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sec_sink(cache), pri_sink(cache);
+    Recorder secondary;
+    secondary.begin(false, false);
+    dispatch(secondary, sec_sink);
+    secondary.end();
+    Recorder primary;
+    primary.begin(true, true);
+    dispatch(primary, pri_sink);
+    primary.execute(secondary);
+    primary.execute(secondary);
+    primary.end();
+    Queue q;
+    SubmitRecord s = q.submit(primary);
+    ASSERT_EQ(s.timings.size(), 3u);
+    std::vector<TimingEntry> earlier;
+    mark_repeats(earlier, s.timings);
+    ASSERT_EQ(s.timings.size(), 2u); // one instance, executed twice: one entry
+    EXPECT_FALSE(s.timings[0].ambiguous);
+    EXPECT_TRUE(s.timings[1].ambiguous);
+    EXPECT_EQ(s.timings[1].tag, s.workloads[1].tag);
+}
+
+TEST(TimingInterpreter, OneSecondaryInTwoCommandBuffersBeforeACopyIsFlaggedInBoth) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sec_sink(cache);
+    Recorder secondary;
+    secondary.begin(false, false);
+    dispatch(secondary, sec_sink);
+    secondary.end();
+    Recorder p1, p2;
+    p1.begin(true, true);
+    p1.execute(secondary);
+    p1.end();
+    p2.begin(true, true);
+    p2.execute(secondary);
+    p2.end();
+    Queue q;
+    SubmitRecord s1 = q.submit(p1);
+    SubmitRecord s2 = q.submit(p2);
+    std::vector<TimingEntry> pending;
+    mark_repeats(pending, s1.timings);
+    pending = s1.timings;
+    mark_repeats(pending, s2.timings);
+    ASSERT_EQ(s2.timings.size(), 1u);
+    EXPECT_TRUE(pending[0].ambiguous);
+    EXPECT_TRUE(s2.timings[0].ambiguous);
+}
+
+TEST(TimingInterpreter, NothingIsPairedWhenTheSubmissionIsNotTimed) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache);
+    Recorder r;
+    r.begin(true, true);
+    dispatch(r, sink);
+    r.end();
+    Queue q;
+    SubmitRecord out;
+    out.submit = 1;
+    q.interpreter.run(r.stream(), q.sink, out);
+    EXPECT_TRUE(out.timings.empty());
+}
+
+} // namespace
+} // namespace vkscope::timeline

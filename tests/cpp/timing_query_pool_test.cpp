@@ -1,0 +1,215 @@
+// Query pools: created on demand, 64 slots, handed out in order, back on the free list when a
+// recording is reset or freed, bounded however many recordings come and go.
+
+#include "timing/query_pool.hpp"
+#include "timing/recording.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace vkscope::timing {
+namespace {
+
+struct FakeBackend {
+    uint64_t next = 0x100;
+    std::set<uint64_t> live;
+    size_t created = 0;
+    bool refuse = false;
+
+    QueryPoolCache::Backend backend() {
+        QueryPoolCache::Backend b;
+        b.create = [this]() -> VkQueryPool {
+            if (refuse) {
+                return VK_NULL_HANDLE;
+            }
+            ++created;
+            live.insert(next);
+            return reinterpret_cast<VkQueryPool>(next++);
+        };
+        b.destroy = [this](VkQueryPool p) { live.erase(reinterpret_cast<uint64_t>(p)); };
+        return b;
+    }
+};
+
+TEST(TimingQueryPool, SlotsComeInOrderAndANewBlockIsFresh) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    QueryArena arena;
+    for (uint32_t i = 0; i < QueryBlock::kSlots; ++i) {
+        auto s = arena.take(cache);
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->first, i);
+        EXPECT_EQ(s->fresh, i == 0);
+    }
+    auto next = arena.take(cache);
+    ASSERT_TRUE(next);
+    EXPECT_TRUE(next->fresh);
+    EXPECT_EQ(next->first, 0u);
+    EXPECT_EQ(arena.blocks(), 2u);
+    EXPECT_EQ(fake.created, 2u);
+}
+
+TEST(TimingQueryPool, ConsecutiveSlotsStayInOneBlock) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    QueryArena arena;
+    ASSERT_TRUE(arena.take(cache, 60));
+    // Four views fit in the last four slots; four more need a block of their own, as a range of
+    // slots is never split across blocks.
+    auto views = arena.take(cache, 4);
+    ASSERT_TRUE(views);
+    EXPECT_EQ(views->first, 60u);
+    auto more = arena.take(cache, 4);
+    ASSERT_TRUE(more);
+    EXPECT_TRUE(more->fresh);
+    EXPECT_FALSE(arena.take(cache, QueryBlock::kSlots + 1));
+    EXPECT_FALSE(arena.take(cache, 0));
+}
+
+TEST(TimingQueryPool, ResetAndFreeReturnBlocksForReuse) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    std::vector<QueryArena> arenas(3);
+    for (QueryArena& a : arenas) {
+        for (int i = 0; i < 100; ++i) { // two blocks each
+            ASSERT_TRUE(a.take(cache));
+        }
+    }
+    EXPECT_EQ(cache.created(), 6u);
+    EXPECT_EQ(cache.free_blocks(), 0u);
+    arenas[0].release(cache); // vkResetCommandBuffer
+    arenas[1].release(cache); // vkFreeCommandBuffers
+    EXPECT_EQ(cache.free_blocks(), 4u);
+    EXPECT_EQ(arenas[0].blocks(), 0u);
+    // A new recording takes them back instead of creating pools, each fresh (reset on first use).
+    QueryArena next;
+    auto s = next.take(cache);
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->fresh);
+    EXPECT_EQ(s->block->used, 1u);
+    EXPECT_EQ(cache.created(), 6u);
+}
+
+TEST(TimingQueryPool, AThousandFramesUseTheSamePools) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 4096);
+    // Three command buffers re-recorded every frame, 150 workloads each (N+1 = 151 slots).
+    std::vector<QueryArena> arenas(3);
+    for (int frame = 0; frame < 1000; ++frame) {
+        for (QueryArena& a : arenas) {
+            a.release(cache); // vkBeginCommandBuffer resets
+            for (int w = 0; w < 151; ++w) {
+                ASSERT_TRUE(a.take(cache));
+            }
+        }
+    }
+    EXPECT_EQ(cache.created(), 9u); // 3 x ceil(151 / 64)
+    EXPECT_EQ(fake.live.size(), 9u);
+}
+
+TEST(TimingQueryPool, BoundedAndGoneWithTheDevice) {
+    FakeBackend fake;
+    {
+        QueryPoolCache cache(fake.backend(), 2);
+        QueryArena arena;
+        ASSERT_TRUE(arena.take(cache, 64));
+        ASSERT_TRUE(arena.take(cache, 64));
+        EXPECT_FALSE(arena.take(cache)); // at the limit: untimed, never growth
+        EXPECT_EQ(fake.live.size(), 2u);
+    }
+    EXPECT_TRUE(fake.live.empty());
+}
+
+TEST(TimingQueryPool, ARefusedPoolIsNotAskedForAgain) {
+    FakeBackend fake;
+    fake.refuse = true;
+    QueryPoolCache cache(fake.backend(), 16);
+    QueryArena arena;
+    EXPECT_FALSE(arena.take(cache));
+    fake.refuse = false;
+    EXPECT_FALSE(arena.take(cache));
+}
+
+// What a recording writes, as text.
+class FakeWriter : public TimestampWriter {
+public:
+    void reset(VkQueryPool, uint32_t first, uint32_t count) override {
+        events.push_back("reset " + std::to_string(first) + "+" + std::to_string(count));
+    }
+    void write(VkQueryPool, uint32_t slot, bool top) override {
+        events.push_back(std::string(top ? "top " : "bottom ") + std::to_string(slot));
+    }
+    void barrier() override { events.push_back("barrier"); }
+    std::vector<std::string> events;
+};
+
+using Events = std::vector<std::string>;
+
+TEST(TimingRecording, ConsecutiveWorkloadsShareATimestamp) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::queue, nullptr);
+    FakeWriter w;
+    const Timestamp a0 = r.start(w);
+    const Timestamp a1 = r.finish(w);
+    const Timestamp b0 = r.start(w);
+    const Timestamp b1 = r.finish(w);
+    EXPECT_EQ(a1, b0);
+    EXPECT_EQ(a0.slot, 0u);
+    EXPECT_EQ(b1.slot, 2u); // N+1: three slots for two workloads
+    EXPECT_EQ(w.events, (Events{"reset 0+64", "bottom 0", "barrier", "bottom 1", "barrier",
+                                "bottom 2", "barrier"}));
+}
+
+TEST(TimingRecording, SomethingInBetweenGetsAFreshStart) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::none, nullptr);
+    FakeWriter w;
+    r.start(w);
+    const Timestamp end = r.finish(w);
+    r.interrupt(); // a parameter copy, an executed secondary, an event wait
+    const Timestamp start = r.start(w);
+    EXPECT_NE(end, start);
+    r.finish(w);
+    // No barriers without serialization; a fresh start is top of pipe, an end bottom.
+    EXPECT_EQ(w.events, (Events{"reset 0+64", "top 0", "bottom 1", "top 2", "bottom 3"}));
+}
+
+TEST(TimingRecording, UntimedRecordingsWriteNothing) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::full, reason::kOutsideFrame);
+    FakeWriter w;
+    EXPECT_FALSE(r.start(w));
+    EXPECT_FALSE(r.finish(w));
+    EXPECT_TRUE(w.events.empty());
+    EXPECT_STREQ(r.untimed(), reason::kOutsideFrame);
+    EXPECT_EQ(fake.created, 0u);
+}
+
+TEST(TimingRecording, ANewRecordingGivesItsBlocksBack) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    FakeWriter w;
+    for (int i = 0; i < 10; ++i) {
+        r.begin(&cache, Mode::queue, nullptr);
+        for (int k = 0; k < 100; ++k) {
+            r.start(w);
+            r.finish(w);
+        }
+    }
+    EXPECT_EQ(cache.created(), 2u);
+    r.release();
+    EXPECT_EQ(cache.free_blocks(), 2u);
+}
+
+} // namespace
+} // namespace vkscope::timing

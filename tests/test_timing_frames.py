@@ -1,0 +1,126 @@
+"""The `frames` setting with timing (docs/timing.md): only captured frames carry timings, outside
+them nothing is written into command buffers, and a command buffer recorded outside a captured
+frame but submitted inside one says it is untimed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import layer_env, run
+from test_timeline_support import ANNEX, FRAME, Receiver
+from test_timing_support import (
+    SUBMIT_DONE,
+    Runner,
+    instances,
+    make_runner,
+    query_pools,
+    scenario_ran,
+    submit_done,
+)
+
+
+@pytest.fixture
+def timed(layer_dir: Path, workload: Path) -> Iterator[Runner]:
+    receivers: list[Receiver] = []
+    yield make_runner(layer_dir, workload, receivers)
+    for r in receivers:
+        r.close()
+
+
+def test_only_selected_frames_are_timed(timed: Runner) -> None:
+    # compute submits once a frame: with frame_submits=1 each submission is a frame.
+    res, capture = timed(
+        "--scenario", "compute", "--frames", "5", timing="queue", frame_submits="1", frames="1,3"
+    )
+    scenario_ran(res, "compute")
+    assert [(m.tag, m.payload["captured"]) for m in capture.of(FRAME)] == [
+        (0, False),
+        (1, True),
+        (2, False),
+        (3, True),
+        (4, False),
+    ]
+    by_frame: dict[int, list[dict[str, object]]] = {}
+    for t in instances(capture):
+        by_frame.setdefault(t.submit.payload["frame"], []).append(t.fields)
+    assert sorted(by_frame) == [0, 1, 2, 3, 4]
+    for frame, fields in by_frame.items():
+        timed_here = frame in (1, 3)
+        assert all(("timing" in f) == timed_here for f in fields), (frame, fields)
+        # Labels are written only in captured frames too ("tagged" is sent only when false).
+        assert all(("tagged" not in f) == timed_here for f in fields), (frame, fields)
+        if timed_here:
+            assert all(f["timing"] == "ok" for f in fields), fields
+    done = submit_done(capture)
+    assert {s.payload["frame"] for s in capture.submits if s.sequence in done} == {1, 3}
+    # The indirect dispatch's parameters are copied (and reported) only in captured frames.
+    groups = {
+        t.submit.payload["frame"]: t.fields["groups"]
+        for t in instances(capture)
+        if t.fields["api"] == "vkCmdDispatchIndirect"
+    }
+    assert groups == {0: None, 1: [8, 2, 1], 2: None, 3: [8, 2, 1], 4: None}
+
+
+def test_outside_captured_frames_nothing_is_injected(timed: Runner) -> None:
+    res, capture = timed(
+        "--all", "--frames", "3", timing="full", frame_submits="1", frames="1000000-"
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    items = list(instances(capture))
+    assert items
+    # Not one timer query pool was ever created, so no timestamp was written ...
+    assert query_pools(capture) == 0
+    # ... nor any label, copy or layer command buffer (s labels), and nothing was timed.
+    assert all(t.fields.get("tagged") is False for t in items)
+    assert all(s.payload["s_label"] is None for s in capture.submits)
+    assert not capture.of(SUBMIT_DONE)
+    assert not [m for m in capture.of(ANNEX) if "timing" in m.payload]
+    assert all(m.payload["captured"] is False for m in capture.of(FRAME))
+
+
+def test_recorded_before_a_captured_frame_is_untimed(timed: Runner) -> None:
+    # reusable records its command buffer once, after its setup's one submission (frame 0 with
+    # frame_submits=1), in frame 1; frames 2 and later are captured and submit it.
+    res, capture = timed(
+        "--scenario", "reusable", "--frames", "2", timing="queue", frame_submits="1", frames="2-"
+    )
+    scenario_ran(res, "reusable")
+    dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert len(dispatches) == 6
+    assert [t.submit.payload["frame"] for t in dispatches] == list(range(1, 7))
+    # The first submission is in frame 1, which is not captured: no timing at all.
+    assert "timing" not in dispatches[0].fields
+    for t in dispatches[1:]:
+        assert t.fields["timing"] == "untimed"
+        assert t.fields["timing_reason"] == "recorded outside a captured frame"
+        assert t.fields["gpu_begin_ns"] is None
+        assert t.fields["serialization"] == "none"  # nothing was written into it
+
+
+def test_trigger_file_switches_capture(timed: Runner, tmp_path: Path) -> None:
+    trigger = tmp_path / "capture-now"
+    args = ("--scenario", "compute", "--frames", "2")
+    settings = {"timing": "queue", "frame_submits": "1", "frames": f"trigger:{trigger}"}
+    res, absent = timed(*args, **settings)
+    scenario_ran(res, "compute")
+    assert not absent.of(SUBMIT_DONE)
+    trigger.touch()
+    res, present = timed(*args, **settings)
+    scenario_ran(res, "compute")
+    assert [m.payload["captured"] for m in present.of(FRAME)] == [True, True]
+    assert all(t.fields["timing"] == "ok" for t in instances(present))
+
+
+def test_a_bad_selection_is_reported_and_every_frame_captured(
+    layer_dir: Path, workload: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "layer.log"
+    env = layer_env(layer_dir, timing="queue", frames="every:0", log_file=str(log))
+    res = run([workload, "--scenario", "buffer_transfer"], env)
+    assert res.returncode == 0, res.stderr
+    text = log.read_text()
+    assert "setting frames='every:0' ignored" in text
+    assert "every:N needs a frame count N of at least 1" in text
