@@ -9,6 +9,7 @@
 // command buffer that used it.
 
 #include "dispatch_tables.gen.hpp"
+#include "host_buffer.hpp"
 #include "timeline/capture_slot.hpp"
 
 #include <array>
@@ -45,8 +46,7 @@ public:
 
 private:
     struct Block {
-        VkBuffer buffer = VK_NULL_HANDLE;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
+        std::unique_ptr<HostBuffer> memory;
         std::vector<std::unique_ptr<Page>> pages;
     };
 
@@ -58,7 +58,6 @@ private:
     std::mutex mutex_;
     std::vector<Block> blocks_;
     std::vector<Page*> free_;
-    bool coherent_ = true;
     bool failed_ = false;
 };
 
