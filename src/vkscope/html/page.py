@@ -9,13 +9,15 @@ they stay exact as JavaScript numbers.
 
 from __future__ import annotations
 
+import io
 import os
 import re
+from array import array
 from collections import Counter
 from html import escape
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 import msgspec
 
@@ -40,6 +42,8 @@ _ENUM_PREFIXES: Final = {
     "store": "VK_ATTACHMENT_STORE_OP_",
 }
 _DIAGNOSTICS_SHOWN: Final = 20
+_COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti")
+_NONE: Final = -(2**63)  # stands for None in the integer columns
 
 _encode = msgspec.json.Encoder().encode
 
@@ -52,11 +56,14 @@ def write_html(capture_path: Path | str, out_path: Path | str) -> None:
     replaces `out_path` in one step, so a failed run never leaves half a page behind.
     """
     with open_capture(capture_path) as capture:
-        page = build_page(capture)
+        builder = _collect(capture)
+        head = builder.finish()
+        name = capture.path.name
     out = Path(out_path)
     partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
-        partial.write_text(page, encoding="utf-8")
+        with open(partial, "w", encoding="utf-8") as f:
+            _write_page(f, name, builder, head)
         os.replace(partial, out)
     except BaseException:
         partial.unlink(missing_ok=True)
@@ -65,18 +72,54 @@ def write_html(capture_path: Path | str, out_path: Path | str) -> None:
 
 def build_page(capture: Capture) -> str:
     """The whole page for an open capture, as text."""
-    data = _encode(page_data(capture))
-    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end
-    # the data block early, whatever the application named its labels.
-    data = data.replace(b"<", b"\\u003c")
+    builder = _collect(capture)
+    head = builder.finish()
+    out = io.StringIO()
+    _write_page(out, capture.path.name, builder, head)
+    return out.getvalue()
+
+
+def _write_page(out: TextIO, name: str, builder: _Builder, head: dict[str, Any]) -> None:
+    """Writes the page to `out`, the data a piece at a time (never the whole of it at once)."""
     parts = {
-        "title": escape(f"vkscope · {capture.path.name}"),
+        "title": escape(f"vkscope · {name}"),
         "generator": escape(f"vkscope {__version__}"),
         "css": _asset("timeline.css"),
         "js": _asset("timeline.js"),
-        "data": data.decode("utf-8"),
     }
-    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("template.html"))
+    template = _asset("template.html")
+    done = 0
+    for m in _PLACEHOLDER.finditer(template):
+        out.write(template[done : m.start()])
+        if m.group(1) == "data":
+            _write_data(out, builder, head)
+        else:
+            out.write(parts[m.group(1)])
+        done = m.end()
+    out.write(template[done:])
+
+
+def _write_data(out: TextIO, builder: _Builder, head: dict[str, Any]) -> None:
+    """The data as page_data's JSON, written column by column."""
+    # head ends with "workloads":{"count":N}}: the columns go in before those two braces.
+    text = _escaped(_encode(head))
+    assert text.endswith("}}")
+    out.write(text[:-2])
+    del text
+    for name in _COLUMNS:
+        column = builder.column(name)
+        encoded = _encode(column)
+        del column
+        out.write(f',"{name}":')
+        out.write(_escaped(encoded))
+        del encoded
+    out.write("}}")
+
+
+def _escaped(data: bytes) -> str:
+    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end
+    # the data block early, whatever the application named its labels.
+    return data.replace(b"<", b"\\u003c").decode("utf-8")
 
 
 def _asset(name: str) -> str:
@@ -88,10 +131,17 @@ def _asset(name: str) -> str:
 
 def page_data(capture: Capture) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready values (the layout is in docs/html.md)."""
+    builder = _collect(capture)
+    data = builder.finish()
+    data["workloads"].update((name, builder.column(name)) for name in _COLUMNS)
+    return data
+
+
+def _collect(capture: Capture) -> _Builder:
     builder = _Builder(capture)
     for w in capture.workloads():
         builder.add(w)
-    return builder.finish()
+    return builder
 
 
 def _safe(value: Any) -> Any:
@@ -146,14 +196,25 @@ class _Builder:
         self.enum_values: dict[str, set[int]] = {kind: set() for kind in _ENUM_PREFIXES}
         self.timings: dict[tuple[str | None, str | None, str | None], int] = {}
         self.untimed_reasons: Counter[str] = Counter()
-        columns = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti")
-        self.cols: dict[str, list[Any]] = {name: [] for name in columns}
+        # Integer columns as 8-byte arrays (_NONE for None): a Python list of ints would take
+        # five times the memory.
+        self.cols: dict[str, array[int]] = {n: array("q") for n in _COLUMNS if n != "key"}
+        self.keys: list[str] = []
         self.device_of_row: list[tuple[int, int | None]] = []
+
+    def column(self, name: str) -> list[Any]:
+        """One column as a list, with None where a value is missing."""
+        if name == "key":
+            return self.keys
+        values = self.cols[name]
+        if _NONE not in values:
+            return values.tolist()
+        return [None if v == _NONE else v for v in values]
 
     def add(self, w: WorkloadInstance) -> None:
         c = self.cols
         c["id"].append(w.id)
-        c["key"].append(f"{w.submit_id}.{w.tag_id}")
+        self.keys.append(f"{w.submit_id}.{w.tag_id}")
         c["ord"].append(w.ordinal)
         queue = (w.process, w.device, w.queue)
         row = self.queue_rows.get(queue)
@@ -166,16 +227,16 @@ class _Builder:
         c["t"].append(self.types.setdefault(w.type, len(self.types)))
         c["l"].append(self.labels.setdefault(w.labels, len(self.labels)))
         c["m"].append(self._metadata(w.metadata))
-        c["s"].append(w.submit_cpu_ns)
-        c["sc"].append(w.submit_cpu_complete_ns)
+        c["s"].append(_NONE if w.submit_cpu_ns is None else w.submit_cpu_ns)
+        c["sc"].append(_NONE if w.submit_cpu_complete_ns is None else w.submit_cpu_complete_ns)
         timing = (w.timing, w.timing_reason, w.serialization)
         c["ti"].append(self.timings.setdefault(timing, len(self.timings)))
         begin, end = w.gpu_begin_ns, w.gpu_end_ns
         if begin is None or end is None or end < begin:
             begin = end = None
             self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
-        c["b"].append(begin)
-        c["e"].append(end)
+        c["b"].append(_NONE if begin is None else begin)
+        c["e"].append(_NONE if end is None else end)
 
     def _metadata(self, metadata: dict[str, Any]) -> int:
         raw = _encode(metadata)
@@ -203,9 +264,9 @@ class _Builder:
         its own (their clocks cannot be compared)."""
         firsts: dict[tuple[int, int | None], int] = {}
         for row, begin in zip(self.cols["q"], self.cols["b"], strict=True):
-            if begin is not None:
-                dev = self.device_of_row[row]
-                firsts[dev] = min(begin, firsts.get(dev, begin))
+            if begin != _NONE:
+                device = self.device_of_row[row]
+                firsts[device] = min(begin, firsts.get(device, begin))
         if not firsts:
             return {}, False
         shared = len(firsts) == 1 or all(
@@ -222,23 +283,26 @@ class _Builder:
         c = self.cols
         bases, per_device = self._clock_groups()
         timed = 0
-        for i, begin in enumerate(c["b"]):
-            if begin is not None:
-                base = bases[self.device_of_row[c["q"][i]]]
-                c["b"][i] = begin - base
-                c["e"][i] -= base
+        b, e, q = c["b"], c["e"], c["q"]
+        for i, begin in enumerate(b):
+            if begin != _NONE:
+                base = bases[self.device_of_row[q[i]]]
+                b[i] = begin - base
+                e[i] -= base
                 timed += 1
-        submits = [s for s in c["s"] if s is not None]
-        first_submit = min(submits) if submits else 0
+        first_submit = min((s for s in c["s"] if s != _NONE), default=0)
         for name in ("s", "sc"):
-            c[name] = [None if t is None else t - first_submit for t in c[name]]
-        c["q"], queues = self._sorted_queues(c["q"])
+            times = c[name]
+            for i, t in enumerate(times):
+                if t != _NONE:
+                    times[i] = t - first_submit
+        queues = self._sorted_queues(q)
         enum_names = _enum_names() if any(self.enum_values.values()) else {}
         enums = {
             kind: {str(v): names[v] for v in sorted(self.enum_values[kind]) if v in names}
             for kind, names in enum_names.items()
         }
-        count = len(c["id"])
+        count = len(self.keys)
         return {
             "version": DATA_VERSION,
             "capture": self._capture_info(),
@@ -255,11 +319,12 @@ class _Builder:
                 "untimed_reasons": dict(self.untimed_reasons.most_common(10)),
                 "per_device_clocks": per_device,
             },
-            "workloads": {"count": count, **c},
+            "workloads": {"count": count},
         }
 
-    def _sorted_queues(self, rows: list[int]) -> tuple[list[int], list[dict[str, Any]]]:
-        """Queue rows in (process, device, queue) order, with the workloads' rows renumbered."""
+    def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:
+        """Queue rows in (process, device, queue) order, with the workloads' rows renumbered
+        in place."""
         keys = list(self.queue_rows)
         order = sorted(range(len(keys)), key=lambda r: tuple(-1 if v is None else v
                                                              for v in keys[r]))  # fmt: skip
@@ -285,7 +350,9 @@ class _Builder:
                 "index": info.index if info else None,
                 "flags": list(info.flags) if info else [],
             })  # fmt: skip
-        return [renumber[r] for r in rows], queues
+        for i, r in enumerate(rows):
+            rows[i] = renumber[r]
+        return queues
 
     def _frames(self) -> list[dict[str, Any]]:
         """The frames that have work, in order of their first submission."""
