@@ -160,6 +160,10 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
              [mod, "report", cap, "--format", "markdown", *to_null]),
             (shape, "query 'SELECT * FROM instances_view' --format csv",
              [mod, "query", cap, "SELECT * FROM instances_view", "--format", "csv", *to_null]),
+            (shape, "vkscope perfetto (trace export)",
+             ["vkscope.cli", "perfetto", cap, "-o", str(Path(cap).with_suffix(".pftrace"))]),
+            (shape, "vkscope html (offline page)",
+             ["vkscope.cli", "html", cap, "-o", str(Path(cap).with_suffix(".html"))]),
         ]  # fmt: skip
     out.append(
         ("frames", "overlap (none against queue) --format json, every workload",
@@ -172,7 +176,7 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
 def markdown(report: dict[str, Any]) -> str:
     m, s = report["machine"], report["settings"]
     lines = [
-        "# Memory of reports on large captures",
+        "# Memory of reports and exports on large captures",
         "",
         "<!-- Written by bench/report_memory.py; rerun it rather than editing the numbers. -->",
         "",
