@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+from machine import cpu_model, git_revision
 
 REPO = Path(__file__).resolve().parent.parent
 VKSCOPE_LAYER = "VK_LAYER_VKSCOPE_profiler"
@@ -179,29 +180,6 @@ def run_once(
     if len(lines) != 1:
         raise SystemExit(f"{' '.join(argv)} printed no single JSON line:\n{proc.stdout}")
     return msgspec.json.decode(lines[-1], type=HarnessLine)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def git_revision() -> str | None:
-    try:
-        rev = subprocess.run(
-            ["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return rev or None
 
 
 def fmt(ns: float) -> str:

@@ -32,6 +32,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from machine import cpu_model
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
 
@@ -253,10 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{capture:10} {command:50} {row['peak_rss_mb']:>8} MB {row['seconds']:>6} s",
                   file=sys.stderr)  # fmt: skip
     uname = platform.uname()
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")), platform.processor() or "unknown",
-    )  # fmt: skip
+    cpu = cpu_model()
     report = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": {

@@ -37,13 +37,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
+from machine import cpu_model, git_revision  # noqa: E402
 from record_cost import (  # noqa: E402
     COUNTING_LAYER,
     VKSCOPE_LAYER,
     Config,
     Paths,
-    cpu_model,
-    git_revision,
     run_once,
 )
 from test_timeline_support import Receiver  # noqa: E402

@@ -28,6 +28,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from machine import cpu_model
+
 from vkscope import paths
 from vkscope.capture.wire import Decoder, Message
 
@@ -95,10 +97,7 @@ def main() -> int:
         measure("recorded", ["--all", "--frames", str(args.frames)]),
         measure("resubmitted", ["--scenario", "reusable", "--frames", str(args.frames)]),
     ]
-    cpu = next(
-        (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-         if ln.startswith("model name")), platform.processor()
-    )  # fmt: skip
+    cpu = cpu_model()
     report = {
         "date": datetime.date.today().isoformat(),
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform()},
