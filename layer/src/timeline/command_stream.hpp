@@ -47,29 +47,32 @@ struct Capture {
     uint32_t max_draws = 0; // draw_count: the command's maxDrawCount
 };
 
-// One recorded workload, named by its tagID.
-struct Workload {
-    uint64_t tag = 0;
-    WorkloadType type = WorkloadType::dispatch;
-    // The WORKLOAD payload's members without the braces, for render passes (whose attachments
-    // must be read while the application's objects exist). Other workloads keep the few values
-    // below and are described only when sent, off the recording thread's path and not at all
-    // without a host.
-    std::string fields;
+// What a workload outside render passes is: a few plain values, kept as they are while recording
+// and turned into text only when sent, off the recording thread's path and not at all without a
+// host.
+struct WorkloadInfo {
     uint64_t device = 0;
     const char* api = "";
     const char* kind = "";          // transfers, acceleration structures
     std::optional<Size3> size;      // dispatch groups, trace rays width/height/depth
     Size3 base{};                   // dispatch base group
     std::optional<uint64_t> amount; // bytes, pixels, structures
+    // Dispatches: also turns group counts read back from the GPU into invocations.
+    std::optional<Size3> local_size;
+};
+
+// One recorded workload, named by its tagID.
+struct Workload : WorkloadInfo {
+    uint64_t tag = 0;
+    WorkloadType type = WorkloadType::dispatch;
+    // The WORKLOAD payload's members without the braces, for render passes (whose attachments
+    // must be read while the application's objects exist).
+    std::string fields;
 
     // Render passes. Final once the command buffer that began it has ended.
     uint64_t draws = 0;          // in that command buffer, secondaries included
     bool split = false;          // suspended at the end of that command buffer
     bool draws_deferred = false; // some counts come from the GPU, so draws is only a part
-
-    // Dispatches: also turns group counts read back from the GPU into invocations.
-    std::optional<Size3> local_size;
 
     // Has a t<tag> label in the command buffer (see RecordOptions).
     bool tagged = true;

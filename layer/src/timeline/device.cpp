@@ -197,6 +197,7 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
             timing->calibrated() ? "CLOCK_MONOTONIC" : "the device clock");
     }
     record_options.tags = label_api != LabelApi::none;
+    record_options.device = id;
     // Deferring a label end needs a layer command buffer, which needs the semaphore to recycle.
     record_options.defer_foreign_ends = semaphore_value && label_stack_underflows(description);
     static constexpr const char* kLabelApis[] = {"none", "VK_EXT_debug_utils",

@@ -104,18 +104,21 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         TimelineDevice& tl = *cb->device;
         timeline::reset_command_buffer(*cb);
         // Outside captured frames nothing is written into the command buffer; the recording is
-        // still followed, so its workloads are described wherever it is submitted.
+        // still followed (at the least cost: its workloads are only logged), so its workloads are
+        // described if a captured frame submits it.
         cb->instrumented = tl.captured.load(std::memory_order_relaxed);
-        timeline::RecordOptions options = tl.record_options;
-        options.tags = options.tags && cb->instrumented;
-        cb->recorder.begin(cb->primary,
-                           (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0,
-                           options);
         if (tl.timing) {
             const char* untimed = cb->instrumented ? tl.timing->untimed_family(cb->family)
                                                    : timing::reason::kOutsideFrame;
             cb->timing.begin(&tl.timing->pools, tl.timing->mode, untimed);
         }
+        timeline::RecordOptions options = tl.record_options;
+        options.tags = options.tags && cb->instrumented;
+        options.defer_workloads = !cb->instrumented;
+        options.deferred_untimed = cb->timing.untimed();
+        cb->recorder.begin(cb->primary,
+                           (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0,
+                           options);
         return tl.next.BeginCommandBuffer(commandBuffer, pBeginInfo);
     }
     return next_of(commandBuffer).BeginCommandBuffer(commandBuffer, pBeginInfo);

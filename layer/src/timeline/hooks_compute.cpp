@@ -23,7 +23,7 @@ void dispatch(VkCommandBuffer handle, const char* api, std::optional<Size3> grou
     CommandBufferState* cb = find_command_buffer(handle);
     record_workload(
         handle, cb, WorkloadType::dispatch, api,
-        [&](timeline::Workload& w, TimelineDevice&) {
+        [&](timeline::WorkloadInfo& w, TimelineDevice&) {
             w.size = groups;
             w.base = base;
             w.local_size = cb->compute_local_size;
@@ -58,7 +58,7 @@ void trace_rays(VkCommandBuffer handle, const char* api, std::optional<Size3> si
     const std::optional<CaptureRequest> indirect = address_request(cb, address, 12);
     record_workload(
         handle, cb, WorkloadType::trace_rays, api,
-        [&](timeline::Workload& w, TimelineDevice&) { w.size = size; }, forward,
+        [&](timeline::WorkloadInfo& w, TimelineDevice&) { w.size = size; }, forward,
         indirect ? &*indirect : nullptr, CaptureKind::trace_rays);
 }
 
@@ -67,7 +67,7 @@ void acceleration_structure(VkCommandBuffer handle, const char* api, const char*
                             uint32_t count, Forward&& forward) {
     record_workload(
         handle, find_command_buffer(handle), WorkloadType::acceleration_structure, api,
-        [&](timeline::Workload& w, TimelineDevice&) {
+        [&](timeline::WorkloadInfo& w, TimelineDevice&) {
             w.kind = kind;
             w.amount = count;
         },

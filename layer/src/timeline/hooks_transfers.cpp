@@ -19,7 +19,7 @@ void transfer(VkCommandBuffer handle, bool image, const char* api, const char* k
     timeline::record_workload(
         handle, find_command_buffer(handle),
         image ? WorkloadType::image_transfer : WorkloadType::buffer_transfer, api,
-        [&](timeline::Workload& w, TimelineDevice& tl) {
+        [&](timeline::WorkloadInfo& w, TimelineDevice& tl) {
             w.kind = kind;
             w.amount = amount(tl);
         },

@@ -53,8 +53,8 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
                 finish(*open_, sink, out);
             }
             started(c.workload, sink, out);
-            open_ = Instance{c.workload,     out.submit,          c.part->draws,
-                             c.part->counts, c.part->counts_lost, c.ts};
+            open_ = Instance{c.workload,          out.submit, c.part->draws, c.part->counts,
+                             c.part->counts_lost, c.ts,       out.quiet};
             part_ = c.part;
             break;
         case Op::render_pass_resume:
@@ -92,6 +92,9 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
             }
             break;
         case Op::indirect_readback: {
+            if (out.quiet) {
+                break;
+            }
             Readback readback;
             readback.submit = out.submit;
             readback.workload = c.workload;
@@ -104,6 +107,9 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
 
 void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& sink,
                           SubmitRecord& out) {
+    if (out.quiet) {
+        return;
+    }
     if (claim_send(*w)) {
         sink.workload(*w);
         mark_sent(*w);
@@ -174,6 +180,9 @@ void Interpreter::add_readback(Readback readback, SubmitRecord& out) {
 
 void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out) {
     const Workload& w = *instance.workload;
+    if (instance.quiet) {
+        return; // no SUBMIT names the instance
+    }
     if (!w.split && instance.counts.empty() && !instance.counts_lost) {
         return; // the WORKLOAD message says it all
     }

@@ -66,6 +66,9 @@ struct SubmitRecord {
     uint64_t submit = 0;
     // Pair timer queries into `timings` (only while timing a captured frame).
     bool timing = false;
+    // Outside captured frames: only the queue's state (labels, a suspended render pass) is kept
+    // up; nothing is described, sent or read back.
+    bool quiet = false;
     std::vector<SubmittedWorkload> workloads;
     std::vector<Readback> readbacks;
     std::vector<TimingEntry> timings;
@@ -106,6 +109,7 @@ private:
         std::vector<Capture> counts;
         bool counts_lost = false;
         timing::Timestamp begin;
+        bool quiet = false; // begun outside a captured frame
     };
     // A workload outside render passes, between its begin and its end.
     struct Running {

@@ -18,10 +18,12 @@ Command command(Op op, std::shared_ptr<Workload> workload = {},
 // Most command buffers hold fewer layer commands than this; reserving once keeps recording free
 // of reallocations, and reset() keeps the capacity for the next recording.
 constexpr size_t kReservedCommands = 256;
+constexpr size_t kReservedDeferred = 64;
 } // namespace
 
 Recorder::Recorder() {
     stream_.reserve(kReservedCommands);
+    deferred_.reserve(kReservedDeferred);
 }
 
 void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) {
@@ -35,6 +37,8 @@ void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) 
 
 void Recorder::reset() {
     stream_.clear();
+    deferred_.clear();
+    has_deferred_.store(false, std::memory_order_relaxed);
     draws_ = 0;
     part_.reset();
     part_suspends_ = false;
@@ -146,6 +150,41 @@ void Recorder::end_workload(RecordSink& sink) {
     current_.reset();
 }
 
+void Recorder::materialize() const {
+    if (!has_deferred_.load(std::memory_order_acquire)) {
+        return;
+    }
+    std::lock_guard lock(materialize_mutex_);
+    if (!has_deferred_.load(std::memory_order_relaxed)) {
+        return;
+    }
+    std::vector<Command> merged;
+    merged.reserve(stream_.size() + 2 * deferred_.size());
+    size_t next = 0;
+    for (const DeferredWorkload& d : deferred_) {
+        for (; next < d.position; ++next) {
+            merged.push_back(std::move(stream_[next]));
+        }
+        auto w = std::make_shared<Workload>();
+        static_cast<WorkloadInfo&>(*w) = d.info;
+        w->device = options_.device;
+        // Taken now rather than while recording: tags stay unique, and a recording that is never
+        // materialized costs no tag.
+        w->tag = next_tag();
+        w->type = d.type;
+        w->tagged = false;
+        w->untimed = options_.deferred_untimed;
+        merged.push_back(command(begin_op(d.type), std::move(w)));
+        merged.push_back(command(Op::workload_end));
+    }
+    for (; next < stream_.size(); ++next) {
+        merged.push_back(std::move(stream_[next]));
+    }
+    stream_ = std::move(merged);
+    deferred_.clear();
+    has_deferred_.store(false, std::memory_order_release);
+}
+
 void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, RecordSink& sink) {
     flush_draws();
     if (flags.resuming && suspended_) {
@@ -215,6 +254,7 @@ void Recorder::count_indirect_draws(const CaptureRequest& count, uint32_t max_dr
 }
 
 void Recorder::execute(const Recorder& secondary) {
+    secondary.materialize();
     stream_.insert(stream_.end(), secondary.stream_.begin(), secondary.stream_.end());
     if (secondary.has_workloads_) {
         has_workloads_ = true;

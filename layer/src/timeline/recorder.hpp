@@ -8,8 +8,10 @@
 
 #include "timeline/command_stream.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +50,13 @@ struct RecordOptions {
     // this set, the recorder begins no tag in a command buffer after such an end, and leaves the
     // end of a tag begun elsewhere to a layer command buffer submitted after this one.
     bool defer_foreign_ends = false;
+    // Outside captured frames: workloads outside render passes are only logged, and become
+    // commands of the stream when a captured frame submits the command buffer (materialize()),
+    // which most recordings made there never are. `deferred_untimed` is what such workloads say
+    // about their timing (a static string, or null).
+    bool defer_workloads = false;
+    const char* deferred_untimed = nullptr;
+    uint64_t device = 0; // the layer's id of the device, for logged workloads
 };
 
 struct RenderPassFlags {
@@ -58,6 +67,8 @@ struct RenderPassFlags {
 class Recorder {
 public:
     Recorder();
+    Recorder(const Recorder&) = delete;
+    Recorder& operator=(const Recorder&) = delete;
 
     // vkBeginCommandBuffer (which also resets).
     void begin(bool primary, bool one_time_submit, RecordOptions options = {});
@@ -77,6 +88,20 @@ public:
                              CaptureKind kind = CaptureKind::dispatch);
     void end_workload(RecordSink& sink);
 
+    // RecordOptions::defer_workloads: a workload outside render passes is only logged (nothing is
+    // written around it); the caller describes it and records the application's command. Inline:
+    // it is most of what such a recording costs.
+    bool deferring() const { return options_.defer_workloads; }
+    WorkloadInfo& defer_workload(WorkloadType type) {
+        has_workloads_ = true;
+        // Published to submitting threads by the queue submission that follows the recording.
+        has_deferred_.store(true, std::memory_order_relaxed);
+        return deferred_.emplace_back(static_cast<uint32_t>(stream_.size()), type).info;
+    }
+    // Turns logged workloads into stream commands. Safe to call from several submitting threads
+    // (a SIMULTANEOUS_USE command buffer), never while the command buffer is being recorded.
+    void materialize() const;
+
     // vkCmdBeginRenderPass* / vkCmdBeginRendering*; `fields` is only used by a beginning (not
     // resuming) instance.
     void begin_render_pass(std::string fields, RenderPassFlags flags, RecordSink& sink);
@@ -91,6 +116,8 @@ public:
     // it continues count for the current one, once per execution.
     void execute(const Recorder& secondary);
 
+    // Logged workloads are missing until materialize(): what is left (labels, render passes)
+    // keeps a queue's label stack right in frames that are not captured.
     std::span<const Command> stream() const { return stream_; }
     // The command buffer needs an s<submitID> label around each submission: its workloads can run
     // more than once, or have data that only a submission can name.
@@ -111,7 +138,20 @@ private:
     void tag_end(RecordSink& sink);
     void label_ended();
 
-    std::vector<Command> stream_;
+    // A workload logged by defer_workload(): it goes before stream_[position].
+    struct DeferredWorkload {
+        // User-provided, so that emplace_back() does not zero the whole entry first (a large
+        // part of a deferred workload's cost).
+        DeferredWorkload(uint32_t at, WorkloadType t) : position(at), type(t) {}
+        WorkloadInfo info;
+        uint32_t position;
+        WorkloadType type;
+    };
+
+    mutable std::vector<Command> stream_;
+    mutable std::vector<DeferredWorkload> deferred_;
+    mutable std::atomic<bool> has_deferred_{false};
+    mutable std::mutex materialize_mutex_;
     uint64_t draws_ = 0; // since the current part began, or for a continuing secondary
     std::shared_ptr<RenderPassPart> part_;      // being recorded
     bool part_suspends_ = false;                // its vkCmdBeginRendering said SUSPENDING

@@ -100,6 +100,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     for (VkCommandBuffer handle : cbs) {
         const CommandBufferState* cb = find_command_buffer(handle);
         record_.clear();
+        record_.quiet = !captured_;
         record_.submit = next_submit_id();
         // A label opened before a command buffer closes only where everything opened inside it
         // is closed again: command buffers that share a split render pass or a label of the
@@ -112,10 +113,13 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         }
         record_.timing = timing_.active();
         if (cb) {
+            if (captured_) {
+                cb->recorder.materialize();
+            }
             interpreter.run(cb->recorder.stream(), sink_, record_);
         }
         description.s_label = queue_.s_label;
-        if (device_.sending()) {
+        if (captured_ && device_.sending()) {
             device_.post(submit_frame(record_.submit, description, record_.workloads));
         }
         timing_.add(record_.submit, record_);

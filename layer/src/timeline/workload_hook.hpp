@@ -6,8 +6,9 @@
 
 namespace vkscope::timeline {
 
-// `cb` is the state of `handle` (null when unknown); `describe(Workload&, TimelineDevice&)` fills
-// in what the workload is; `forward(const DeviceDispatch&)` records the application's command.
+// `cb` is the state of `handle` (null when unknown); `describe(WorkloadInfo&, TimelineDevice&)`
+// fills in what the workload is; `forward(const DeviceDispatch&)` records the application's
+// command.
 template <typename Describe, typename Forward>
 void record_workload(VkCommandBuffer handle, CommandBufferState* cb, WorkloadType type,
                      const char* api, Describe&& describe, Forward&& forward,
@@ -15,6 +16,14 @@ void record_workload(VkCommandBuffer handle, CommandBufferState* cb, WorkloadTyp
                      CaptureKind kind = CaptureKind::dispatch) {
     if (!cb) {
         forward(find_device(handle)->next);
+        return;
+    }
+    if (cb->recorder.deferring()) {
+        // Outside captured frames: logged only (an indirect one's parameters are not copied there).
+        WorkloadInfo& info = cb->recorder.defer_workload(type);
+        info.api = api;
+        describe(info, *cb->device);
+        forward(cb->device->next);
         return;
     }
     VulkanRecordSink sink(*cb);

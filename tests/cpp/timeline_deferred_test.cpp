@@ -1,0 +1,176 @@
+// Recordings made outside captured frames: workloads are logged, not turned into commands, until a
+// captured frame submits the command buffer; frames that are not captured keep only the queue's
+// label stack up to date and send nothing.
+
+#include "timeline/interpreter.hpp"
+#include "timeline/recorder.hpp"
+
+#include "timeline_fakes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace vkscope::timeline {
+namespace {
+
+using test::FakeInterpreterSink;
+using test::FakeRecordSink;
+
+constexpr const char* kOutside = "recorded outside a captured frame";
+
+RecordOptions deferred() {
+    RecordOptions o;
+    o.tags = false; // nothing is written outside captured frames
+    o.defer_workloads = true;
+    o.deferred_untimed = kOutside;
+    o.device = 42;
+    return o;
+}
+
+std::vector<Op> ops(const Recorder& r) {
+    std::vector<Op> out;
+    for (const Command& c : r.stream()) {
+        out.push_back(c.op);
+    }
+    return out;
+}
+
+void log_dispatch(Recorder& r, uint32_t x) {
+    WorkloadInfo& info = r.defer_workload(WorkloadType::dispatch);
+    info.api = "vkCmdDispatch";
+    info.size = Size3{x, 1, 1};
+}
+
+TEST(TimelineDeferred, LoggedWorkloadsBecomeCommandsInRecordingOrder) {
+    FakeRecordSink sink;
+    Recorder r;
+    r.begin(true, false, deferred());
+    r.marker_begin("outer");
+    log_dispatch(r, 1);
+    r.begin_render_pass("", {}, sink);
+    r.count_draws(3);
+    r.end_render_pass(sink);
+    log_dispatch(r, 2);
+    r.marker_end();
+    log_dispatch(r, 3);
+    r.end();
+    EXPECT_TRUE(sink.events.empty()) << "nothing written into the command buffer";
+    EXPECT_TRUE(r.has_workloads());
+    // Before: only what the queue's state needs (labels, the render pass).
+    EXPECT_EQ(ops(r), (std::vector<Op>{Op::marker_begin, Op::render_pass_begin, Op::workload_end,
+                                       Op::marker_end}));
+    r.materialize();
+    EXPECT_EQ(ops(r), (std::vector<Op>{Op::marker_begin, Op::compute_dispatch_begin,
+                                       Op::workload_end, Op::render_pass_begin, Op::workload_end,
+                                       Op::compute_dispatch_begin, Op::workload_end, Op::marker_end,
+                                       Op::compute_dispatch_begin, Op::workload_end}));
+    std::vector<uint32_t> sizes;
+    for (const Command& c : r.stream()) {
+        if (c.op == Op::compute_dispatch_begin) {
+            const Workload& w = *c.workload;
+            sizes.push_back((*w.size)[0]);
+            EXPECT_FALSE(w.tagged);
+            EXPECT_STREQ(w.untimed, kOutside);
+            EXPECT_EQ(w.device, 42u);
+            EXPECT_STREQ(w.api, "vkCmdDispatch");
+            EXPECT_NE(w.tag, 0u);
+        }
+    }
+    EXPECT_EQ(sizes, (std::vector<uint32_t>{1, 2, 3}));
+    const std::vector<Op> once = ops(r);
+    r.materialize();
+    EXPECT_EQ(ops(r), once) << "materializing twice changes nothing";
+}
+
+TEST(TimelineDeferred, ResetDropsTheLog) {
+    Recorder r;
+    r.begin(true, true, deferred());
+    log_dispatch(r, 1);
+    r.begin(true, true);
+    r.materialize();
+    EXPECT_TRUE(r.stream().empty());
+    EXPECT_FALSE(r.has_workloads());
+}
+
+TEST(TimelineDeferred, ASecondaryIsMaterializedWhenExecuted) {
+    Recorder secondary;
+    secondary.begin(false, false, deferred());
+    log_dispatch(secondary, 7);
+    secondary.end();
+    FakeRecordSink sink;
+    Recorder primary;
+    primary.begin(true, true);
+    primary.execute(secondary);
+    primary.execute(secondary);
+    primary.end();
+    ASSERT_EQ(ops(primary), (std::vector<Op>{Op::compute_dispatch_begin, Op::workload_end,
+                                             Op::compute_dispatch_begin, Op::workload_end}));
+    EXPECT_EQ(primary.stream()[0].workload, primary.stream()[2].workload)
+        << "one workload, executed twice";
+}
+
+TEST(TimelineDeferred, ConcurrentSubmissionsMaterializeOnce) {
+    Recorder r;
+    r.begin(true, false, deferred());
+    for (uint32_t i = 0; i < 1000; ++i) {
+        log_dispatch(r, i);
+    }
+    r.end();
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) {
+        threads.emplace_back([&r] { r.materialize(); });
+    }
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(r.stream().size(), 2000u);
+}
+
+TEST(TimelineDeferred, AQuietSubmissionKeepsLabelsAndSendsNothing) {
+    LabelInterner labels;
+    Interpreter interpreter{labels};
+    FakeInterpreterSink sink;
+    FakeRecordSink record_sink;
+
+    // Recorded in a captured frame, submitted in one that is not: its label stays open on the
+    // queue for the next command buffer, its workload is neither listed nor sent.
+    Recorder opens;
+    opens.begin(true, false);
+    opens.marker_begin("frame");
+    opens.begin_workload(WorkloadType::dispatch, record_sink);
+    opens.end_workload(record_sink);
+    opens.end();
+    SubmitRecord quiet;
+    quiet.quiet = true;
+    interpreter.run(opens.stream(), sink, quiet);
+    EXPECT_TRUE(quiet.workloads.empty());
+    EXPECT_TRUE(sink.sent.empty());
+
+    Recorder logged;
+    logged.begin(true, false, deferred());
+    log_dispatch(logged, 4);
+    logged.marker_end();
+    logged.end();
+    SubmitRecord also_quiet;
+    also_quiet.quiet = true;
+    interpreter.run(logged.stream(), sink, also_quiet);
+    EXPECT_TRUE(also_quiet.workloads.empty());
+    EXPECT_EQ(interpreter.label_stack(), LabelInterner::kEmpty) << "the label ended";
+
+    // The same command buffers in a captured frame: described and sent.
+    logged.materialize();
+    SubmitRecord first;
+    interpreter.run(opens.stream(), sink, first);
+    SubmitRecord second;
+    interpreter.run(logged.stream(), sink, second);
+    ASSERT_EQ(first.workloads.size(), 1u);
+    ASSERT_EQ(second.workloads.size(), 1u);
+    EXPECT_NE(first.workloads[0].labels, LabelInterner::kEmpty);
+    EXPECT_EQ(second.workloads[0].labels, first.workloads[0].labels)
+        << "the logged dispatch ran inside the label begun in the other command buffer";
+    EXPECT_EQ(sink.sent.size(), 2u);
+}
+
+} // namespace
+} // namespace vkscope::timeline
