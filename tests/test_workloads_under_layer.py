@@ -46,3 +46,16 @@ def test_two_threads_recording_at_once(layer_dir: Path, workload: Path) -> None:
     res = run([workload, "--threads", "2", "--scenario", "threads"], layer_env(layer_dir))
     assert res.returncode == 0, res.stderr
     assert "PASS threads" in res.stdout
+
+
+def test_compute_loop_length_is_an_option(layer_dir: Path, workload: Path) -> None:
+    # The scenario checks every element against the closed form of that many iterations, so a
+    # pass means the shader ran the loop length asked for (it is how dispatches are made long
+    # enough for accuracy runs on large GPUs).
+    env = layer_env(layer_dir)
+    res = run([workload, "--scenario", "compute", "--compute-iterations", "777"], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS compute" in res.stdout
+    bad = run([workload, "--scenario", "compute", "--compute-iterations", "0"], env)
+    assert bad.returncode == 2
+    assert "--compute-iterations expects an integer in [1, 16777216], got '0'" in bad.stderr

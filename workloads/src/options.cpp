@@ -29,7 +29,7 @@ const char* usageText() {
     return "usage: vkscope-workload [--scenario NAME]... [--all] [--list] [--frames N]\n"
            "                        [--device INDEX] [--draws N] [--validation above|below]\n"
            "                        [--layer-setting KEY=VALUE]... [--cycles N] [--threads N]\n"
-           "                        [--quiet]\n";
+           "                        [--compute-iterations N] [--quiet]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -65,6 +65,9 @@ std::string parseOptions(int argc, char** argv, Options& out) {
         } else if (arg == "--draws") {
             const char* v = value();
             error = v ? parseCount(arg, v, 1, 1000000, out.draws) : needsValue(v);
+        } else if (arg == "--compute-iterations") {
+            const char* v = value();
+            error = v ? parseCount(arg, v, 1, 1u << 24, out.computeIterations) : needsValue(v);
         } else if (arg == "--cycles") {
             const char* v = value();
             error = v ? parseCount(arg, v, 1, 100000, out.cycles) : needsValue(v);

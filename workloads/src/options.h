@@ -17,6 +17,9 @@ struct Options {
     uint32_t frames = 1;
     uint32_t device = 0;
     uint32_t draws = 8;
+    // The compute scenario's loop length per invocation (its dispatches' cost). Lavapipe aborts
+    // loops past 65535 iterations; on a large GPU the dispatches take time in proportion to it.
+    uint32_t computeIterations = 2560;
     ValidationOrder validation = ValidationOrder::None;
     std::vector<std::pair<std::string, std::string>> layerSettings;
     uint32_t cycles = 1;

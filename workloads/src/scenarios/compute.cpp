@@ -1,5 +1,5 @@
 // compute: three dispatches of the same pipeline whose work is exactly 1:4:16 (16, 64 and
-// 256 groups of 64 invocations, each running the same fixed loop), then vkCmdDispatchIndirect
+// 256 groups of 64 invocations, each running the same loop, --compute-iterations long), then vkCmdDispatchIndirect
 // and vkCmdDispatchBase with a second pipeline. The first pipeline takes its local size from a
 // specialization constant, the second from a literal, so both SPIR-V forms are used. Every
 // output element is checked; groups skipped by the dispatch base must stay untouched.
@@ -22,9 +22,10 @@ namespace wl {
 namespace {
 
 constexpr uint32_t kLocalSize = 64;
-// Sized so the 16-group dispatch takes about 1 ms on llvmpipe with LP_NUM_THREADS=0; lavapipe
-// aborts loops after 65535 iterations, so work scales with dispatch size, not loop length.
-constexpr uint32_t kIterations = 2560;
+// The default loop length (--compute-iterations) makes the 16-group dispatch take about 1 ms on
+// llvmpipe with LP_NUM_THREADS=0; lavapipe aborts loops after 65535 iterations, so there work
+// scales with dispatch size. A large GPU runs all three dispatches' invocations at once, so
+// their time follows the loop length instead.
 constexpr uint32_t kRatioGroups[3] = {16, 64, 256};
 constexpr uint32_t kRatioOffsets[3] = {0, 16 * kLocalSize, (16 + 64) * kLocalSize};
 constexpr uint32_t kBaseOffset = (16 + 64 + 256) * kLocalSize;
@@ -80,7 +81,8 @@ public:
         cmd_ = allocateCommandBuffers(ctx, pool_, 1)[0];
         fence_ = createFence(ctx, janitor_);
 
-        const LcgModel model(kIterations);
+        iterations_ = ctx.options.computeIterations;
+        const LcgModel model(iterations_);
         expected_.assign(kElements, kSentinel);
         for (uint32_t d = 0; d < 3; ++d) {
             for (uint32_t i = 0; i < kRatioGroups[d] * kLocalSize; ++i) {
@@ -114,7 +116,7 @@ public:
             vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, 0);
         }
         for (uint32_t d = 0; d < 3; ++d) {
-            const LcgPush push{kRatioOffsets[d], 0, kSeeds[d], kIterations};
+            const LcgPush push{kRatioOffsets[d], 0, kSeeds[d], iterations_};
             bindCompute(cmd_, specProgram_, specSet_, &push, sizeof(push));
             vkCmdDispatch(cmd_, kRatioGroups[d], 1, 1);
             if (queries_) {
@@ -125,11 +127,11 @@ public:
 
         // The indirect dispatch goes first: Mesa 22.3 lavapipe wrongly keeps the base group
         // of a preceding vkCmdDispatchBase for vkCmdDispatchIndirect.
-        const LcgPush indirectPush{kIndirectOffset, kIndirectRowStride, kSeeds[4], kIterations};
+        const LcgPush indirectPush{kIndirectOffset, kIndirectRowStride, kSeeds[4], iterations_};
         bindCompute(cmd_, fixedProgram_, fixedSet_, &indirectPush, sizeof(indirectPush));
         vkCmdDispatchIndirect(cmd_, indirect_.handle, 0);
         computeBarrier();
-        const LcgPush basePush{kBaseOffset, 0, kSeeds[3], kIterations};
+        const LcgPush basePush{kBaseOffset, 0, kSeeds[3], iterations_};
         vkCmdPushConstants(cmd_, fixedProgram_.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            sizeof(basePush), &basePush);
         vkCmdDispatchBase(cmd_, kBaseFirstGroup, 0, 0, kBaseGroups, 1, 1);
@@ -178,6 +180,7 @@ private:
     VkDescriptorSet fixedSet_ = VK_NULL_HANDLE;
     VkQueryPool queries_ = VK_NULL_HANDLE;
     bool printTimings_ = false;
+    uint32_t iterations_ = 0;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
