@@ -1,8 +1,8 @@
 // compute: three dispatches of the same pipeline whose work is exactly 1:4:16 (16, 64 and
-// 256 groups of 64 invocations, each running the same loop, --compute-iterations long), then vkCmdDispatchIndirect
-// and vkCmdDispatchBase with a second pipeline. The first pipeline takes its local size from a
-// specialization constant, the second from a literal, so both SPIR-V forms are used. Every
-// output element is checked; groups skipped by the dispatch base must stay untouched.
+// 256 groups of 64 invocations, each running the same loop, --compute-iterations long), then
+// vkCmdDispatchIndirect and vkCmdDispatchBase with a second pipeline. The first pipeline takes its
+// local size from a specialization constant, the second from a literal, so both SPIR-V forms are
+// used. Every output element is checked; groups skipped by the dispatch base must stay untouched.
 //
 // When the queue supports timestamps they bracket the three ratio dispatches; with
 // VKSCOPE_WORKLOAD_TIMINGS set in the environment their GPU times are printed to stderr.
@@ -165,7 +165,7 @@ private:
         const double msPerTick = ctx.properties.limits.timestampPeriod / 1e6;
         std::fprintf(stderr, "compute timings:");
         for (uint32_t d = 0; d < 3; ++d) {
-            std::fprintf(stderr, " %u groups %.3f ms%s", kRatioGroups[d],
+            std::fprintf(stderr, " %u groups %.6f ms%s", kRatioGroups[d],
                          double(ticks[d + 1] - ticks[d]) * msPerTick, d < 2 ? "," : "\n");
         }
     }
