@@ -31,6 +31,10 @@ bool FrameSelection::parse(std::string_view text, std::string& why) {
     if (text.empty()) {
         return true;
     }
+    if (text == "host") {
+        kind_ = Kind::host;
+        return true;
+    }
     constexpr std::string_view kEvery = "every:";
     constexpr std::string_view kTrigger = "trigger:";
     if (text.starts_with(kEvery)) {
@@ -72,9 +76,9 @@ bool FrameSelection::parse(std::string_view text, std::string& why) {
                  r.first <= r.last;
         }
         if (!ok) {
-            why =
-                "expected frame numbers and ranges like 3,10-20,100- , every:N or trigger:PATH; '" +
-                std::string(item) + "' is none of them";
+            why = "expected frame numbers and ranges like 3,10-20,100- , every:N, trigger:PATH or "
+                  "host; '" +
+                  std::string(item) + "' is none of them";
             return false;
         }
         ranges.push_back(r);
@@ -92,6 +96,8 @@ bool FrameSelection::captures(uint64_t frame) const {
         return frame % every_ == 0;
     case Kind::trigger:
         return access(trigger_.c_str(), F_OK) == 0;
+    case Kind::host:
+        return false; // only what the host asks for (host_driven())
     case Kind::ranges:
         for (const Range& r : ranges_) {
             if (frame >= r.first && frame <= r.last) {

@@ -26,9 +26,12 @@ public:
     bool captures(uint64_t frame) const;
 
     bool every_frame() const { return kind_ == Kind::all; }
+    // `host`: frames are captured when the host sends CAPTURE (docs/protocol.md); captures()
+    // is false for every frame.
+    bool host_driven() const { return kind_ == Kind::host; }
 
 private:
-    enum class Kind : uint8_t { all, ranges, every, trigger };
+    enum class Kind : uint8_t { all, ranges, every, trigger, host };
     struct Range {
         uint64_t first = 0;
         uint64_t last = 0; // inclusive

@@ -297,6 +297,7 @@ void MessageChannel::run() {
             }
             backoff = kMinBackoff;
             greeting_sent_ = 0;
+            commands_ = HostCommandReader{};
             std::lock_guard lock(mutex_);
             link_.store(Link::Up, std::memory_order_relaxed);
         }
@@ -355,6 +356,8 @@ void MessageChannel::run() {
         if (!ok) {
             disconnect();
             pause();
+        } else {
+            read_commands();
         }
     }
     if (fd_ >= 0) {
@@ -367,6 +370,24 @@ void MessageChannel::run() {
     pending_messages_ = 0;
     pending_bytes_ = 0;
     queue_.clear();
+}
+
+void MessageChannel::read_commands() {
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n <= 0) {
+            // Nothing more now (EAGAIN), or the host closed its side: the next send says so.
+            return;
+        }
+        const bool broken = !commands_.error().empty();
+        if (const auto capture = commands_.feed({buffer, static_cast<size_t>(n)})) {
+            capture_request_.store(*capture, std::memory_order_release);
+        }
+        if (!broken && !commands_.error().empty()) {
+            record_error(commands_.error());
+        }
+    }
 }
 
 void MessageChannel::disconnect() {

@@ -10,6 +10,8 @@
 // Nothing here writes to stdout or stderr (they belong to the application); failures are kept
 // for last_error().
 
+#include "host_commands.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +55,14 @@ public:
     uint64_t sent() const noexcept { return sent_.load(std::memory_order_relaxed); }
     bool connected() const noexcept { return link_.load(std::memory_order_relaxed) == Link::Up; }
     std::string last_error() const;
+
+    // The host's latest CAPTURE command (frames to capture from the next frame on, 0: stop), once;
+    // nullopt when none came since the last call. Commands are read whenever the sender wakes to
+    // write, which the FRAME message at every frame end guarantees.
+    std::optional<uint64_t> take_capture_request() noexcept {
+        const uint64_t v = capture_request_.exchange(kNoRequest, std::memory_order_acq_rel);
+        return v == kNoRequest ? std::nullopt : std::optional<uint64_t>(v);
+    }
     const std::string& address() const noexcept { return address_; }
 
     // Lets the sender flush what is queued for at most `grace`, then stops it; whatever is left is
@@ -75,6 +86,9 @@ private:
     bool wait_writable(int fd);
     void disconnect();
     void record_error(std::string why);
+    void read_commands();
+
+    static constexpr uint64_t kNoRequest = UINT64_MAX;
 
     const std::string address_;
     const std::unique_ptr<Endpoint> endpoint_;
@@ -99,12 +113,14 @@ private:
     std::atomic<bool> stop_flag_{false};       // stopping_, readable without the lock
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> sent_{0};
+    std::atomic<uint64_t> capture_request_{kNoRequest};
 
     // Sender thread only.
     int fd_ = -1;
     uint64_t reported_drops_ = 0;
     uint64_t greeting_sent_ = 0; // greeting_version_ written on this connection; 0: none
     std::string scratch_;
+    HostCommandReader commands_; // reset with every connection
 
     std::mutex close_mutex_;
     std::thread thread_;

@@ -57,6 +57,26 @@ def _after_capture(args: argparse.Namespace, capture: Path) -> None:
         print(f"vkscope: wrote {path}")
 
 
+def _host_trigger(
+    args: argparse.Namespace, settings: dict[str, str]
+) -> tuple[recording.HostTrigger | None, str | None]:
+    """The capture requests of `--frames host`, or why the options do not fit together."""
+    after: float | None = getattr(args, "capture_after", None)
+    frames: int = getattr(args, "capture_frames", 1)
+    host = settings.get("frames", "").strip() == "host"
+    if not host:
+        if after is not None or frames != 1:
+            return None, "--capture-after and --capture-frames need --frames host"
+        return None, None
+    if args.no_capture:
+        return None, "--frames host needs a capture (drop --no-capture)"
+    if frames < 1:
+        return None, f"--capture-frames must be at least 1, got {frames}"
+    if after is not None and not 0 <= after < 1e9:
+        return None, f"--capture-after must be a number of seconds >= 0, got {after}"
+    return recording.HostTrigger(frames, after), None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     command: list[str] = args.command
     if command and command[0] == "--":
@@ -73,6 +93,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         layer_dir = paths.layer_dir()
     except (SettingError, paths.NotBuilt) as exc:
         _err(str(exc))
+        return 2
+    trigger, why = _host_trigger(args, settings)
+    if why:
+        _err(f"run: {why}")
         return 2
     console = Console(stderr=True)
     try:
@@ -91,7 +115,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if output.exists():
                     _err(f"{output} already exists; choose another -o or remove it")
                     return 2
-                recorded = recording.record(command, layer_dir, settings, output, console, log_file)
+                recorded = recording.record(
+                    command, layer_dir, settings, output, console, log_file, trigger
+                )
                 result, summary = recorded.launch, recorded.summary
         except launch.LaunchError as exc:
             _err(str(exc))
@@ -141,6 +167,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             output=args.output,
             timing="queue",
             frames=None,
+            capture_after=None,
+            capture_frames=1,
             no_report=False,
             report_all=False,
             no_trace=False,
@@ -237,7 +265,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--frames",
         default=None,
         metavar="SEL",
-        help="frames to instrument: 3,10-20,100-  every:N  trigger:PATH (default: all)",
+        help="frames to capture: 3,10-20,100-  every:N  trigger:PATH  host (default: all); "
+        "host: the frames vkscope asks for, --capture-after S or SIGUSR1 to vkscope",
+    )
+    run.add_argument(
+        "--capture-after",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --frames host: ask for a capture S seconds after the start",
+    )
+    run.add_argument(
+        "--capture-frames",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --frames host: frames each request captures (default 1)",
     )
     run.add_argument(
         "--no-capture",

@@ -4,6 +4,7 @@ application has exited (normally, with an error, or by a crash)."""
 
 from __future__ import annotations
 
+import signal
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,15 @@ from .capture import CaptureServer, CaptureSummary, Counters
 # How long the server keeps reading after the application exited: the layer's sender thread
 # flushes its queue at the last vkDestroyInstance, so the data is already in the socket.
 DRAIN_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class HostTrigger:
+    """`vkscope run --frames host`: when to ask the layer for a capture, and for how many
+    frames. SIGUSR1 to vkscope asks again at any time."""
+
+    frames: int
+    after_s: float | None = None
 
 
 @dataclass
@@ -46,6 +56,7 @@ def record(
     capture_path: Path,
     console: Console,
     log_file: Path,
+    trigger: HostTrigger | None = None,
 ) -> RecordingResult:
     """Runs the application under the layer with the timeline streaming into `capture_path`."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
@@ -61,12 +72,27 @@ def record(
                 live.update(progress_text(server.counters()))
 
         updater = threading.Thread(target=refresh, name="vkscope-progress", daemon=True)
+        timer: threading.Timer | None = None
+        previous_handler = None
+        if trigger is not None:
+            frames = trigger.frames
+            previous_handler = signal.signal(
+                signal.SIGUSR1, lambda *_: server.request_capture(frames)
+            )
+            if trigger.after_s is not None:
+                timer = threading.Timer(trigger.after_s, server.request_capture, (frames,))
+                timer.daemon = True
+                timer.start()
         try:
             if console.is_terminal:
                 live.start()
                 updater.start()
             result = launch.run(command, layer_dir, layer_settings, log_file)
         finally:
+            if timer is not None:
+                timer.cancel()
+            if previous_handler is not None:
+                signal.signal(signal.SIGUSR1, previous_handler)
             done.set()
             if updater.is_alive():
                 updater.join()

@@ -54,6 +54,14 @@ TEST(FrameSelection, TriggerFollowsTheFile) {
     EXPECT_FALSE(s.captures(1));
 }
 
+TEST(FrameSelection, HostCapturesOnlyWhatTheHostAsksFor) {
+    const FrameSelection s = parsed("host");
+    EXPECT_TRUE(s.host_driven());
+    EXPECT_FALSE(s.captures(0));
+    EXPECT_FALSE(s.captures(7));
+    EXPECT_FALSE(parsed("every:2").host_driven());
+}
+
 TEST(FrameSelection, MistakesAreRefusedWithAReason) {
     for (const char* bad : {"every:0", "every:x", "trigger:", "3-1", "a", "1,,2", "-5", "1-2-3"}) {
         FrameSelection s;

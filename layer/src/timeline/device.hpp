@@ -132,6 +132,8 @@ public:
     const VkDevice handle;
     const uint64_t id;
     const std::shared_ptr<MessageChannel> host;
+    // `frames=host`: frames still to capture of the host's last CAPTURE command.
+    std::atomic<uint64_t> host_frames_left{0};
     const LabelApi label_api;
     RecordOptions record_options; // for every command buffer of the device
     const PFN_vkSetDeviceLoaderData set_loader_data;

@@ -1,6 +1,7 @@
 #include "timeline/submission.hpp"
 
 #include "log.hpp"
+#include "message_channel.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 #include "timeline/record_sink.hpp"
@@ -59,9 +60,20 @@ uint64_t monotonic_ns() {
 void end_frame(TimelineQueue& queue, const char* reason) {
     TimelineDevice& device = queue.device;
     const uint64_t frame = device.frame.fetch_add(1, std::memory_order_relaxed);
-    // The next frame's fate is decided as it begins (a trigger file is looked at now).
-    const bool was_captured =
-        device.captured.exchange(device.frames.captures(frame + 1), std::memory_order_relaxed);
+    // The next frame's fate is decided as it begins (a trigger file is looked at now, and the
+    // host's latest CAPTURE command taken).
+    bool next = device.frames.captures(frame + 1);
+    if (device.frames.host_driven() && device.host) {
+        if (const auto asked = device.host->take_capture_request()) {
+            device.host_frames_left.store(*asked, std::memory_order_relaxed);
+        }
+        uint64_t left = device.host_frames_left.load(std::memory_order_relaxed);
+        while (left > 0 && !device.host_frames_left.compare_exchange_weak(
+                               left, left - 1, std::memory_order_relaxed)) {
+        }
+        next = left > 0;
+    }
+    const bool was_captured = device.captured.exchange(next, std::memory_order_relaxed);
     if (device.sending()) {
         device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_captured));
     }

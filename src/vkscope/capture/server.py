@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import selectors
 import socket
 import stat
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .commands import capture_command
 from .ingest import Connection, GcPause
 from .store import CaptureStore, Counters
 from .wire import Decoder
@@ -78,6 +80,9 @@ class CaptureServer:
         self._stopping = threading.Event()
         self._error: str | None = None
         self._summary: CaptureSummary | None = None
+        # Host commands for the layer, sent by the loop to every connection it has (or to the
+        # next one, while there is none).
+        self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # reentrant: signal-safe
 
     def __enter__(self) -> CaptureServer:
         self.start()
@@ -164,8 +169,12 @@ class CaptureServer:
                 for key, _ in events:
                     if key.data is None:
                         self._accept(key.fileobj, selector, clients, store)  # type: ignore[arg-type]
-                    elif key.data != "wake":
+                    elif key.data == "wake":
+                        with contextlib.suppress(BlockingIOError):
+                            self._wake[0].recv(4096)
+                    elif key.fd in clients:
                         self._read(clients[key.fd], selector, clients, store)
+                self._send_commands(clients)
                 if store.maybe_commit() or not events:
                     pause.release()
             deadline = time.monotonic() + _DRAIN_S
@@ -215,6 +224,20 @@ class CaptureServer:
                 return
         self._close(client, selector, clients, store)
 
+    def _send_commands(self, clients: dict[int, _Client]) -> None:
+        if not clients:
+            return
+        while True:
+            try:
+                command = self._outbox.get_nowait()
+            except queue.Empty:
+                return
+            for client in clients.values():
+                # A few bytes into a socket the layer never writes back on: they fit. A layer
+                # that has gone misses the command, which is all there is to do about it.
+                with contextlib.suppress(OSError):
+                    client.sock.send(command)
+
     def _drain(self, client: _Client, store: CaptureStore, deadline: float) -> None:
         """Takes what a connection has already sent before the capture ends.
 
@@ -256,6 +279,14 @@ class CaptureServer:
         self._unix_paths.clear()
 
     # -- control ----------------------------------------------------------------------------
+
+    def request_capture(self, frames: int) -> None:
+        """Asks every connected layer (or the next to connect) whose `frames` setting is `host` to
+        capture its next `frames` frames. Safe from any thread and from a signal handler."""
+        self._outbox.put(capture_command(frames))
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                self._wake[1].send(b"c")
 
     @property
     def error(self) -> str | None:

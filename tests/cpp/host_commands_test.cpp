@@ -1,0 +1,58 @@
+// Host commands: CAPTURE frames decoded from any split of the byte stream, unknown types skipped,
+// a stream out of step ignored from there on.
+
+#include "host_commands.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace vkscope {
+namespace {
+
+std::string frame(uint8_t type, uint64_t tag, std::string payload = {}) {
+    std::string out(1, static_cast<char>(type));
+    for (int i = 0; i < 8; ++i) {
+        out += static_cast<char>((tag >> (8 * i)) & 0xff);
+    }
+    const auto length = static_cast<uint32_t>(payload.size());
+    for (int i = 0; i < 4; ++i) {
+        out += static_cast<char>((length >> (8 * i)) & 0xff);
+    }
+    return out + payload;
+}
+
+TEST(HostCommands, CaptureIsDecodedWhateverTheSplit) {
+    const std::string bytes = frame(0x40, 300);
+    for (size_t split = 0; split <= bytes.size(); ++split) {
+        HostCommandReader reader;
+        const auto first = reader.feed(std::string_view(bytes).substr(0, split));
+        const auto second = reader.feed(std::string_view(bytes).substr(split));
+        EXPECT_EQ(first.value_or(0) + second.value_or(0), 300u) << "split at " << split;
+        EXPECT_TRUE(first.has_value() != second.has_value());
+        EXPECT_TRUE(reader.error().empty());
+    }
+}
+
+TEST(HostCommands, TheLastCaptureWinsAndUnknownTypesAreSkipped) {
+    HostCommandReader reader;
+    const std::string bytes =
+        frame(0x40, 5) + frame(0x41, 7, "{\"future\":true}") + frame(0x40, 0) + frame(0x42, 9);
+    EXPECT_EQ(reader.feed(bytes), std::optional<uint64_t>(0)) << "0: stop capturing";
+    EXPECT_EQ(reader.feed(frame(0x41, 1, "xyz")), std::nullopt);
+    EXPECT_TRUE(reader.error().empty());
+}
+
+TEST(HostCommands, AStreamOutOfStepIsIgnoredFromThereOn) {
+    HostCommandReader reader;
+    EXPECT_EQ(reader.feed(frame(0x40, 2) + frame(0x40, 3, std::string(5000, 'x'))),
+              std::optional<uint64_t>(2));
+    EXPECT_NE(reader.error().find("out of step"), std::string::npos);
+    EXPECT_EQ(reader.feed(frame(0x40, 4)), std::nullopt);
+    HostCommandReader sequenced;
+    EXPECT_EQ(sequenced.feed(frame(0x81, 1)), std::nullopt) << "types with a sequence: not ours";
+    EXPECT_FALSE(sequenced.error().empty());
+}
+
+} // namespace
+} // namespace vkscope
