@@ -50,6 +50,7 @@ from test_timeline_support import Receiver  # noqa: E402
 IDLE_FRAMES = "1000000-"
 FRAME_TARGET = 0.10  # queue: under +10% frame time
 IDLE_TARGET_NS = 5.0
+ACCURACY_TARGET_PERCENT = 2.0  # H200, queue, dispatches over 100 µs
 
 
 @dataclass(frozen=True)
@@ -288,13 +289,67 @@ def device_lines(r: Mapping[str, Any]) -> list[str]:
         + ", ".join(f"{m} {v['messages'][-1]} messages" for m, v in r["validation"].items())
         + ".",
         "",
-        "The compute scenario's three dispatches (1:4:16 work) take "
-        + ", ".join(f"{ms * 1e3:.1f}" for ms in acc["app_alone_median_ms"])
-        + " µs by the application's own timestamps without the layer and "
-        + ", ".join(f"{ms * 1e3:.1f}" for ms in acc["vkscope_queue_median_ms"])
-        + " µs by vkscope's in `queue` mode: on the H200 they are launch-bound (about 11 µs "
-        "whatever the size), so this scenario cannot show accuracy above 100 µs there; the "
-        "difference is the serialization's drain and timestamps.",
+        "### Accuracy",
+        "",
+        "The compute scenario's three ratio dispatches (16, 64 and 256 groups; "
+        "`--compute-iterations` sets their loop length) timed by vkscope in `queue` mode against "
+        "the same dispatches timed alone: the application's own timestamps around each, without "
+        f"the layer. Medians over {acc[0]['frames']} frames (the first two left out of both). "
+        "On the H200 every invocation of these dispatches runs at once, so their time follows "
+        "the loop length, not the group count. Target: within "
+        f"{ACCURACY_TARGET_PERCENT:.0f}% for dispatches over 100 µs.",
+        "",
+        "| iterations | timed alone, µs | vkscope `queue`, µs | difference | target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for a in acc:
+        alone = ", ".join(f"{ms * 1e3:.1f}" for ms in a["app_alone_median_ms"])
+        ours = ", ".join(f"{ms * 1e3:.1f}" for ms in a["vkscope_queue_median_ms"])
+        diff = ", ".join(f"{e:+.1f}%" for e in a["error_percent"])
+        over = [ms > 0.1 for ms in a["app_alone_median_ms"]]
+        if not any(over):
+            verdict = "(under 100 µs)"
+        else:
+            ok = all(
+                abs(e) <= ACCURACY_TARGET_PERCENT
+                for e, o in zip(a["error_percent"], over, strict=True)
+                if o
+            )
+            verdict = "met" if ok else "NOT met"
+        lines.append(f"| {a['iterations']:,} | {alone} | {ours} | {diff} | {verdict} |")
+    heavy = r["heavy_frame"]["median_ms"]
+    base = heavy["no_layer"]
+    added_us = [
+        (o - a) * 1e3
+        for row in acc
+        for o, a in zip(row["vkscope_queue_median_ms"], row["app_alone_median_ms"], strict=True)
+    ]
+    spread = r["heavy_frame"]["samples_ms"]["no_layer"]
+    lines += [
+        "",
+        "What vkscope adds to a dispatch is about the same whatever its length "
+        f"({min(added_us):.1f} to {max(added_us):.1f} µs here: the serialization's drain and "
+        "the timestamps), so "
+        "the error falls as the dispatch grows and is within the target from well under 100 µs.",
+        "",
+        "### Frame time",
+        "",
+        "GPU-bound frames: the compute scenario with "
+        f"`--compute-iterations {r['heavy_frame']['iterations']:,}` (five dispatches of about "
+        "1.4 ms and a few transfers per frame, one submission waited for), 200 frames against "
+        "2, median of 5 interleaved processes.",
+        "",
+        "| configuration | ms per frame | added |",
+        "| --- | --- | --- |",
+    ]
+    for key, ms in heavy.items():
+        added = "" if key == "no_layer" else f"{(ms - base) / base * 100:+.1f}%"
+        lines.append(f"| {key} | {ms:.2f} | {added} |")
+    lines += [
+        "",
+        f"The five no-layer samples span {min(spread):.2f} to {max(spread):.2f} ms: differences "
+        "of a percent or two are run-to-run noise. On GPU-bound frames no mode costs "
+        "measurably more than that (target for `queue`: under +10%).",
         "",
         "Frame time of `--all` (40 frames, median of 5), ms: "
         + ", ".join(f"{k} {v:.2f}" for k, v in frame.items())
@@ -319,7 +374,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--json", type=Path, default=REPO / "bench" / "results" / "timing_cost.json"
     )
     parser.add_argument("--docs", type=Path, default=REPO / "docs" / "bench-timing.md")
+    parser.add_argument(
+        "--from-json",
+        action="store_true",
+        help="measure nothing: rewrite the table from --json (after a new H200 run)",
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        args.docs.write_text(markdown(json.loads(args.json.read_text())))
+        print(args.docs.read_text())
+        return 0
 
     program = args.build_dir / "workloads" / "vkscope-workload"
     if not program.exists():

@@ -101,6 +101,77 @@ def app_timings(text: str) -> list[list[float]]:
     return [[float(x) for x in r] for r in rows]
 
 
+# Loop lengths of the compute scenario's ratio dispatches: on the H200 a dispatch takes about
+# 3.4 ns per iteration whatever its size (every invocation runs at once), so these give about
+# 0.011 (the default), 0.09, 0.11, 0.35 and 1.4 ms.
+ACCURACY_ITERATIONS = (2_560, 25_600, 32_768, 102_400, 409_600)
+HEAVY_ITERATIONS = 409_600
+
+
+def ratio_times(c: Capture) -> dict[int, list[float]]:
+    """vkscope's times of the three ratio dispatches, ms, by group count."""
+    ours: dict[int, list[float]] = defaultdict(list)
+    for _, _, f, _ in c.submitted():
+        if f["api"] == "vkCmdDispatch" and f.get("groups") in RATIO_GROUPS and f["timing"] == "ok":
+            ours[f["groups"][0]].append((f["gpu_end_ns"] - f["gpu_begin_ns"]) / 1e6)
+    return ours
+
+
+def accuracy(bundle: Bundle, iterations: int, frames: int = 20) -> dict[str, Any]:
+    """The three ratio dispatches timed by vkscope (`queue`) against the same dispatches timed
+    alone: the application's own timestamps around each, without the layer. The first two frames
+    (pipeline warm-up, clocks ramping) are left out of both."""
+    args = ["--scenario", "compute", "--frames", str(frames)]
+    args += ["--compute-iterations", str(iterations)]
+    alone = subprocess.run(
+        [bundle.workload, *args],
+        env={**bundle.env(layer=False), "VKSCOPE_WORKLOAD_TIMINGS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    app = app_timings(alone.stderr)[2:]
+    _, _, _, c = bundle.capture(args, timing="queue")
+    ours = ratio_times(c)
+    app_ms = [statistics.median(r[i] for r in app) for i in range(3)]
+    ours_ms = [statistics.median(ours[g][2:]) for g in (16, 64, 256)]
+    result = {
+        "iterations": iterations,
+        "frames": frames - 2,
+        "app_alone_median_ms": app_ms,
+        "vkscope_queue_median_ms": ours_ms,
+        "vkscope_queue_spread_ms": [[min(ours[g][2:]), max(ours[g][2:])] for g in (16, 64, 256)],
+        "error_percent": [(o - a) / a * 100 for o, a in zip(ours_ms, app_ms, strict=True)],
+    }
+    print("accuracy", result, flush=True)
+    return result
+
+
+def heavy_frames(bundle: Bundle, configs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Frame time of the compute scenario with long dispatches: GPU-bound frames, so the
+    difference between configurations is what the layer adds to the GPU's work."""
+    args = ["--scenario", "compute", "--compute-iterations", str(HEAVY_ITERATIONS), "--quiet"]
+
+    def wall(env: dict[str, str], frames: int) -> float:
+        start = time.perf_counter()
+        subprocess.run(
+            [bundle.workload, *args, "--frames", str(frames)], env=env, capture_output=True
+        )
+        return time.perf_counter() - start
+
+    samples: dict[str, list[float]] = {k: [] for k in configs}
+    for _ in range(5):  # interleaved, so a change in load hits every configuration alike
+        for key, env in configs.items():
+            # 200 frames (about 1.5 s) against 2: what varies from process to process (device
+            # set-up, first pipeline use) cancels out and is spread over many frames.
+            samples[key].append((wall(env, 202) - wall(env, 2)) / 200 * 1e3)
+    return {
+        "iterations": HEAVY_ITERATIONS,
+        "median_ms": {k: statistics.median(v) for k, v in samples.items()},
+        "samples_ms": samples,
+    }
+
+
 def main() -> None:
     bundle = Bundle(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path.cwd())
     out_dir = Path(os.environ.get("OUT", "/tmp"))
@@ -126,25 +197,7 @@ def main() -> None:
     summary["multi_queue_full"] = a
     print("multi_queue", json.dumps(a), flush=True)
 
-    # Accuracy: the three ratio dispatches timed by vkscope (queue) against the application's own
-    # timestamps around them without the layer.
-    alone = subprocess.run(
-        [bundle.workload, "--scenario", "compute", "--frames", "20"],
-        env={**bundle.env(layer=False), "VKSCOPE_WORKLOAD_TIMINGS": "1"},
-        capture_output=True,
-        text=True,
-    )
-    _, _, _, c = bundle.capture(["--scenario", "compute", "--frames", "20"], timing="queue")
-    ours: dict[int, list[float]] = defaultdict(list)
-    for _, _, f, _ in c.submitted():
-        if f["api"] == "vkCmdDispatch" and f.get("groups") in RATIO_GROUPS and f["timing"] == "ok":
-            ours[f["groups"][0]].append((f["gpu_end_ns"] - f["gpu_begin_ns"]) / 1e6)
-    app = app_timings(alone.stderr)[2:]
-    summary["accuracy"] = {
-        "app_alone_median_ms": [statistics.median(r[i] for r in app) for i in range(3)],
-        "vkscope_queue_median_ms": [statistics.median(ours[g][2:]) for g in (16, 64, 256)],
-    }
-    print("accuracy", summary["accuracy"], flush=True)
+    summary["accuracy"] = [accuracy(bundle, n) for n in ACCURACY_ITERATIONS]
 
     def wall(env: dict[str, str], frames: int) -> float:
         start = time.perf_counter()
@@ -168,6 +221,8 @@ def main() -> None:
         for key, e in configs.items()
     }
     print("frame ms", summary["frame_ms"], flush=True)
+    summary["heavy_frame"] = heavy_frames(bundle, configs)
+    print("heavy frame", summary["heavy_frame"], flush=True)
 
     validation = {}
     for mode in ("none", "queue", "full"):
