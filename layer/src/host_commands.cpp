@@ -1,9 +1,12 @@
 #include "host_commands.hpp"
 
+#include "wire_format.hpp"
+
 namespace vkscope {
 namespace {
 
-constexpr size_t kHeader = 1 + 8 + 4; // type, tag, length
+// Host commands carry no sequence number: type, tag, length.
+constexpr size_t kHeader = frame_header_size(MessageType::Hello);
 
 uint64_t read_le(std::string_view bytes, size_t at, size_t width) {
     uint64_t value = 0;
@@ -27,7 +30,7 @@ std::optional<uint64_t> HostCommandReader::feed(std::string_view bytes) {
         const auto type = static_cast<uint8_t>(view[at]);
         const uint64_t tag = read_le(view, at + 1, 8);
         const uint64_t length = read_le(view, at + 9, 4);
-        if ((type & 0x80u) != 0 || length > kMaxPayload) {
+        if (has_sequence(static_cast<MessageType>(type)) || length > kMaxPayload) {
             error_ = "host command stream out of step (type " + std::to_string(type) +
                      ", payload " + std::to_string(length) + " bytes)";
             pending_.clear();

@@ -3,6 +3,8 @@
 
 #include "host_commands.hpp"
 
+#include "wire_format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,16 +12,11 @@
 namespace vkscope {
 namespace {
 
+// The layer's own encoder: host commands share its framing.
 std::string frame(uint8_t type, uint64_t tag, std::string payload = {}) {
-    std::string out(1, static_cast<char>(type));
-    for (int i = 0; i < 8; ++i) {
-        out += static_cast<char>((tag >> (8 * i)) & 0xff);
-    }
-    const auto length = static_cast<uint32_t>(payload.size());
-    for (int i = 0; i < 4; ++i) {
-        out += static_cast<char>((length >> (8 * i)) & 0xff);
-    }
-    return out + payload;
+    std::string out;
+    EXPECT_TRUE(append_frame(out, static_cast<MessageType>(type), tag, payload, 1));
+    return out;
 }
 
 TEST(HostCommands, CaptureIsDecodedWhateverTheSplit) {
