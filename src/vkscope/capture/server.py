@@ -169,12 +169,13 @@ class CaptureServer:
                 for key, _ in events:
                     if key.data is None:
                         self._accept(key.fileobj, selector, clients, store)  # type: ignore[arg-type]
+                        self._send_commands(clients)  # any waiting for a connection
                     elif key.data == "wake":
                         with contextlib.suppress(BlockingIOError):
                             self._wake[0].recv(4096)
+                        self._send_commands(clients)
                     elif key.fd in clients:
                         self._read(clients[key.fd], selector, clients, store)
-                self._send_commands(clients)
                 if store.maybe_commit() or not events:
                     pause.release()
             deadline = time.monotonic() + _DRAIN_S
