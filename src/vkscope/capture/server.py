@@ -178,6 +178,11 @@ class CaptureServer:
                         self._read(clients[key.fd], selector, clients, store)
                 if store.maybe_commit() or not events:
                     pause.release()
+            # A layer that connected just before stop() may not have been accepted yet: its
+            # connection waits in the listen backlog with what it sent.
+            for listener in self._listeners:
+                while self._accept(listener, selector, clients, store):
+                    pass
             deadline = time.monotonic() + _DRAIN_S
             for client in list(clients.values()):
                 self._drain(client, store, deadline)
@@ -195,15 +200,17 @@ class CaptureServer:
         selector: selectors.BaseSelector,
         clients: dict[int, _Client],
         store: CaptureStore,
-    ) -> None:
+    ) -> bool:
+        """Accepts one waiting connection; False when there was none."""
         try:
             sock, peer = listener.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-            return
+            return False
         sock.setblocking(False)
         client = _Client(sock, store.connect(_peer_name(sock, peer)), Decoder())
         clients[sock.fileno()] = client
         selector.register(sock, selectors.EVENT_READ, "client")
+        return True
 
     def _read(
         self,
