@@ -128,3 +128,13 @@ def test_a_bad_selection_is_reported_and_every_frame_captured(
     text = log.read_text()
     assert "setting frames='every:0' ignored" in text
     assert "every:N needs a frame count N of at least 1" in text
+
+
+def test_frames_host_without_a_host_is_reported(
+    layer_dir: Path, workload: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "layer.log"
+    env = layer_env(layer_dir, timing="queue", frames="host", log_file=str(log))
+    res = run([workload, "--scenario", "buffer_transfer"], env)
+    assert res.returncode == 0, res.stderr
+    assert "setting frames='host' with no host to ask for frames" in log.read_text()

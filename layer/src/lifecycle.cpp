@@ -96,6 +96,10 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     if (state->enabled(Feature::timeline)) {
         state->host = timeline::acquire_host(state->settings);
     }
+    if (state->frames.host_driven() && !state->host) {
+        log_once(LogLevel::warn, "setting frames='host' with no host to ask for frames (no "
+                                 "timeline or no host address): no frame will be captured");
+    }
     if (!g_instances.insert(dispatch_key(*pInstance), state.get())) {
         log(LogLevel::error, "too many live VkInstances; this one is not profiled");
         if (state->enabled(Feature::timeline)) {
