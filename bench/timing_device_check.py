@@ -108,6 +108,17 @@ ACCURACY_ITERATIONS = (2_560, 25_600, 32_768, 102_400, 409_600)
 HEAVY_ITERATIONS = 409_600
 
 
+def wall_s(bundle: Bundle, args: list[str], env: dict[str, str]) -> float:
+    """Wall-clock seconds of one vkscope-workload process."""
+    start = time.perf_counter()
+    subprocess.run([bundle.workload, *args], env=env, capture_output=True)
+    return time.perf_counter() - start
+
+
+def all_frames(bundle: Bundle, env: dict[str, str], frames: int) -> float:
+    return wall_s(bundle, ["--all", "--frames", str(frames), "--quiet"], env)
+
+
 def ratio_times(c: Capture) -> dict[int, list[float]]:
     """vkscope's times of the three ratio dispatches, ms, by group count."""
     ours: dict[int, list[float]] = defaultdict(list)
@@ -152,19 +163,13 @@ def heavy_frames(bundle: Bundle, configs: dict[str, dict[str, str]]) -> dict[str
     difference between configurations is what the layer adds to the GPU's work."""
     args = ["--scenario", "compute", "--compute-iterations", str(HEAVY_ITERATIONS), "--quiet"]
 
-    def wall(env: dict[str, str], frames: int) -> float:
-        start = time.perf_counter()
-        subprocess.run(
-            [bundle.workload, *args, "--frames", str(frames)], env=env, capture_output=True
-        )
-        return time.perf_counter() - start
-
     samples: dict[str, list[float]] = {k: [] for k in configs}
     for _ in range(5):  # interleaved, so a change in load hits every configuration alike
         for key, env in configs.items():
             # 200 frames (about 1.5 s) against 2: what varies from process to process (device
             # set-up, first pipeline use) cancels out and is spread over many frames.
-            samples[key].append((wall(env, 202) - wall(env, 2)) / 200 * 1e3)
+            long, short = (wall_s(bundle, [*args, "--frames", str(n)], env) for n in (202, 2))
+            samples[key].append((long - short) / 200 * 1e3)
     return {
         "iterations": HEAVY_ITERATIONS,
         "median_ms": {k: statistics.median(v) for k, v in samples.items()},
@@ -199,15 +204,6 @@ def main() -> None:
 
     summary["accuracy"] = [accuracy(bundle, n) for n in ACCURACY_ITERATIONS]
 
-    def wall(env: dict[str, str], frames: int) -> float:
-        start = time.perf_counter()
-        subprocess.run(
-            [bundle.workload, "--all", "--frames", str(frames), "--quiet"],
-            env=env,
-            capture_output=True,
-        )
-        return time.perf_counter() - start
-
     configs = {
         "no_layer": bundle.env(layer=False),
         "timeline": bundle.env(timeline="true"),
@@ -217,7 +213,9 @@ def main() -> None:
         "queue_idle": bundle.env(timing="queue", frames="1000000-"),
     }
     summary["frame_ms"] = {
-        key: statistics.median((wall(e, 42) - wall(e, 2)) / 40 * 1e3 for _ in range(5))
+        key: statistics.median(
+            (all_frames(bundle, e, 42) - all_frames(bundle, e, 2)) / 40 * 1e3 for _ in range(5)
+        )
         for key, e in configs.items()
     }
     print("frame ms", summary["frame_ms"], flush=True)
