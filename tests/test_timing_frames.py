@@ -118,23 +118,25 @@ def test_trigger_file_switches_capture(timed: Runner, tmp_path: Path) -> None:
     assert all(t.fields["timing"] == "ok" for t in instances(present))
 
 
-def test_a_bad_selection_is_reported_and_every_frame_captured(
-    layer_dir: Path, workload: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("frames", "reported"),
+    [
+        # A bad selection is reported and every frame captured.
+        (
+            "every:0",
+            ("setting frames='every:0' ignored", "every:N needs a frame count N of at least 1"),
+        ),
+        # A host selection with no host would capture nothing: said so.
+        ("host", ("setting frames='host' with no host to ask for frames",)),
+    ],
+)
+def test_a_selection_that_cannot_work_is_reported(
+    layer_dir: Path, workload: Path, tmp_path: Path, frames: str, reported: tuple[str, ...]
 ) -> None:
     log = tmp_path / "layer.log"
-    env = layer_env(layer_dir, timing="queue", frames="every:0", log_file=str(log))
+    env = layer_env(layer_dir, timing="queue", frames=frames, log_file=str(log))
     res = run([workload, "--scenario", "buffer_transfer"], env)
     assert res.returncode == 0, res.stderr
     text = log.read_text()
-    assert "setting frames='every:0' ignored" in text
-    assert "every:N needs a frame count N of at least 1" in text
-
-
-def test_frames_host_without_a_host_is_reported(
-    layer_dir: Path, workload: Path, tmp_path: Path
-) -> None:
-    log = tmp_path / "layer.log"
-    env = layer_env(layer_dir, timing="queue", frames="host", log_file=str(log))
-    res = run([workload, "--scenario", "buffer_transfer"], env)
-    assert res.returncode == 0, res.stderr
-    assert "setting frames='host' with no host to ask for frames" in log.read_text()
+    for line in reported:
+        assert line in text
