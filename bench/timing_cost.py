@@ -45,7 +45,7 @@ from record_cost import (  # noqa: E402
     Paths,
     run_once,
 )
-from test_timeline_support import Receiver  # noqa: E402
+from support.timeline import Receiver  # noqa: E402
 
 IDLE_FRAMES = "1000000-"
 FRAME_TARGET = 0.10  # queue: under +10% frame time

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_timeline_support import DEVICE, GOODBYE, Capture, Receiver
+from support.timeline import DEVICE, GOODBYE, Capture, Receiver
 
 SUBMIT_DONE = 0x83
 RATIO_GROUPS = ([16, 1, 1], [64, 1, 1], [256, 1, 1])

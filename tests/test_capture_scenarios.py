@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import base_env, layer_env, run, vkscope_cli
-from test_timeline_support import Receiver
+from support.env import base_env, layer_env, run, vkscope_cli
+from support.timeline import Receiver
 
 from vkscope.capture import open_capture
+
+pytestmark = pytest.mark.vulkan
 
 SCENARIOS = [
     "renderpass", "dynamic_rendering", "secondary", "multiview", "compute", "buffer_transfer",

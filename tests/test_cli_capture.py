@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import base_env, run, vkscope_cli
+import pytest
+from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture import open_capture
 
@@ -14,6 +15,7 @@ def vkscope(*args: str | Path, cwd: Path) -> tuple[int, str, str]:
     return res.returncode, res.stdout, res.stderr
 
 
+@pytest.mark.vulkan
 def test_run_writes_a_capture_that_report_reads(workload: Path, tmp_path: Path) -> None:
     cap = tmp_path / "compute.vkscope"
     code, out, err = vkscope(
@@ -42,6 +44,7 @@ def test_existing_capture_is_not_overwritten(workload: Path, tmp_path: Path) -> 
     assert cap.read_text() == "precious"
 
 
+@pytest.mark.vulkan
 def test_default_capture_name_and_no_capture(workload: Path, tmp_path: Path) -> None:
     code, _, err = vkscope("run", "--", workload, "--scenario", "buffer_transfer", cwd=tmp_path)
     assert code == 0, err
@@ -58,6 +61,7 @@ def test_default_capture_name_and_no_capture(workload: Path, tmp_path: Path) -> 
     assert "Frames and queues" not in out
 
 
+@pytest.mark.vulkan
 def test_application_killed_mid_capture_leaves_a_valid_capture(
     workload: Path, tmp_path: Path
 ) -> None:

@@ -8,7 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import base_env, run, vkscope_cli
+import pytest
+from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture import open_capture
 
@@ -24,6 +25,7 @@ def captured_frames(cap: Path) -> tuple[list[int], list[int], set[int]]:
     return [f.number for f in frames if f.captured], [f.number for f in frames], submitted
 
 
+@pytest.mark.vulkan
 def test_capture_after_asks_for_consecutive_frames(workload: Path, tmp_path: Path) -> None:
     cap = tmp_path / "host.vkscope"
     cmd = [vkscope_cli(), "run", "-o", str(cap), "--no-trace", "--no-html", "--no-report"]
@@ -40,6 +42,7 @@ def test_capture_after_asks_for_consecutive_frames(workload: Path, tmp_path: Pat
     assert submitted == set(captured)
 
 
+@pytest.mark.vulkan
 def test_sigusr1_asks_again(workload: Path, tmp_path: Path) -> None:
     cap = tmp_path / "signal.vkscope"
     cmd = [vkscope_cli(), "run", "-o", str(cap), "--no-trace", "--no-html", "--no-report"]

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import base_env, run, vkscope_cli
+from support.env import base_env, run, vkscope_cli
 
 NOT_LOADED = "the vkscope layer was not loaded"
 
@@ -39,12 +39,14 @@ def test_version_and_help() -> None:
         assert code == 0 and "usage:" in out
 
 
+@pytest.mark.vulkan
 def test_vulkan_application_exit_code_is_propagated(tmp_path: Path) -> None:
     code, _, err = vkscope("run", "--", sys.executable, "-c", VULKAN_APP, "5")
     assert code == 5
     assert NOT_LOADED not in err
 
 
+@pytest.mark.vulkan
 def test_workload_under_vkscope_passes(workload: Path) -> None:
     code, out, err = vkscope("run", "--", workload, "--scenario", "compute")
     assert code == 0, err

@@ -166,6 +166,7 @@ def vulkaninfo_lavapipe(lavapipe_only: str) -> ReportedDevice:
 # probe()
 
 
+@pytest.mark.vulkan
 def test_probe_finds_llvmpipe_among_all_devices() -> None:
     if LAVAPIPE_ICD is None:
         pytest.skip("Mesa lavapipe (mesa-vulkan-drivers) is not installed")

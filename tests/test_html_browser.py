@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import base_env, run, vkscope_cli
+from support.env import base_env, run, vkscope_cli
 from test_html_data import BIG, capture_from, timeline_stream
 
 from vkscope.capture import WorkloadInstance, open_capture
@@ -379,6 +379,7 @@ def test_untimed_capture_is_laid_out_in_submission_order(tmp_path: Path, load: A
     keep_screenshot(loaded, tmp_path / "untimed.png", "html-screenshot-untimed.png")
 
 
+@pytest.mark.vulkan
 def test_capture_from_the_real_layer(workload: Path, tmp_path: Path, load: Any) -> None:
     cap = tmp_path / "compute.vkscope"
     res = run([vkscope_cli(), "run", "-o", cap, "--", workload, "--scenario", "compute"],

@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import base_env, layer_env, run
+from support.env import base_env, layer_env, run
 
 from vkscope.settings import LAYER_NAME
+
+pytestmark = pytest.mark.vulkan
 
 
 def test_loader_inserts_the_layer(layer_dir: Path) -> None:

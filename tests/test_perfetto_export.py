@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_perfetto_support import (
+from support.perfetto import (
     ATTACHMENTS,
     BEGIN,
     COUNTER,

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import base_env, run, vkscope_cli
-from test_perfetto_support import MONOTONIC, ReadTrace
+import pytest
+from support.env import base_env, run, vkscope_cli
+from support.perfetto import MONOTONIC, ReadTrace
 
 from vkscope.capture import open_capture
 from vkscope.export import UNTIMED_DURATION_NS, export_perfetto
+
+pytestmark = pytest.mark.vulkan
 
 SEP = " · "
 

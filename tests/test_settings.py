@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import layer_env, run
+import pytest
+from support.env import layer_env, run
+
+pytestmark = pytest.mark.vulkan
 
 LOADED = "VK_LAYER_VKSCOPE_profiler loaded"
 

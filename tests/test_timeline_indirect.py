@@ -15,8 +15,10 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import SUBMIT, WORKLOAD, Capture, Message, Receiver
+from support.env import layer_env, run
+from support.timeline import SUBMIT, WORKLOAD, Capture, Message, Receiver
+
+pytestmark = pytest.mark.vulkan
 
 PIXELS = 64 * 64
 # indirect_draw: vkCmdDrawIndirect with drawCount 2, vkCmdDrawIndexedIndirect with drawCount 1,

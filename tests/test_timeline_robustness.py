@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import GOODBYE, HELLO, SUBMIT, WORKLOAD, Receiver
+from support.env import layer_env, run
+from support.timeline import GOODBYE, HELLO, SUBMIT, WORKLOAD, Receiver
+
+pytestmark = pytest.mark.vulkan
 
 
 def test_every_scenario_passes_with_the_timeline(layer_dir: Path, workload: Path) -> None:

@@ -14,8 +14,8 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import (
+from support.env import layer_env, run
+from support.timeline import (
     DEVICE,
     FRAME,
     GOODBYE,
@@ -25,6 +25,8 @@ from test_timeline_support import (
     Capture,
     Receiver,
 )
+
+pytestmark = pytest.mark.vulkan
 
 R8G8B8A8_UNORM = 37
 DEPTH_FORMATS = (124, 126)  # D16_UNORM or D32_SFLOAT, as the workload picks

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import ANNEX, FRAME, Receiver
-from test_timing_support import (
+from support.env import layer_env, run
+from support.timeline import ANNEX, FRAME, Receiver
+from support.timing import (
     SUBMIT_DONE,
     Runner,
     instances,
@@ -19,6 +19,8 @@ from test_timing_support import (
     scenario_ran,
     submit_done,
 )
+
+pytestmark = pytest.mark.vulkan
 
 
 @pytest.fixture

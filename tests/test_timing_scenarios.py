@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import Receiver
-from test_timing_support import (
+from support.env import layer_env, run
+from support.timeline import Receiver
+from support.timing import (
     NOT_SERIALIZED,
     REASONS,
     SUBMIT_DONE,
@@ -26,6 +26,8 @@ from test_timing_support import (
     scenario_ran,
     submit_done,
 )
+
+pytestmark = pytest.mark.vulkan
 
 MODES = ("none", "queue", "full")
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import layer_env, run
+from support.env import layer_env, run
+
+pytestmark = pytest.mark.vulkan
 
 
 @pytest.mark.parametrize("passthrough", ["direct", "wrapped"])

@@ -294,27 +294,3 @@ class ReadTrace:
         """A track and its same-named siblings (overflow lanes the UI shows as one track)."""
         return {t.uuid for t in self.tracks.values()
                 if t.parent == track.parent and t.name == track.name}  # fmt: skip
-
-
-def test_reader_nests_like_the_trace_processor(tmp_path: Path) -> None:
-    """The reader's own check: equal times keep file order, END closes the innermost."""
-    trace = pb.Trace()
-    p = trace.packet.add()
-    p.trusted_packet_sequence_id = 1
-    p.sequence_flags = CLEARED
-    p.track_descriptor.uuid = 5
-    p.track_descriptor.name = "t"
-    for ts, kind, name in ((10, BEGIN, "a"), (20, END, None), (20, BEGIN, "b"), (30, END, None)):
-        q = trace.packet.add()
-        q.trusted_packet_sequence_id = 1
-        q.timestamp, q.timestamp_clock_id = ts, MONOTONIC
-        q.track_event.type, q.track_event.track_uuid = kind, 5
-        if name:
-            q.track_event.name = name
-    path = tmp_path / "t.pftrace"
-    path.write_bytes(trace.SerializeToString())
-    slices = ReadTrace(path).slices()
-    assert [(s.name, s.begin, s.end, s.depth) for s in slices] == [
-        ("a", 10, 20, 0),
-        ("b", 20, 30, 0),
-    ]

@@ -189,24 +189,3 @@ class Receiver:
         with contextlib.suppress(OSError):
             os.unlink(self.path)
             os.rmdir(self.folder)
-
-
-def test_decoder_reads_both_frame_shapes() -> None:
-    plain = _PLAIN.pack(WORKLOAD, 7, 2) + b"{}"
-    sequenced = _SEQUENCED.pack(ANNEX, 3, 7, 12) + b'{"draws":12}'
-    messages = decode(plain + sequenced)
-    assert messages == [
-        Message(WORKLOAD, None, 7, {}),
-        Message(ANNEX, 3, 7, {"draws": 12}),
-    ]
-
-
-def test_capture_merges_annexes_into_instances() -> None:
-    frames = [
-        Message(WORKLOAD, None, 5, {"type": "dispatch", "groups": None}),
-        Message(SUBMIT, 9, 0, {"workloads": [[5, 0]]}),
-        Message(ANNEX, 9, 5, {"groups": [8, 2, 1]}),
-    ]
-    capture = Capture([frames])
-    ((submit, tag, instance, stack),) = list(capture.submitted())
-    assert (submit.sequence, tag, instance["groups"], stack) == (9, 5, [8, 2, 1], [])

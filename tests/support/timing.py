@@ -10,8 +10,9 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
-from conftest import layer_env, run
-from test_timeline_support import DEVICE, GOODBYE, Capture, Message, Receiver
+
+from support.env import layer_env, run
+from support.timeline import DEVICE, GOODBYE, Capture, Message, Receiver
 
 SUBMIT_DONE = 0x83
 TIMING_FIELDS = {"gpu_begin_ns", "gpu_end_ns", "serialization", "timing"}
