@@ -7,6 +7,8 @@
 //
 // Pure: the sender thread feeds it what it reads from the socket.
 
+#include "protocol.gen.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,14 +16,12 @@
 
 namespace vkscope {
 
-enum class HostCommand : uint8_t {
-    Capture = 0x40,
-};
+using protocol::HostCommand;
 
 class HostCommandReader {
 public:
     // The longest payload accepted; anything longer means the stream is out of step.
-    static constexpr uint32_t kMaxPayload = 4096;
+    static constexpr uint32_t kMaxPayload = protocol::kMaxCommandPayloadBytes;
 
     // Feeds received bytes (any split). Returns the frame count of the last complete CAPTURE
     // they finish, if any. After a malformed frame the reader ignores everything and error()

@@ -1,8 +1,11 @@
 #pragma once
 // The layer-to-host frame encoding of docs/protocol.md and a small JSON writer for the payloads.
+// Message codes and limits come from the protocol definition (protocol.gen.hpp).
 //
 // Both run on the per-submit path, so they append to caller-owned strings (whose capacity is
 // reused from one message to the next) and never touch iostreams or locales.
+
+#include "protocol.gen.hpp"
 
 #include <concepts>
 #include <cstddef>
@@ -14,26 +17,11 @@
 
 namespace vkscope {
 
-enum class MessageType : uint8_t {
-    Hello = 0x01,
-    Device = 0x02,
-    Workload = 0x03,
-    Labels = 0x04,
-    Frame = 0x05,
-    Dropped = 0x06,
-    Log = 0x07,
-    Goodbye = 0x08,
-    Submit = 0x81,
-    Annex = 0x82,
-    SubmitDone = 0x83,
-};
+using protocol::kMaxPayloadBytes;
+using protocol::MessageType;
 
-// The host stops reading a connection at a longer payload, taking it as a stream out of step.
-inline constexpr size_t kMaxPayloadBytes = size_t{16} << 20;
-
-// Types with the top bit set carry a sequence number.
 constexpr bool has_sequence(MessageType type) noexcept {
-    return (static_cast<uint8_t>(type) & 0x80u) != 0;
+    return (static_cast<uint8_t>(type) & protocol::kSequenceBit) != 0;
 }
 
 // Bytes before the payload: type, optional sequence, tag and length.

@@ -2,24 +2,6 @@
 
 namespace vkscope::timeline {
 
-const char* workload_type_name(WorkloadType type) {
-    switch (type) {
-    case WorkloadType::render_pass:
-        return "renderpass";
-    case WorkloadType::dispatch:
-        return "dispatch";
-    case WorkloadType::trace_rays:
-        return "trace_rays";
-    case WorkloadType::buffer_transfer:
-        return "buffer_transfer";
-    case WorkloadType::image_transfer:
-        return "image_transfer";
-    case WorkloadType::acceleration_structure:
-        return "acceleration_structure";
-    }
-    return "unknown";
-}
-
 Op begin_op(WorkloadType type) {
     switch (type) {
     case WorkloadType::render_pass:

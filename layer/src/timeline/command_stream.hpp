@@ -7,6 +7,7 @@
 // Commands hold shared pointers, so a secondary's commands inlined into a primary stay valid
 // whatever happens to the secondary afterwards.
 
+#include "protocol.gen.hpp"
 #include "timing/timestamp.hpp"
 
 #include <array>
@@ -21,14 +22,7 @@ namespace vkscope::timeline {
 
 using Size3 = std::array<uint32_t, 3>;
 
-enum class WorkloadType : uint8_t {
-    render_pass,
-    dispatch,
-    trace_rays,
-    buffer_transfer,
-    image_transfer,
-    acceleration_structure,
-};
+using protocol::WorkloadType;
 
 // Owned by the Vulkan side (layer-owned host-visible memory); the recorder and interpreter only
 // pass it around.
@@ -121,7 +115,6 @@ struct Command {
     timing::Timestamp ts;
 };
 
-const char* workload_type_name(WorkloadType type);
 Op begin_op(WorkloadType type);
 
 } // namespace vkscope::timeline

@@ -2,6 +2,8 @@
 
 #include "timeline/submission.hpp"
 
+#include "protocol.gen.hpp"
+
 #include <vector>
 
 namespace vkscope {
@@ -148,7 +150,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkQueuePresentKHR(VkQueue queue,
     const VkResult result = find_device(queue)->next.QueuePresentKHR(queue, pPresentInfo);
     if (TimelineQueue* q = timeline::find_queue(queue);
         q && (result == VK_SUCCESS || result == VK_SUBOPTIMAL_KHR)) {
-        timeline::end_frame(*q, "present");
+        timeline::end_frame(*q, protocol::name(protocol::FrameReason::present));
     }
     return result;
 }

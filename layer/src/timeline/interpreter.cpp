@@ -190,7 +190,7 @@ void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord
         JsonWriter json;
         json.begin_object();
         if (instance.counts_lost) {
-            json.key("draws").null().field("draws_lost", true);
+            json.key("draws").null().field(protocol::name(protocol::AnnexFlag::draws_lost), true);
         } else {
             json.field("draws", instance.draws);
         }

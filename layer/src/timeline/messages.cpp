@@ -22,18 +22,8 @@ std::string version_text(uint32_t v) {
 } // namespace
 
 std::vector<const char*> queue_flag_names(uint32_t flags) {
-    static constexpr std::pair<uint32_t, const char*> kNames[] = {
-        {VK_QUEUE_GRAPHICS_BIT, "graphics"},
-        {VK_QUEUE_COMPUTE_BIT, "compute"},
-        {VK_QUEUE_TRANSFER_BIT, "transfer"},
-        {VK_QUEUE_SPARSE_BINDING_BIT, "sparse_binding"},
-        {VK_QUEUE_PROTECTED_BIT, "protected"},
-        {0x20 /* VK_QUEUE_VIDEO_DECODE_BIT_KHR */, "video_decode"},
-        {0x40 /* VK_QUEUE_VIDEO_ENCODE_BIT_KHR */, "video_encode"},
-        {0x100 /* VK_QUEUE_OPTICAL_FLOW_BIT_NV */, "optical_flow"},
-    };
     std::vector<const char*> out;
-    for (const auto& [bit, name] : kNames) {
+    for (const auto& [bit, name] : protocol::kQueueFlagNames) {
         if (flags & bit) {
             out.push_back(name);
         }
@@ -44,7 +34,7 @@ std::vector<const char*> queue_flag_names(uint32_t flags) {
 std::string hello_frame(uint32_t pid, std::string_view process, std::string_view layer_version) {
     JsonWriter json;
     json.begin_object()
-        .field("protocol", 1)
+        .field("protocol", protocol::kVersion)
         .field("pid", pid)
         .field("process", process)
         .field("layer_version", layer_version)
@@ -75,8 +65,9 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
     }
     json.end_array();
     if (d.clock) {
-        json.key("clock").begin_object().field("domain",
-                                               d.clock->monotonic ? "clock_monotonic" : "device");
+        const auto domain = d.clock->monotonic ? protocol::ClockDomain::clock_monotonic
+                                               : protocol::ClockDomain::device;
+        json.key("clock").begin_object().field("domain", protocol::name(domain));
         json.key("max_deviation_ns");
         d.clock->monotonic ? json.uinteger(d.clock->max_deviation_ns) : json.null();
         json.end_object();

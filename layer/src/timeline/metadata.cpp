@@ -34,7 +34,8 @@ std::string attachments_json(const std::vector<Attachment>& list) {
     for (const Attachment& a : list) {
         json.begin_object()
             .field("index", a.index)
-            .field("kind", a.depth_stencil ? "depth_stencil" : "color");
+            .field("kind", protocol::name(a.depth_stencil ? protocol::AttachmentKind::depth_stencil
+                                                          : protocol::AttachmentKind::color));
         optional_value(json, "format", a.format);
         optional_value(json, "samples", a.samples);
         optional_value(json, "load", a.load);
@@ -66,11 +67,11 @@ void mark_resolve(std::vector<Attachment>& list, uint32_t index) {
     }
 }
 
-JsonWriter common(uint64_t device, const char* type, const char* api) {
+JsonWriter common(uint64_t device, WorkloadType type, const char* api) {
     JsonWriter json;
     // Enough for any workload but a render pass with many attachments.
     json.reserve(256);
-    json.field("device", device).field("type", type).field("api", api);
+    json.field("device", device).field("type", protocol::name(type)).field("api", api);
     return json;
 }
 
@@ -97,13 +98,13 @@ void invocations(JsonWriter& json, const std::optional<Size3>& groups,
     }
 }
 
-std::string flagged(std::initializer_list<const char*> null_keys, const char* flag) {
+std::string flagged(std::initializer_list<const char*> null_keys, protocol::AnnexFlag flag) {
     JsonWriter json;
     json.begin_object();
     for (const char* k : null_keys) {
         json.key(k).null();
     }
-    json.field(flag, true).end_object();
+    json.field(protocol::name(flag), true).end_object();
     return json.take();
 }
 
@@ -135,22 +136,22 @@ std::string readback_annex(const Readback& r, std::span<const Size3> values) {
     switch (r.captures[0].kind) {
     case CaptureKind::dispatch:
         if (r.ambiguous) {
-            return flagged({"groups", "invocations"}, "indirect_ambiguous");
+            return flagged({"groups", "invocations"}, protocol::AnnexFlag::indirect_ambiguous);
         }
         return dispatch_annex(values[0], r.workload->local_size);
     case CaptureKind::trace_rays:
         if (r.ambiguous) {
-            return flagged({"width", "height", "depth"}, "indirect_ambiguous");
+            return flagged({"width", "height", "depth"}, protocol::AnnexFlag::indirect_ambiguous);
         }
         return trace_rays_annex(values[0]);
     case CaptureKind::draw_count:
         break;
     }
     if (r.ambiguous) {
-        return flagged({"draws"}, "draws_ambiguous");
+        return flagged({"draws"}, protocol::AnnexFlag::draws_ambiguous);
     }
     if (r.counts_lost) {
-        return flagged({"draws"}, "draws_lost");
+        return flagged({"draws"}, protocol::AnnexFlag::draws_lost);
     }
     uint64_t draws = r.draws;
     for (size_t i = 0; i < r.captures.size(); ++i) {
@@ -218,7 +219,7 @@ RenderPassInfo describe_render_pass(const VkRenderPassCreateInfo2& info) {
 
 std::string render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
                                uint32_t layers, const RenderPassInfo& pass) {
-    JsonWriter json = common(device, "renderpass", api);
+    JsonWriter json = common(device, WorkloadType::render_pass, api);
     json.field("width", area.extent.width)
         .field("height", area.extent.height)
         .field("layers", layers)
@@ -288,7 +289,7 @@ std::string rendering_fields(uint64_t device, const char* api, const VkRendering
 
 std::string dispatch_fields(uint64_t device, const char* api, std::optional<Size3> groups,
                             Size3 base, std::optional<Size3> local_size) {
-    JsonWriter json = common(device, "dispatch", api);
+    JsonWriter json = common(device, WorkloadType::dispatch, api);
     size3(json, "groups", groups);
     size3(json, "base", base);
     size3(json, "local_size", local_size);
@@ -306,7 +307,7 @@ std::string dispatch_annex(Size3 groups, std::optional<Size3> local_size) {
 }
 
 std::string trace_rays_fields(uint64_t device, const char* api, std::optional<Size3> size) {
-    JsonWriter json = common(device, "trace_rays", api);
+    JsonWriter json = common(device, WorkloadType::trace_rays, api);
     for (int i = 0; i < 3; ++i) {
         static constexpr const char* kKeys[] = {"width", "height", "depth"};
         json.key(kKeys[i]);
@@ -327,7 +328,8 @@ std::string trace_rays_annex(Size3 size) {
 
 std::string transfer_fields(uint64_t device, const char* api, bool image, const char* kind,
                             std::optional<uint64_t> amount) {
-    JsonWriter json = common(device, image ? "image_transfer" : "buffer_transfer", api);
+    JsonWriter json =
+        common(device, image ? WorkloadType::image_transfer : WorkloadType::buffer_transfer, api);
     json.field("kind", kind).key(image ? "pixels" : "bytes");
     amount ? json.uinteger(*amount) : json.null();
     return json.take();
@@ -335,7 +337,7 @@ std::string transfer_fields(uint64_t device, const char* api, bool image, const 
 
 std::string acceleration_structure_fields(uint64_t device, const char* api, const char* kind,
                                           uint32_t count) {
-    JsonWriter json = common(device, "acceleration_structure", api);
+    JsonWriter json = common(device, WorkloadType::acceleration_structure, api);
     json.field("kind", kind).field("count", count);
     return json.take();
 }

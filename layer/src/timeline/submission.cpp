@@ -2,6 +2,7 @@
 
 #include "log.hpp"
 #include "message_channel.hpp"
+#include "protocol.gen.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 #include "timeline/record_sink.hpp"
@@ -346,9 +347,9 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
     }
     const uint64_t n = device_.submissions.fetch_add(1, std::memory_order_relaxed) + 1;
     if (frame_boundary) {
-        end_frame(queue_, "frame_boundary");
+        end_frame(queue_, protocol::name(protocol::FrameReason::frame_boundary));
     } else if (device_.frame_submits > 0 && n % static_cast<uint64_t>(device_.frame_submits) == 0) {
-        end_frame(queue_, "submit_count");
+        end_frame(queue_, protocol::name(protocol::FrameReason::submit_count));
     }
 }
 

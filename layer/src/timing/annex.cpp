@@ -15,8 +15,7 @@ std::string timing_annex(const InstanceTiming& t) {
         json.key("gpu_begin_ns").null().key("gpu_end_ns").null();
     }
     json.field("serialization", t.serialization);
-    static constexpr const char* kStatus[] = {"ok", "untimed", "ambiguous"};
-    json.field("timing", kStatus[static_cast<int>(t.status)]);
+    json.field("timing", protocol::name(t.status));
     if (t.reason) {
         json.field("timing_reason", t.reason);
     }

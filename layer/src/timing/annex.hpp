@@ -2,18 +2,21 @@
 // The timing fields of a workload instance's ANNEX and the SUBMIT_DONE message
 // (docs/protocol.md, "Timing").
 
+#include "protocol.gen.hpp"
+
 #include <cstdint>
 #include <string>
 
 namespace vkscope::timing {
 
-enum class Outcome : uint8_t { ok, untimed, ambiguous };
+using Outcome = protocol::TimingStatus;
 
 struct InstanceTiming {
     Outcome status = Outcome::untimed;
-    const char* reason = nullptr;       // required unless ok; with ok, a caveat
-    const char* serialization = "none"; // what was injected around it
-    uint64_t begin_ns = 0;              // ok only
+    const char* reason = nullptr; // required unless ok; with ok, a caveat
+    // What was injected around it.
+    const char* serialization = protocol::name(protocol::Serialization::none);
+    uint64_t begin_ns = 0; // ok only
     uint64_t end_ns = 0;
 };
 
