@@ -26,4 +26,7 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 # Builds the C++ layer and the workload program through CMake and installs them in the package.
 .venv/bin/python -m pip install -q ".[test]"
+# The package's generated protocol module, also in the source tree for mypy and the benchmarks
+# (which run on the tree); the build puts its own copy into the installed package.
+bash scripts/generate.sh
 echo "vkscope installed in $(pwd)/.venv: run .venv/bin/vkscope --help"

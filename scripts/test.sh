@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 export LP_NUM_THREADS=0
 
 echo "== lint"
+bash scripts/generate.sh
 .venv/bin/ruff check src generator tests bench
 .venv/bin/ruff format --check src generator tests bench
 .venv/bin/mypy

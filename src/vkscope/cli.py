@@ -14,6 +14,7 @@ from rich.console import Console
 from . import __version__, launch, paths, recording
 from .analysis import commands as analysis_commands
 from .capture import CaptureServerError
+from .capture.messages import SERIALIZATION
 from .diff import configure_parser as configure_diff
 from .settings import SettingError, all_settings, parse_assignment
 
@@ -256,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timing",
-        choices=("none", "queue", "full"),
+        choices=SERIALIZATION,
         default=None,
         help="GPU time of every workload from timer queries: none (timestamps only), queue "
         "(workloads of a queue serialized), full (also across queues); off without it",

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .capture.messages import QUEUE_FLAG
+
 __all__ = [
     "DeviceInfo",
     "QueueFamilyInfo",
@@ -110,16 +112,6 @@ _DEVICE_TYPES = {
     3: "virtual_gpu",
     4: "cpu",
 }
-_QUEUE_FLAGS = (
-    (0x001, "graphics"),
-    (0x002, "compute"),
-    (0x004, "transfer"),
-    (0x008, "sparse_binding"),
-    (0x010, "protected"),
-    (0x020, "video_decode"),
-    (0x040, "video_encode"),
-    (0x100, "optical_flow"),
-)
 _TIME_DOMAINS = {
     0: "device",
     1: "clock_monotonic",
@@ -558,9 +550,9 @@ def _queue_families(
 
 
 def _queue_flag_names(flags: int) -> list[str]:
-    names = [name for bit, name in _QUEUE_FLAGS if flags & bit]
+    names = [name for bit, name in QUEUE_FLAG if flags & bit]
     known = 0
-    for bit, _ in _QUEUE_FLAGS:
+    for bit, _ in QUEUE_FLAG:
         known |= bit
     rest = flags & ~known
     # Bits added to the registry after this table still show up, by value.

@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
+from .messages import ANNEX
 from .schema import to_sql_int
 from .timing_fields import NO_TIMING, TIMING_COLUMNS, take_timing, timing_fields
 
@@ -103,7 +104,7 @@ class AnnexMerger:
     def _unmatched(self, key: Key, annex: Annex) -> None:
         conn_id, tag, _, offset = annex
         reason = f"ANNEX names tagID {tag}, which SUBMIT {key[1]} does not list; not applied"
-        self._note(self._connections[conn_id - 1], "annex_unmatched", reason, offset, 0x82)
+        self._note(self._connections[conn_id - 1], "annex_unmatched", reason, offset, ANNEX)
 
     def take_annexed(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """Removes the batch's instances that have annexes, returned with their annex columns.
@@ -177,7 +178,7 @@ class AnnexMerger:
                     "this one (for a submit never seen) is not applied"
                 )
                 conn = self._connections[annex[0] - 1]
-                self._note(conn, "annex_unmatched", reason, annex[3], 0x82)
+                self._note(conn, "annex_unmatched", reason, annex[3], ANNEX)
                 continue
             self.pending.setdefault(key, []).append(annex)
             self._pending_count += 1

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .annexes import Annex, Key, Note
+from .messages import ANNEX
 
 _MISSING_WORKLOADS = """
 SELECT i.process, count(*), min(i.submit_id), min(i.tag_id)
@@ -41,7 +42,7 @@ def final_checks(
     for (_, submit_id), annexes in pending.items():
         for conn_id, tag, _, offset in annexes:
             reason = f"ANNEX for submit {submit_id} tagID {tag}: that SUBMIT never arrived"
-            note(connections[conn_id - 1], "annex_unmatched", reason, offset, 0x82)
+            note(connections[conn_id - 1], "annex_unmatched", reason, offset, ANNEX)
     pending.clear()
     for process, count, submit_id, tag in db.execute(_MISSING_WORKLOADS):
         reason = (

@@ -5,11 +5,8 @@ They use the layer's own framing (wire.encode_frame): type, tag, payload length,
 
 from __future__ import annotations
 
-from typing import Final
-
+from .messages import CAPTURE
 from .wire import encode_frame
-
-CAPTURE: Final = 0x40
 
 
 def capture_command(frames: int) -> bytes:

@@ -11,9 +11,8 @@ import sqlite3
 from typing import Any, Final
 
 from .annexes import Note
+from .messages import SUBMIT_DONE
 from .schema import from_sql_id, to_sql_int
-
-SUBMIT_DONE_TYPE: Final = 0x83
 
 _UPDATE: Final = """
 UPDATE submits SET cpu_complete_ns = ?
@@ -47,6 +46,6 @@ class Completions:
                 if db.execute(_EXISTS, (process, submit_id)).fetchone() is None:
                     shown = "?" if submit_id is None else from_sql_id(submit_id)
                     reason = f"SUBMIT_DONE for submit {shown}, which no SUBMIT message listed"
-                    self._note(conn, "submit_done_unmatched", reason, offset, SUBMIT_DONE_TYPE)
+                    self._note(conn, "submit_done_unmatched", reason, offset, SUBMIT_DONE)
         rows.clear()
         where.clear()

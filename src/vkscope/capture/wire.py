@@ -12,10 +12,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .messages import PAYLOAD_TYPES, type_name
-
-MAX_PAYLOAD: Final = 16 * 1024 * 1024
-SEQUENCED_BIT: Final = 0x80
+from .messages import MAX_PAYLOAD, PAYLOAD_TYPES, type_name
+from .messages import SEQUENCE_BIT as SEQUENCED_BIT
 
 _PLAIN = struct.Struct("<BQI")  # type, tag, length
 _SEQUENCED = struct.Struct("<BQQI")  # type, sequence, tag, length
