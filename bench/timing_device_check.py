@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support.timeline import DEVICE, GOODBYE, Capture, Receiver
+from support.protocol import DEFINITION
+from support.timeline import DEVICE, GOODBYE, SUBMIT_DONE, Capture, Receiver
 
-SUBMIT_DONE = 0x83
+MODES = tuple(DEFINITION["enums"]["serialization"]["values"])  # the timing setting's, off aside
 RATIO_GROUPS = ([16, 1, 1], [64, 1, 1], [256, 1, 1])
 
 
@@ -182,7 +183,7 @@ def main() -> None:
     out_dir = Path(os.environ.get("OUT", "/tmp"))
     summary: dict[str, Any] = {}
 
-    for mode in ("none", "queue", "full"):
+    for mode in MODES:
         rc, out, _, c = bundle.capture(["--all", "--frames", "3"], timing=mode)
         a = analyse(c)
         a["rc"] = rc
@@ -223,7 +224,7 @@ def main() -> None:
     print("heavy frame", summary["heavy_frame"], flush=True)
 
     validation = {}
-    for mode in ("none", "queue", "full"):
+    for mode in MODES:
         p = subprocess.run(
             [bundle.workload, "--all", "--frames", "2", "--validation", "above"],
             env=bundle.env(layer=False, timing=mode),

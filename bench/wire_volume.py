@@ -31,11 +31,10 @@ from typing import Any
 from machine import cpu_model
 
 from vkscope import paths
+from vkscope.capture.messages import SUBMIT, type_name
 from vkscope.capture.wire import Decoder, Message
 
 REPO = Path(__file__).resolve().parent.parent
-NAMES = {0x01: "HELLO", 0x02: "DEVICE", 0x03: "WORKLOAD", 0x04: "LABELS", 0x05: "FRAME",
-         0x06: "DROPPED", 0x07: "LOG", 0x08: "GOODBYE", 0x81: "SUBMIT", 0x82: "ANNEX"}  # fmt: skip
 
 
 def capture_stream(args: list[str]) -> bytes:
@@ -73,8 +72,8 @@ def measure(label: str, args: list[str]) -> dict[str, Any]:
     stream = capture_stream(args)
     decoder = Decoder()
     messages = [m for m in decoder.feed(stream) if isinstance(m, Message)]
-    by_type = collections.Counter(NAMES.get(m.type, hex(m.type)) for m in messages)
-    instances = sum(len(json.loads(m.raw)["workloads"]) for m in messages if m.type == 0x81)
+    by_type = collections.Counter(type_name(m.type) for m in messages)
+    instances = sum(len(json.loads(m.raw)["workloads"]) for m in messages if m.type == SUBMIT)
     return {
         "stream": label,
         "args": args,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vkscope.capture import messages as m
 from vkscope.capture import open_capture
 from vkscope.capture.client import Stream
 from vkscope.capture.ingest import Connection
@@ -158,7 +159,7 @@ def test_diagnostics_per_connection_are_capped(tmp_path: Path) -> None:
     store = CaptureStore(tmp_path / "c.vkscope", max_diagnostics_per_connection=10)
     feed, s = Feeder(store), Stream()
     for _ in range(25):
-        s.add(0x03, 1, b"not json")
+        s.add(m.WORKLOAD, 1, b"not json")
     feed.send(s)
     store.disconnect(feed.conn)
     store.finalize()

@@ -25,7 +25,6 @@ from vkscope.html import build_page, page_data, write_html
 BASE_NS = 5_000_000_000_000  # GPU clock at the first workload, like a real CLOCK_MONOTONIC
 FRAME_NS = 16_000_000
 BIG = 2**60 + 1  # past what a JavaScript number holds exactly
-SUBMIT_DONE = 0x83  # docs/protocol.md, "Timing"
 
 LABELS = {
     1: ["frame"],
@@ -111,7 +110,7 @@ def timeline_stream(frames: int = 3, *, timed: bool = True, untimed_frame: int =
                 if fields:
                     s.annex(submit, tag, **fields)
             if timed:
-                s.add(SUBMIT_DONE, 0, {"cpu_ns": cpu + 3_000_000}, submit)
+                s.add(m.SUBMIT_DONE, 0, {"cpu_ns": cpu + 3_000_000}, submit)
         ended = {"device": 1, "queue": 0, "cpu_ns": 1_000_000_000 + (frame + 1) * FRAME_NS,
                  "reason": "present"}  # fmt: skip
         if timed:  # the layer says which frames it captured when it times

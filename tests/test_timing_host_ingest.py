@@ -12,6 +12,7 @@ from pathlib import Path
 
 from vkscope.capture import SCHEMA_VERSION, CaptureServer, open_capture
 from vkscope.capture.client import Stream, connect
+from vkscope.capture.messages import SUBMIT_DONE
 from vkscope.capture.schema import INSTANCES_VIEW_SELECT
 
 GPU = 1_000_000_000  # where the synthetic GPU clock starts
@@ -190,7 +191,7 @@ def test_submit_done_for_an_unknown_submit_is_diagnosed(tmp_path: Path) -> None:
     assert rows(path, "SELECT submit_id, cpu_complete_ns FROM submits") == [(sid, 100)]
     with open_capture(path) as cap:
         kinds = [(d.kind, d.message_type, d.reason) for d in cap.diagnostics()]
-    assert [k[:2] for k in kinds] == [("submit_done_unmatched", 0x83)] * 2
+    assert [k[:2] for k in kinds] == [("submit_done_unmatched", SUBMIT_DONE)] * 2
     assert f"submit {sid + 40}," in kinds[0][2] and f"submit {2**64 - 1}," in kinds[1][2]
 
 

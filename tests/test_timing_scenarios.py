@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import protocol
 from support.env import layer_env, run
 from support.timeline import Receiver
 from support.timing import (
@@ -29,7 +30,7 @@ from support.timing import (
 
 pytestmark = pytest.mark.vulkan
 
-MODES = ("none", "queue", "full")
+MODES = tuple(protocol.DEFINITION["enums"]["serialization"]["values"])
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Helpers for the timeline tests: a capture receiver on a Unix socket and a frame decoder.
 
 The decoder is written from docs/protocol.md independently of the layer's encoder and of the
-host's capture package, so the tests check the wire format itself. The module also tests the
-decoder on hand-made frames.
+host's capture package, so the tests check the wire format itself; only the message codes come
+from the protocol definition, and every message the layer sends is checked against it
+(support.protocol). test_support_oracles.py tests the decoder on hand-made frames.
 """
 
 from __future__ import annotations
@@ -19,9 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HELLO, DEVICE, WORKLOAD, LABELS, FRAME, DROPPED, LOG, GOODBYE = range(1, 9)
-SUBMIT, ANNEX = 0x81, 0x82
+from support import protocol
 
+HELLO, DEVICE, WORKLOAD, LABELS, FRAME, DROPPED, LOG, GOODBYE = (
+    protocol.CODES[name]
+    for name in ("HELLO", "DEVICE", "WORKLOAD", "LABELS", "FRAME", "DROPPED", "LOG", "GOODBYE")
+)
+SUBMIT, ANNEX, SUBMIT_DONE = (protocol.CODES[n] for n in ("SUBMIT", "ANNEX", "SUBMIT_DONE"))
+
+_SEQUENCE_BIT = protocol.DEFINITION["frame"]["sequence_bit"]
 _PLAIN = struct.Struct("<BQI")
 _SEQUENCED = struct.Struct("<BQQI")
 
@@ -40,13 +47,13 @@ def decode(stream: bytes, strict: bool = True) -> list[Message]:
     out = []
     pos = 0
     while pos < len(stream):
-        header = _SEQUENCED.size if stream[pos] & 0x80 else _PLAIN.size
+        header = _SEQUENCED.size if stream[pos] & _SEQUENCE_BIT else _PLAIN.size
         if not strict and (
             len(stream) - pos < header or len(stream) - pos - header < _header_length(stream, pos)
         ):
             break
         kind = stream[pos]
-        if kind & 0x80:
+        if kind & _SEQUENCE_BIT:
             _, sequence, tag, length = _SEQUENCED.unpack_from(stream, pos)
             pos += _SEQUENCED.size
         else:
@@ -61,7 +68,7 @@ def decode(stream: bytes, strict: bool = True) -> list[Message]:
 
 
 def _header_length(stream: bytes, pos: int) -> int:
-    if stream[pos] & 0x80:
+    if stream[pos] & _SEQUENCE_BIT:
         return int(_SEQUENCED.unpack_from(stream, pos)[3])
     return int(_PLAIN.unpack_from(stream, pos)[2])
 
@@ -182,7 +189,10 @@ class Receiver:
         self._server.close()
         with self._lock:
             streams = [bytes(s) for s in self._streams]
-        return Capture([decode(s, strict) for s in streams])
+        capture = Capture([decode(s, strict) for s in streams])
+        wrong = [p for m in capture.messages for p in protocol.problems(m.type, m.payload)]
+        assert not wrong, f"the layer sent what protocol.toml does not define: {wrong[:5]}"
+        return capture
 
     def close(self) -> None:
         self.kill()

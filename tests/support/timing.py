@@ -11,29 +11,16 @@ from typing import Any
 
 import pytest
 
+from support import protocol
 from support.env import layer_env, run
-from support.timeline import DEVICE, GOODBYE, Capture, Message, Receiver
+from support.timeline import DEVICE, GOODBYE, SUBMIT_DONE, Capture, Message, Receiver
 
-SUBMIT_DONE = 0x83
 TIMING_FIELDS = {"gpu_begin_ns", "gpu_end_ns", "serialization", "timing"}
-# Every reason the layer gives for an instance without times (layer/src/timing/mode.hpp).
-REASONS = {
-    "recorded outside a captured frame",
-    "queue family has no timestamps",
-    "command pool not seen created",
-    "no query pool available",
-    "device has no timeline semaphores",
-    "render pass split over command buffers not all timed",
-    "render pass not ended in this submission",
-    "secondary executed several times",
-    "command buffer executed again before its results were copied",
-    "batch takes no layer command buffers",
-    "result buffer full",
-    "no host-visible memory for results",
-    "timestamp not available",
-    "queue cannot copy query results",
-}
-NOT_SERIALIZED = "not serialized: waits on a semaphore value not yet signalled"
+_REASON_TEXTS = protocol.DEFINITION["enums"]["timing_reason"]["values"]
+# A caveat on an ok time, never a reason for having none.
+NOT_SERIALIZED = _REASON_TEXTS["not_serialized"]
+# Every reason the layer gives for an instance without times.
+REASONS = set(_REASON_TEXTS.values()) - {NOT_SERIALIZED}
 
 Runner = Callable[..., tuple[CompletedProcess[str], Capture]]
 
