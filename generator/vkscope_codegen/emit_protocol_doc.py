@@ -151,7 +151,8 @@ def update(doc: str, proto: Protocol) -> str:
         end = doc.find(end_marker, begin.end())
         if end < 0:
             raise DocError(f"generated section {name!r} has no {end_marker!r}")
-        out += [doc[pos : begin.end()], SECTIONS[name](proto)]
+        # Blank lines around the table, so that Markdown sees it as one.
+        out += [doc[pos : begin.end()], "\n", SECTIONS[name](proto), "\n"]
         pos = end
     missing = [name for name in SECTIONS if name not in seen]
     if missing:
