@@ -2,11 +2,14 @@
 
 #include "timeline/workload_hook.hpp"
 
+#include "protocol.gen.hpp"
+
 #include <cstddef>
 
 namespace vkscope {
 namespace {
 
+using protocol::AccelerationStructureKind;
 using timeline::CaptureKind;
 using timeline::CaptureRequest;
 using timeline::CommandBufferState;
@@ -163,7 +166,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBuildAccelerationStructuresKHR(
     VkCommandBuffer commandBuffer, uint32_t infoCount,
     const VkAccelerationStructureBuildGeometryInfoKHR* pInfos,
     const VkAccelerationStructureBuildRangeInfoKHR* const* ppBuildRangeInfos) {
-    acceleration_structure(commandBuffer, "vkCmdBuildAccelerationStructuresKHR", "build", infoCount,
+    acceleration_structure(commandBuffer, "vkCmdBuildAccelerationStructuresKHR",
+                           name(AccelerationStructureKind::build), infoCount,
                            [&](const DeviceDispatch& next) {
                                next.CmdBuildAccelerationStructuresKHR(commandBuffer, infoCount,
                                                                       pInfos, ppBuildRangeInfos);
@@ -175,8 +179,9 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBuildAccelerationStructuresIndirectKHR(
     const VkAccelerationStructureBuildGeometryInfoKHR* pInfos,
     const VkDeviceAddress* pIndirectDeviceAddresses, const uint32_t* pIndirectStrides,
     const uint32_t* const* ppMaxPrimitiveCounts) {
-    acceleration_structure(commandBuffer, "vkCmdBuildAccelerationStructuresIndirectKHR", "build",
-                           infoCount, [&](const DeviceDispatch& next) {
+    acceleration_structure(commandBuffer, "vkCmdBuildAccelerationStructuresIndirectKHR",
+                           name(AccelerationStructureKind::build), infoCount,
+                           [&](const DeviceDispatch& next) {
                                next.CmdBuildAccelerationStructuresIndirectKHR(
                                    commandBuffer, infoCount, pInfos, pIndirectDeviceAddresses,
                                    pIndirectStrides, ppMaxPrimitiveCounts);
@@ -185,7 +190,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBuildAccelerationStructuresIndirectKHR(
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyAccelerationStructureKHR(
     VkCommandBuffer commandBuffer, const VkCopyAccelerationStructureInfoKHR* pInfo) {
-    acceleration_structure(commandBuffer, "vkCmdCopyAccelerationStructureKHR", "copy", 1,
+    acceleration_structure(commandBuffer, "vkCmdCopyAccelerationStructureKHR",
+                           name(AccelerationStructureKind::copy), 1,
                            [&](const DeviceDispatch& next) {
                                next.CmdCopyAccelerationStructureKHR(commandBuffer, pInfo);
                            });
@@ -193,7 +199,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyAccelerationStructureKHR(
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyAccelerationStructureToMemoryKHR(
     VkCommandBuffer commandBuffer, const VkCopyAccelerationStructureToMemoryInfoKHR* pInfo) {
-    acceleration_structure(commandBuffer, "vkCmdCopyAccelerationStructureToMemoryKHR", "copy", 1,
+    acceleration_structure(commandBuffer, "vkCmdCopyAccelerationStructureToMemoryKHR",
+                           name(AccelerationStructureKind::copy), 1,
                            [&](const DeviceDispatch& next) {
                                next.CmdCopyAccelerationStructureToMemoryKHR(commandBuffer, pInfo);
                            });
@@ -201,7 +208,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyAccelerationStructureToMemoryKHR(
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyMemoryToAccelerationStructureKHR(
     VkCommandBuffer commandBuffer, const VkCopyMemoryToAccelerationStructureInfoKHR* pInfo) {
-    acceleration_structure(commandBuffer, "vkCmdCopyMemoryToAccelerationStructureKHR", "copy", 1,
+    acceleration_structure(commandBuffer, "vkCmdCopyMemoryToAccelerationStructureKHR",
+                           name(AccelerationStructureKind::copy), 1,
                            [&](const DeviceDispatch& next) {
                                next.CmdCopyMemoryToAccelerationStructureKHR(commandBuffer, pInfo);
                            });

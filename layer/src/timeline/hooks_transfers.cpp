@@ -2,11 +2,15 @@
 
 #include "timeline/workload_hook.hpp"
 
+#include "protocol.gen.hpp"
+
 #include <algorithm>
 
 namespace vkscope {
 namespace {
 
+using protocol::BufferTransferKind;
+using protocol::ImageTransferKind;
 using timeline::find_command_buffer;
 using timeline::key;
 using timeline::TimelineDevice;
@@ -73,7 +77,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyBuffer(VkCommandBuffer commandBuffer,
                                                   VkBuffer dstBuffer, uint32_t regionCount,
                                                   const VkBufferCopy* pRegions) {
     transfer(
-        commandBuffer, false, "vkCmdCopyBuffer", "copy",
+        commandBuffer, false, "vkCmdCopyBuffer", name(BufferTransferKind::copy),
         [&](TimelineDevice&) { return known(copy_bytes(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdCopyBuffer(commandBuffer, srcBuffer, dstBuffer, regionCount, pRegions);
@@ -89,29 +93,33 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyBuffer(VkCommandBuffer commandBuffer,
             [&](const DeviceDispatch& next) { next.name(commandBuffer, pInfo); });                 \
     }
 
-VKSCOPE_COPY2(CmdCopyBuffer2, VkCopyBufferInfo2, false, "copy", copy_bytes)
-VKSCOPE_COPY2(CmdCopyBuffer2KHR, VkCopyBufferInfo2, false, "copy", copy_bytes)
-VKSCOPE_COPY2(CmdCopyImage2, VkCopyImageInfo2, true, "copy", extent_pixels)
-VKSCOPE_COPY2(CmdCopyImage2KHR, VkCopyImageInfo2, true, "copy", extent_pixels)
-VKSCOPE_COPY2(CmdBlitImage2, VkBlitImageInfo2, true, "blit", blit_pixels)
-VKSCOPE_COPY2(CmdBlitImage2KHR, VkBlitImageInfo2, true, "blit", blit_pixels)
-VKSCOPE_COPY2(CmdResolveImage2, VkResolveImageInfo2, true, "resolve", extent_pixels)
-VKSCOPE_COPY2(CmdResolveImage2KHR, VkResolveImageInfo2, true, "resolve", extent_pixels)
-VKSCOPE_COPY2(CmdCopyBufferToImage2, VkCopyBufferToImageInfo2, true, "buffer_to_image",
-              buffer_image_pixels)
-VKSCOPE_COPY2(CmdCopyBufferToImage2KHR, VkCopyBufferToImageInfo2, true, "buffer_to_image",
-              buffer_image_pixels)
-VKSCOPE_COPY2(CmdCopyImageToBuffer2, VkCopyImageToBufferInfo2, true, "image_to_buffer",
-              buffer_image_pixels)
-VKSCOPE_COPY2(CmdCopyImageToBuffer2KHR, VkCopyImageToBufferInfo2, true, "image_to_buffer",
-              buffer_image_pixels)
+VKSCOPE_COPY2(CmdCopyBuffer2, VkCopyBufferInfo2, false, name(BufferTransferKind::copy), copy_bytes)
+VKSCOPE_COPY2(CmdCopyBuffer2KHR, VkCopyBufferInfo2, false, name(BufferTransferKind::copy),
+              copy_bytes)
+VKSCOPE_COPY2(CmdCopyImage2, VkCopyImageInfo2, true, name(ImageTransferKind::copy), extent_pixels)
+VKSCOPE_COPY2(CmdCopyImage2KHR, VkCopyImageInfo2, true, name(ImageTransferKind::copy),
+              extent_pixels)
+VKSCOPE_COPY2(CmdBlitImage2, VkBlitImageInfo2, true, name(ImageTransferKind::blit), blit_pixels)
+VKSCOPE_COPY2(CmdBlitImage2KHR, VkBlitImageInfo2, true, name(ImageTransferKind::blit), blit_pixels)
+VKSCOPE_COPY2(CmdResolveImage2, VkResolveImageInfo2, true, name(ImageTransferKind::resolve),
+              extent_pixels)
+VKSCOPE_COPY2(CmdResolveImage2KHR, VkResolveImageInfo2, true, name(ImageTransferKind::resolve),
+              extent_pixels)
+VKSCOPE_COPY2(CmdCopyBufferToImage2, VkCopyBufferToImageInfo2, true,
+              name(ImageTransferKind::buffer_to_image), buffer_image_pixels)
+VKSCOPE_COPY2(CmdCopyBufferToImage2KHR, VkCopyBufferToImageInfo2, true,
+              name(ImageTransferKind::buffer_to_image), buffer_image_pixels)
+VKSCOPE_COPY2(CmdCopyImageToBuffer2, VkCopyImageToBufferInfo2, true,
+              name(ImageTransferKind::image_to_buffer), buffer_image_pixels)
+VKSCOPE_COPY2(CmdCopyImageToBuffer2KHR, VkCopyImageToBufferInfo2, true,
+              name(ImageTransferKind::image_to_buffer), buffer_image_pixels)
 #undef VKSCOPE_COPY2
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdFillBuffer(VkCommandBuffer commandBuffer, VkBuffer dstBuffer,
                                                   VkDeviceSize dstOffset, VkDeviceSize size,
                                                   uint32_t data) {
     transfer(
-        commandBuffer, false, "vkCmdFillBuffer", "fill",
+        commandBuffer, false, "vkCmdFillBuffer", name(BufferTransferKind::fill),
         [&](TimelineDevice& tl) -> std::optional<uint64_t> {
             if (size != VK_WHOLE_SIZE) {
                 return size;
@@ -132,7 +140,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdUpdateBuffer(VkCommandBuffer commandBuffe
                                                     VkBuffer dstBuffer, VkDeviceSize dstOffset,
                                                     VkDeviceSize dataSize, const void* pData) {
     transfer(
-        commandBuffer, false, "vkCmdUpdateBuffer", "update",
+        commandBuffer, false, "vkCmdUpdateBuffer", name(BufferTransferKind::update),
         [&](TimelineDevice&) { return known(dataSize); },
         [&](const DeviceDispatch& next) {
             next.CmdUpdateBuffer(commandBuffer, dstBuffer, dstOffset, dataSize, pData);
@@ -144,7 +152,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyImage(VkCommandBuffer commandBuffer, 
                                                  VkImageLayout dstImageLayout, uint32_t regionCount,
                                                  const VkImageCopy* pRegions) {
     transfer(
-        commandBuffer, true, "vkCmdCopyImage", "copy",
+        commandBuffer, true, "vkCmdCopyImage", name(ImageTransferKind::copy),
         [&](TimelineDevice&) { return known(extent_pixels(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdCopyImage(commandBuffer, srcImage, srcImageLayout, dstImage, dstImageLayout,
@@ -157,7 +165,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBlitImage(VkCommandBuffer commandBuffer, 
                                                  VkImageLayout dstImageLayout, uint32_t regionCount,
                                                  const VkImageBlit* pRegions, VkFilter filter) {
     transfer(
-        commandBuffer, true, "vkCmdBlitImage", "blit",
+        commandBuffer, true, "vkCmdBlitImage", name(ImageTransferKind::blit),
         [&](TimelineDevice&) { return known(blit_pixels(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdBlitImage(commandBuffer, srcImage, srcImageLayout, dstImage, dstImageLayout,
@@ -171,7 +179,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdResolveImage(VkCommandBuffer commandBuffe
                                                     uint32_t regionCount,
                                                     const VkImageResolve* pRegions) {
     transfer(
-        commandBuffer, true, "vkCmdResolveImage", "resolve",
+        commandBuffer, true, "vkCmdResolveImage", name(ImageTransferKind::resolve),
         [&](TimelineDevice&) { return known(extent_pixels(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdResolveImage(commandBuffer, srcImage, srcImageLayout, dstImage, dstImageLayout,
@@ -185,7 +193,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdClearColorImage(VkCommandBuffer commandBu
                                                        uint32_t rangeCount,
                                                        const VkImageSubresourceRange* pRanges) {
     transfer(
-        commandBuffer, true, "vkCmdClearColorImage", "clear_color",
+        commandBuffer, true, "vkCmdClearColorImage", name(ImageTransferKind::clear_color),
         [&](TimelineDevice& tl) {
             const timeline::ImageInfo* info = tl.images.find(key(image));
             return timeline::clear_pixels(info ? std::optional(*info) : std::nullopt,
@@ -201,7 +209,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdClearDepthStencilImage(
     const VkClearDepthStencilValue* pDepthStencil, uint32_t rangeCount,
     const VkImageSubresourceRange* pRanges) {
     transfer(
-        commandBuffer, true, "vkCmdClearDepthStencilImage", "clear_depth_stencil",
+        commandBuffer, true, "vkCmdClearDepthStencilImage",
+        name(ImageTransferKind::clear_depth_stencil),
         [&](TimelineDevice& tl) {
             const timeline::ImageInfo* info = tl.images.find(key(image));
             return timeline::clear_pixels(info ? std::optional(*info) : std::nullopt,
@@ -219,7 +228,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyBufferToImage(VkCommandBuffer command
                                                          uint32_t regionCount,
                                                          const VkBufferImageCopy* pRegions) {
     transfer(
-        commandBuffer, true, "vkCmdCopyBufferToImage", "buffer_to_image",
+        commandBuffer, true, "vkCmdCopyBufferToImage", name(ImageTransferKind::buffer_to_image),
         [&](TimelineDevice&) { return known(buffer_image_pixels(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdCopyBufferToImage(commandBuffer, srcBuffer, dstImage, dstImageLayout,
@@ -233,7 +242,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdCopyImageToBuffer(VkCommandBuffer command
                                                          VkBuffer dstBuffer, uint32_t regionCount,
                                                          const VkBufferImageCopy* pRegions) {
     transfer(
-        commandBuffer, true, "vkCmdCopyImageToBuffer", "image_to_buffer",
+        commandBuffer, true, "vkCmdCopyImageToBuffer", name(ImageTransferKind::image_to_buffer),
         [&](TimelineDevice&) { return known(buffer_image_pixels(regionCount, pRegions)); },
         [&](const DeviceDispatch& next) {
             next.CmdCopyImageToBuffer(commandBuffer, srcImage, srcImageLayout, dstBuffer,
