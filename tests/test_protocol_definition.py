@@ -7,6 +7,7 @@ by regenerating its tables. Bad definitions are refused with a message naming th
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -204,3 +205,52 @@ def test_bad_definition_is_refused(tmp_path: Path, old: str, new: str, error: st
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert res.stderr.startswith(f"vkscope_codegen: error: {bad}: ")
     assert not (tmp_path / "h.hpp").exists()
+
+
+COUNTERS = """
+[messages.COUNTERS]
+code = 0x09
+tag = "device id"
+feature = "counters"
+summary = "the counters a device offers"
+fields.device = { type = "uint", required = true, doc = "device id" }
+fields.units = { type = "map[str]", required = true, doc = "counter name to its unit" }
+"""
+
+
+def test_a_new_message_is_one_entry(tmp_path: Path) -> None:
+    """A message and an annex field added to the definition alone reach every generated part."""
+    text = DEFINITION.read_text().replace(
+        "fields.timing_reason =",
+        'fields.counters = { type = "map[float]", feature = "counters", doc = "values" }\n'
+        "fields.timing_reason =",
+    )
+    path = tmp_path / "protocol.toml"
+    path.write_text(text + COUNTERS)
+    proto = load(path)
+    source = tmp_path / "counters_protocol_gen.py"
+    source.write_text(emit_protocol_py.module(proto, path.name))
+    spec = importlib.util.spec_from_file_location("counters_protocol_gen", source)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    decoded = msgspec.json.decode(
+        b'{"device": 2, "units": {"cycles": "count"}}', type=module.PAYLOAD_TYPES[0x09]
+    )
+    assert (module.COUNTERS, module.NAMES[0x09], decoded.units) == (
+        9,
+        "COUNTERS",
+        {"cycles": "count"},
+    )
+    with pytest.raises(msgspec.ValidationError, match="Expected `str`, got `int`"):
+        msgspec.json.decode(b'{"device": 2, "units": {"a": 1}}', type=module.Counters)
+    assert "Counters = 0x09" in emit_protocol_cpp.header(proto, path.name)
+    doc = emit_protocol_doc.update((ROOT / "docs/protocol.md").read_text(), proto)
+    assert (
+        "| 0x09 | COUNTERS | - | device id | the counters a device offers (with counters only) |"
+        in doc
+    )
+    assert "| `units` | {str: str, ...} | yes | counter name to its unit |" in doc
+    assert "| `counters` | {str: float, ...} |  | values (with counters only) |" in doc
+    assert oracle.type_problem("map[float]", {"a": 1.5}) is None
+    assert oracle.type_problem("map[float]", {"a": "x"}) == "expected float, got 'x'"

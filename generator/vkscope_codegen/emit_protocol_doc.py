@@ -29,6 +29,8 @@ def _type(t: FieldType) -> str:
         return t.ref
     if t.kind == "list":
         return f"[{_type(t.items[0])}, ...]"
+    if t.kind == "map":
+        return f"{{str: {_type(t.items[0])}, ...}}"
     if t.kind == "tuple":
         return f"[{', '.join(_type(i) for i in t.items)}]"
     return t.kind

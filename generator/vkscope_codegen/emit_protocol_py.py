@@ -25,6 +25,8 @@ def _py_type(t: FieldType) -> str:
         return t.kind
     if t.kind == "object":
         return t.ref
+    if t.kind == "map":
+        return f"dict[str, {_py_type(t.items[0])}]"
     return f"{t.kind}[{', '.join(_py_type(i) for i in t.items)}]"
 
 

@@ -40,14 +40,14 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True)
 class FieldType:
-    kind: str  # a scalar, "enum", "object", "list" or "tuple"
+    kind: str  # a scalar, "enum", "object", "list", "tuple" or "map"
     ref: str = ""  # enum or object name
     items: tuple[FieldType, ...] = ()
 
     def __str__(self) -> str:
         if self.kind in ("enum", "object"):
             return f"{self.kind}:{self.ref}"
-        if self.kind in ("list", "tuple"):
+        if self.kind in ("list", "tuple", "map"):
             return f"{self.kind}[{', '.join(map(str, self.items))}]"
         return self.kind
 
@@ -166,7 +166,7 @@ def _parse_type(s: str, pos: int) -> tuple[int, FieldType]:
     kind, _, ref = word.partition(":")
     if kind in ("enum", "object") and ref:
         return end, FieldType(kind, ref)
-    if kind in ("list", "tuple") and not ref and s[end : end + 1] == "[":
+    if kind in ("list", "tuple", "map") and not ref and s[end : end + 1] == "[":
         items = []
         pos = end + 1
         while True:
@@ -178,8 +178,8 @@ def _parse_type(s: str, pos: int) -> tuple[int, FieldType]:
             if s[pos : pos + 1] == "]":
                 break
             raise ProtocolError(f"type {s!r}: expected ',' or ']' at {s[pos:]!r}")
-        if kind == "list" and len(items) != 1:
-            raise ProtocolError(f"type {s!r}: a list has one item type")
+        if kind in ("list", "map") and len(items) != 1:
+            raise ProtocolError(f"type {s!r}: a {kind} has one item type")
         return pos + 1, FieldType(kind, items=tuple(items))
     raise ProtocolError(f"type {s!r}: unknown type {word!r}")
 

@@ -44,6 +44,11 @@ def _split_items(inner: str) -> list[str]:
 def type_problem(declared: str, value: Any) -> str | None:
     """Why `value` is not of the declared type, or None."""
     declared = declared.strip()
+    if m := re.fullmatch(r"map\[(.*)\]", declared):
+        if not isinstance(value, dict):
+            return f"expected a JSON object ({declared}), got {value!r}"
+        problem = next((p for v in value.values() if (p := type_problem(m.group(1), v))), None)
+        return problem
     if m := re.fullmatch(r"(list|tuple)\[(.*)\]", declared):
         if not isinstance(value, list):
             return f"expected a JSON array ({declared}), got {value!r}"
