@@ -349,4 +349,6 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
 
 
 if __name__ == "__main__":  # pragma: no cover
-    print(json.dumps(_probe_here()))
+    # Asked from a shell, the probe still runs in an environment without layers.
+    bare = os.environ.get("VK_LOADER_LAYERS_DISABLE") == "~all~"
+    print(json.dumps(_probe_here() if bare else probe().as_json()))
