@@ -134,8 +134,8 @@ def render(results: Mapping[str, Any] | None) -> str:
             return spread([r[key] for r in rows], lambda v: format(v, fmt))
 
         lines.append(
-            f"| {stream} | {cell('instances', ',')} | {cell('bytes', ',')} "
-            f"| {cell('messages', ',')} | {cell('bytes_per_instance', '.0f')} "
+            f"| {stream} | {cell('instances', ',.0f')} | {cell('bytes', ',.0f')} "
+            f"| {cell('messages', ',.0f')} | {cell('bytes_per_instance', '.0f')} "
             f"| {cell('messages_per_instance', '.2f')} |"
         )
     lines += ["", "Messages by type (first run):", ""]
