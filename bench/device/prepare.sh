@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.."
 python_version=${DEVICE_PYTHON:-3.12}
 
 echo "== .device: the package, rebuilt from this tree"
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps .
+.venv/bin/python -m pip install -q --no-deps .
 rm -rf .device
 mkdir -p .device/site
 site=$(.venv/bin/python -c 'import os, vkscope; print(os.path.dirname(vkscope.__file__))')

@@ -9,7 +9,7 @@
 #
 # brings up, in this order: Debian's Vulkan loader (.gl/libvulkan1_*.deb unpacked into /, then
 # ldconfig), the Khronos validation layer (.gl/vulkan-validationlayers_*.deb unpacked into
-# /tmp/vkscope-gl, found through VK_LAYER_PATH and LD_LIBRARY_PATH), the NVIDIA driver's manifest
+# /tmp/vkscope-gl, found through XDG_DATA_DIRS and LD_LIBRARY_PATH), the NVIDIA driver's manifest
 # when the machine has one, the Python wheels (.whl/*.whl into /tmp/vkscope-site) and the
 # installed vkscope package built here (.device/site), then runs the checks. Results go to
 # $OUT/device.json, the checks' progress and every failure to standard output; the exit status
@@ -29,21 +29,31 @@ if [ "${1:-}" = --bring-up ]; then
     for f in .gl/*.deb .whl/*.whl .device/site/vkscope/__init__.py .device/source.json; do
         [ -e "$f" ] || { echo "run.sh: missing $f: run bench/device/prepare.sh first" >&2; exit 2; }
     done
-    for f in .gl/libvulkan1_*.deb; do dpkg -x "$f" /; done
-    ldconfig
+    # VKSCOPE_LOADER_ROOT and PYTHON let the bring-up be tried on a machine whose / must not
+    # change (a folder for the loader, a Python 3.12 of one's own).
+    root=${VKSCOPE_LOADER_ROOT:-/}
+    for f in .gl/libvulkan1_*.deb; do dpkg -x "$f" "$root"; done
+    if [ "$root" = / ]; then
+        ldconfig
+    else
+        export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
     rm -rf /tmp/vkscope-gl
     for f in .gl/vulkan-validationlayers_*.deb; do dpkg -x "$f" /tmp/vkscope-gl; done
-    export VK_LAYER_PATH=/tmp/vkscope-gl/usr/share/vulkan/explicit_layer.d
+    # Found through the loader's XDG search path: VK_LAYER_PATH would hide the layer folders
+    # that VK_ADD_LAYER_PATH names (vkscope's, the counting layer's).
+    export XDG_DATA_DIRS=/tmp/vkscope-gl/usr/share:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}
     export LD_LIBRARY_PATH=/tmp/vkscope-gl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
     if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nvidia_icd" ]; then
         export VK_DRIVER_FILES=$nvidia_icd
     fi
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    python=${PYTHON:-python3}
+    rm -rf /tmp/vkscope-site
+    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/vkscope-site .whl/*.whl
     export PYTHONPATH=$PWD/.device/site:/tmp/vkscope-site${PYTHONPATH:+:$PYTHONPATH}
     export VKSCOPE_DEVICE_BUNDLE=1  # the commit measured is the bundle's (.device/source.json)
-    python=python3
     if command -v nvidia-smi >/dev/null; then
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     fi
