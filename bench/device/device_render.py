@@ -213,7 +213,12 @@ def accuracy_section(part: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"Target: {met(not missed)} for the {len(judged)} dispatches over "
             f"{ACCURACY_FROM_US:.0f} µs"
-            + (f"; missed from {min(missed):.0f} µs up to {max(missed):.0f} µs." if missed else ".")
+            + (
+                f"; {len(missed)} of them, lasting {min(missed):.0f} to {max(missed):.0f} µs, "
+                "differ by more."
+                if missed
+                else "."
+            )
         )
     else:
         lines.append(
