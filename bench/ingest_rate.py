@@ -12,16 +12,14 @@ for two streams: `recorded` (every workload recorded and submitted once: one WOR
 per instance, the costly case) and `resubmitted` (1% of the workloads recorded, their command
 buffers submitted again and again). Each point is the median of several runs. Rates count the
 time until everything sent is committed; finalizing the file is timed apart. Writes
-bench/results/ingest_rate.json and docs/bench-ingest.md. Target: 200,000 workloads/s.
+bench/results/ingest_rate.json (every run) and docs/bench/ingest.md (`render`). Target: 200,000
+workloads/s.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import sqlite3
 import statistics
 import subprocess
@@ -33,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from machine import cpu_model, git_revision
+from resultfile import DOCS_DIR, banner, new, not_run, provenance, results_path, write, write_doc
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
@@ -45,6 +43,8 @@ from vkscope.capture.client import Stream  # noqa: E402
 from vkscope.capture.store import CaptureStore, ingest_stream  # noqa: E402
 from vkscope.capture.wire import Decoder  # noqa: E402
 
+NAME = "ingest_rate"
+DOC = DOCS_DIR / "ingest.md"
 TARGET = 200_000
 CHUNK = 1 << 20
 PER_SUBMIT = 64
@@ -224,11 +224,10 @@ def markdown(report: dict[str, object], rows: list[dict[str, Any]]) -> str:
     assert isinstance(machine, dict)
     settings = report["settings"]
     assert isinstance(settings, dict)
-    revision = f", vkscope {report['revision']}" if report["revision"] else ""
     lines = [
         "# How fast the host ingests a capture",
         "",
-        "<!-- Written by bench/ingest_rate.py; rerun it rather than editing the numbers. -->",
+        banner("ingest_rate.py"),
         "",
         "The layer streams one WORKLOAD message per recorded workload and one SUBMIT per submitted",
         "command buffer, listing the workloads it runs; the host decodes the frames and writes a",
@@ -255,10 +254,8 @@ def markdown(report: dict[str, object], rows: list[dict[str, Any]]) -> str:
         "",
         "## Results",
         "",
-        f"- Machine: {machine['cpu_model']}, {machine['cores']} cores, {machine['system']}",
-        f"- Python {machine['python']}, SQLite {machine['sqlite']}, msgspec {machine['msgspec']}",
-        f"- Load average before the runs: {machine['loadavg']}",
-        f"- Date: {report['date']}{revision}",
+        *provenance(report, NAME),
+        f"- SQLite {machine['sqlite']}, msgspec {machine['msgspec']}",
         "",
         "| stream | path | workloads/s | per ingest-thread CPU s | per host CPU s "
         "| stream MB/s | finalize s | file bytes/workload |",
@@ -296,18 +293,31 @@ def markdown(report: dict[str, object], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def render(results: dict[str, Any] | None) -> str:
+    if results is None:
+        title = ["# How fast the host ingests a capture", "", banner("ingest_rate.py"), ""]
+        return "\n".join([*title, *not_run(NAME, ".venv/bin/python bench/ingest_rate.py"), ""])
+    return markdown(results, results["results"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--workloads", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--results", type=Path, default=REPO / "bench" / "results" / "ingest_rate.json"
-    )
-    parser.add_argument("--docs", type=Path, default=REPO / "docs" / "bench-ingest.md")
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
     if args.workloads < 100 or args.runs < 1:
         parser.error("--workloads must be at least 100 and --runs positive")
-    loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    settings = {
+        "workloads": args.workloads,
+        "runs": args.runs,
+        "per_submit": PER_SUBMIT,
+        "chunk_bytes": CHUNK,
+    }
+    results: dict[str, Any] = new(NAME, settings)
+    results["machine"] |= {"sqlite": sqlite3.sqlite_version, "msgspec": msgspec.__version__}
+    results["target_workloads_per_s"] = TARGET
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="vkscope-bench-") as tmpdir:
         tmp = Path(tmpdir)
@@ -323,33 +333,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 thread = f", {per_thread:,.0f} per ingest-thread CPU s" if per_thread else ""
                 rate = rows[-1]["workloads_per_s"]
                 print(f"{name:12} {mode:11} {rate:>12,.0f} workloads/s{thread}", file=sys.stderr)
-    uname = platform.uname()
-    report: dict[str, object] = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "revision": git_revision(),
-        "machine": {
-            "cpu_model": cpu_model(),
-            "cores": os.cpu_count(),
-            "system": f"{uname.system} {uname.release} {uname.machine}",
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-            "msgspec": msgspec.__version__,
-            "loadavg": loadavg,
-        },
-        "settings": {
-            "workloads": args.workloads,
-            "runs": args.runs,
-            "per_submit": PER_SUBMIT,
-            "chunk_bytes": CHUNK,
-        },
-        "target_workloads_per_s": TARGET,
-        "results": rows,
-    }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(report, indent=2) + "\n")
-    args.docs.parent.mkdir(parents=True, exist_ok=True)
-    args.docs.write_text(markdown(report, rows))
-    print(args.docs.read_text())
+    results["results"] = rows
+    write(results, args.results)
+    text = render(results)
+    write_doc(text, args.docs)
+    print(text)
     return 0
 
 

@@ -12,7 +12,8 @@ cost is not part of the number):
            tracked and tagged workload
 
 Every (stack, command, threads) point is measured by several separate processes and reported as
-the median. Writes bench/results/record_cost.json and docs/bench-record-cost.md.
+the median. Writes bench/results/record_cost.json (every run) and docs/bench/record-cost.md
+(`render`).
 
 Build first: cmake -S . -B build/dev -G Ninja && cmake --build build/dev
 """
@@ -20,22 +21,34 @@ Build first: cmake -S . -B build/dev -G Ninja && cmake --build build/dev
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
-from machine import cpu_model, git_revision
+from resultfile import (
+    DOCS_DIR,
+    banner,
+    median,
+    met,
+    new,
+    not_run,
+    provenance,
+    results_path,
+    spread,
+    write,
+    write_doc,
+)
 
 REPO = Path(__file__).resolve().parent.parent
+NAME = "record_cost"
+DOC = DOCS_DIR / "record-cost.md"
 VKSCOPE_LAYER = "VK_LAYER_VKSCOPE_profiler"
 COUNTING_LAYER = "VK_LAYER_VKSCOPE_counting"
 COMMANDS = ("draw", "dispatch")
@@ -45,6 +58,7 @@ TIMELINE_DRAW_TARGET_NS = 6.0
 # Two threads on two cores share caches, memory bandwidth and the VM's scheduling; a per-call time
 # within this factor of the single-thread time counts as "no slowdown".
 THREAD_TOLERANCE = 1.10
+DEFAULTS = {"runs": 5, "calls": 2_000_000, "batch": 10_000}
 
 
 @dataclass(frozen=True)
@@ -102,11 +116,29 @@ class Paths:
     layer_dirs: tuple[Path, ...]
 
     @classmethod
-    def from_build_dir(cls, build_dir: Path) -> Paths:
-        paths = cls(
-            harness=build_dir / "bench" / "record_cost" / "vkscope-bench-record",
-            layer_dirs=(build_dir / "layer", build_dir / "bench" / "counting_layer"),
+    def from_package(cls) -> Paths:
+        """The harness and the counting layer the installed package carries (pip install .)."""
+        from vkscope import paths
+
+        layer = paths.layer_dir()
+        return cls.checked(
+            cls(
+                harness=paths.PACKAGE_DIR / "_bin" / "vkscope-bench-record",
+                layer_dirs=(layer, layer / "testing"),
+            )
         )
+
+    @classmethod
+    def from_build_dir(cls, build_dir: Path) -> Paths:
+        return cls.checked(
+            cls(
+                harness=build_dir / "bench" / "record_cost" / "vkscope-bench-record",
+                layer_dirs=(build_dir / "layer", build_dir / "bench" / "counting_layer"),
+            )
+        )
+
+    @classmethod
+    def checked(cls, paths: Paths) -> Paths:
         wanted = [
             paths.harness,
             paths.layer_dirs[0] / "VkLayer_vkscope.json",
@@ -191,78 +223,133 @@ def fmt_added(ns: float) -> str:
     return f"{round(ns, 2) + 0.0:+.2f}"
 
 
-def find(points: Sequence[Point], config: Config, command: str, threads: int) -> Point:
-    return next(
-        p for p in points if p.config is config and p.command == command and p.threads == threads
-    )
+def api(command: str) -> str:
+    return f"vkCmd{command.capitalize()}"
 
 
-def results_table(points: Sequence[Point]) -> list[str]:
+@dataclass(frozen=True)
+class Grid:
+    """Every run of every (stack, command, threads) point, from a results file."""
+
+    samples: Mapping[tuple[str, str, int], Sequence[float]]
+    configs: Sequence[Config]
+    threads: Sequence[int]
+
+    @classmethod
+    def of(cls, entries: Sequence[Mapping[str, Any]], configs: Sequence[Config] = CONFIGS) -> Grid:
+        samples = {
+            (e["config"], e["command"].removeprefix("vkCmd").lower(), e["threads"]): e[
+                "samples_ns_per_call"
+            ]
+            for e in entries
+        }
+        threads = sorted({t for _, _, t in samples})
+        present = [c for c in configs if any(k == c.key for k, _, _ in samples)]
+        return cls(samples, present, threads)
+
+    def runs(self, config: Config, command: str, threads: int) -> Sequence[float]:
+        return self.samples[(config.key, command, threads)]
+
+    def median(self, config: Config, command: str, threads: int) -> float:
+        return median(self.runs(config, command, threads))
+
+    def added(self, config: Config, command: str, threads: int) -> list[float]:
+        """Per run, the time added over the stack without vkscope measured in the same round
+        (the runs are interleaved, so each round saw the machine in one state)."""
+        base = self.runs(BASELINE, command, threads)
+        return [a - b for a, b in zip(self.runs(config, command, threads), base, strict=True)]
+
+
+def results_table(grid: Grid) -> list[str]:
     head = ["Command", "Threads"]
-    for config in CONFIGS:
+    for config in grid.configs:
         head.append(config.column)
         if config is not BASELINE:
             head.append("added")
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for command in COMMANDS:
-        for threads in THREADS:
-            base = find(points, BASELINE, command, threads).median
-            cells = [f"vkCmd{command.capitalize()}", str(threads)]
-            for config in CONFIGS:
-                median = find(points, config, command, threads).median
-                cells.append(fmt(median))
+        for threads in grid.threads:
+            base = grid.median(BASELINE, command, threads)
+            cells = [api(command), str(threads)]
+            for config in grid.configs:
+                value = grid.median(config, command, threads)
+                cells.append(fmt(value))
                 if config is not BASELINE:
-                    cells.append(fmt_added(median - base))
+                    cells.append(fmt_added(value - base))
             rows.append("| " + " | ".join(cells) + " |")
     return rows
 
 
-def thread_table(points: Sequence[Point]) -> list[str]:
+def spread_table(grid: Grid) -> list[str]:
+    rows = ["| Stack | Command | Threads | min | median | max |", "|---|---|---|---|---|---|"]
+    for config in grid.configs:
+        for command in COMMANDS:
+            for threads in grid.threads:
+                runs = grid.runs(config, command, threads)
+                rows.append(
+                    f"| {config.column} | {api(command)} | {threads} | {fmt(min(runs))} "
+                    f"| {fmt(median(runs))} | {fmt(max(runs))} |"
+                )
+    return rows
+
+
+def thread_table(grid: Grid) -> list[str]:
     rows = [
         "| Stack | Command | 1 thread | 2 threads | 2 / 1 |",
         "|---|---|---|---|---|",
     ]
-    for config in CONFIGS:
+    for config in grid.configs:
         for command in COMMANDS:
-            one = find(points, config, command, 1).median
-            two = find(points, config, command, 2).median
+            one = grid.median(config, command, 1)
+            two = grid.median(config, command, 2)
             rows.append(
-                f"| {config.column} | vkCmd{command.capitalize()} | {fmt(one)} | {fmt(two)} "
-                f"| {two / one:.3f} |"
+                f"| {config.column} | {api(command)} | {fmt(one)} | {fmt(two)} | {two / one:.3f} |"
             )
     return rows
 
 
-def verdicts(points: Sequence[Point]) -> list[str]:
-    direct = CONFIGS[1]
-    worst_added = max(
-        find(points, direct, c, t).median - find(points, BASELINE, c, t).median
-        for c in COMMANDS
-        for t in THREADS
-    )
-    worst_ratio = max(
-        find(points, cfg, c, 2).median / find(points, cfg, c, 1).median
-        for cfg in CONFIGS
-        for c in COMMANDS
-    )
-    timeline = CONFIGS[3]
-    worst_draw = max(
-        find(points, timeline, "draw", t).median - find(points, BASELINE, "draw", t).median
-        for t in THREADS
-    )
-    draw_ok = worst_draw <= TIMELINE_DRAW_TARGET_NS
-    added_ok = worst_added <= DIRECT_TARGET_NS
-    ratio_ok = worst_ratio <= THREAD_TOLERANCE
-    return [
-        f"- Features off, at most {DIRECT_TARGET_NS:g} ns/call added: "
-        f"**{'met' if added_ok else 'MISSED'}** (worst {fmt_added(worst_added)} ns/call).",
-        f"- Two threads no slower per call than one (within {THREAD_TOLERANCE - 1:.0%}): "
-        f"**{'met' if ratio_ok else 'MISSED'}** (worst ratio {worst_ratio:.3f}).",
-        f"- Timeline on, at most {TIMELINE_DRAW_TARGET_NS:g} ns added per vkCmdDraw: "
-        f"**{'met' if draw_ok else 'MISSED'}** (worst {fmt_added(worst_draw)} ns/call). A"
-        " dispatch is a whole workload (tag labels, a command-stream entry), so its cost is"
-        " per workload, not per call of a hot loop.",
-    ]
+def worst(
+    points: Sequence[tuple[str, int]], value: Callable[[str, int], Sequence[float]]
+) -> tuple[str, int, Sequence[float]]:
+    """The point whose median is the highest, with its runs."""
+    return max(((c, t, value(c, t)) for c, t in points), key=lambda p: median(p[2]))
+
+
+def verdicts(grid: Grid) -> list[str]:
+    """Each target, judged on the median of the runs, with their spread."""
+    keys = {c.key for c in grid.configs}
+    lines = []
+    every = [(c, t) for c in COMMANDS for t in grid.threads]
+    if "direct" in keys:
+        c, t, runs = worst(every, lambda c, t: grid.added(CONFIGS[1], c, t))
+        lines.append(
+            f"- Features off, at most {DIRECT_TARGET_NS:g} ns/call added: "
+            f"{met(median(runs) <= DIRECT_TARGET_NS)} (worst point {api(c)}, {t} thread(s): "
+            f"{spread(runs, fmt_added)} ns/call)."
+        )
+    if 1 in grid.threads and 2 in grid.threads:
+
+        def ratio(cfg: Config, c: str) -> list[float]:
+            one, two = grid.runs(cfg, c, 1), grid.runs(cfg, c, 2)
+            return [b / a for a, b in zip(one, two, strict=True)]
+
+        ratios = [(cfg, c, ratio(cfg, c)) for cfg in grid.configs for c in COMMANDS]
+        cfg, c, runs = max(ratios, key=lambda r: median(r[2]))
+        lines.append(
+            f"- Two threads no slower per call than one (within {THREAD_TOLERANCE - 1:.0%}): "
+            f"{met(median(runs) <= THREAD_TOLERANCE)} (worst {cfg.column} {api(c)}: ratio "
+            f"{spread(runs, lambda v: f'{v:.3f}')})."
+        )
+    if "timeline" in keys:
+        draws = [("draw", t) for t in grid.threads]
+        _, t, runs = worst(draws, lambda c, t: grid.added(CONFIGS[3], c, t))
+        lines.append(
+            f"- Timeline on, at most {TIMELINE_DRAW_TARGET_NS:g} ns added per vkCmdDraw: "
+            f"{met(median(runs) <= TIMELINE_DRAW_TARGET_NS)} (worst {t} thread(s): "
+            f"{spread(runs, fmt_added)} ns/call). A dispatch is a whole workload (tag labels, a"
+            " command-stream entry), so its cost is per workload, not per call of a hot loop."
+        )
+    return lines
 
 
 def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
@@ -272,21 +359,14 @@ def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
     )
 
 
-def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
-    machine = report["machine"]
-    settings = report["settings"]
-    assert isinstance(machine, dict) and isinstance(settings, dict)
+def method(settings: Mapping[str, Any]) -> list[str]:
     none, direct, wrapped, timeline = CONFIGS
-    revision = f", vkscope {report['revision']}" if report["revision"] else ""
-    lines = [
-        "# What vkscope adds to command recording",
-        "",
-        "<!-- Written by bench/record_cost.py; rerun it rather than editing the numbers. -->",
-        "",
+    calls, batch, runs = f"{settings['calls']:,}", f"{settings['batch']:,}", settings["runs"]
+    return [
         *wrap(
             "An application records `vkCmdDraw` and `vkCmdDispatch` millions of times per"
             " second, so the layer must not make them measurably slower when no feature of"
-            " vkscope needs them. `bench/record_cost.py` times one such call through three layer"
+            " vkscope needs them. `bench/record_cost.py` times one such call through these layer"
             " stacks, each enabled by the application in this order (the first layer is closest"
             " to the application):"
         ),
@@ -302,7 +382,7 @@ def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
         *wrap(
             f"**{direct.title}**: `{VKSCOPE_LAYER}` above the counting layer with its default"
             " settings: no feature hooks these commands, so vkscope hands out the counting"
-            " layer's own pointer and should add nothing.",
+            " layer's own pointer.",
             "- ",
             "  ",
         ),
@@ -325,14 +405,25 @@ def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
         *wrap(
             "The harness (`bench/record_cost/main.cpp`) takes the commands from"
             " `vkGetDeviceProcAddr`, as an engine using volk does, so the loader's trampoline is"
-            f" not measured. Each thread records {settings['calls']:,} calls into its own command"
-            f" pool, in command buffers of {settings['batch']:,} calls (inside a render pass for"
+            f" not measured. Each thread records {calls} calls into its own command"
+            f" pool, in command buffers of {batch} calls (inside a render pass for"
             " draws), after warm-up batches; the threads start together on a latch and record"
             " concurrently. Only the calls are timed (`std::chrono::steady_clock` around each"
             " batch's loop; begin, bind, end and reset are the driver's and the same for every"
-            f" stack), and nothing is submitted. Every point is the median of {settings['runs']}"
-            " separate processes, in nanoseconds per call and per thread."
+            f" stack), and nothing is submitted. Every point is the median of {runs}"
+            " separate processes, run round-robin over the points, in nanoseconds per call and"
+            " per thread."
         ),
+    ]
+
+
+def render(results: Mapping[str, Any] | None) -> str:
+    lines = [
+        "# What vkscope adds to command recording",
+        "",
+        banner("record_cost.py"),
+        "",
+        *method(results["settings"] if results else DEFAULTS),
         "",
         "## Targets",
         "",
@@ -348,22 +439,36 @@ def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
             "- ",
             "  ",
         ),
+        *wrap(
+            f"Timeline on: at most {TIMELINE_DRAW_TARGET_NS:g} ns added per vkCmdDraw.", "- ", "  "
+        ),
         "",
         "## Results",
         "",
-        f"- Machine: {machine['cpu_model']}, {machine['cores']} cores, {machine['system']}",
-        f"- Device: {machine['device']}; driver {machine['driver']}, {machine['driver_info']}",
-        f"- Date: {report['date']}{revision}",
-        "",
-        "Nanoseconds per call; *added* is the difference to the stack without vkscope.",
-        "",
-        *results_table(points),
-        "",
-        "Two threads against one, nanoseconds per call and thread:",
-        "",
-        *thread_table(points),
-        "",
-        *verdicts(points),
+    ]
+    if results is None:
+        lines += [*not_run(NAME, ".venv/bin/python bench/record_cost.py --build-dir build/dev")]
+    else:
+        grid = Grid.of(results["results"])
+        lines += [
+            *provenance(results, NAME),
+            "",
+            "Nanoseconds per call, median of the runs; *added* is the difference to the stack"
+            " without vkscope.",
+            "",
+            *results_table(grid),
+            "",
+            "Two threads against one, nanoseconds per call and thread (medians):",
+            "",
+            *thread_table(grid),
+            "",
+            *verdicts(grid),
+            "",
+            f"Every point over its {results['settings']['runs']} runs, nanoseconds per call:",
+            "",
+            *spread_table(grid),
+        ]
+    lines += [
         "",
         "## Reproduce",
         "",
@@ -377,8 +482,8 @@ def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
             "The driver sets `VK_ADD_LAYER_PATH` to `build/dev/layer` and"
             " `build/dev/bench/counting_layer` and `LP_NUM_THREADS=0`, removes"
             " `VK_INSTANCE_LAYERS` and every `VK_VKSCOPE_*` setting from the environment, and"
-            " interleaves the runs so that a drifting machine affects every stack alike. Raw"
-            " samples, per-thread times and the machine description go to"
+            " interleaves the runs so that a drifting machine affects every stack alike. Every"
+            " run, per-thread times and the machine description go to"
             " `bench/results/record_cost.json`. One point by hand:"
         ),
         "",
@@ -392,82 +497,72 @@ def markdown(report: Mapping[str, object], points: Sequence[Point]) -> str:
     return "\n".join(lines)
 
 
+def measure(
+    paths: Paths, configs: Sequence[Config], runs: int, calls: int, batch: int
+) -> tuple[list[Point], HarnessLine]:
+    """Every (stack, command, threads) point `runs` times, round-robin over the points so that
+    slow drift of the machine spreads over all of them."""
+    points = [Point(cfg, cmd, t) for cfg in configs for cmd in COMMANDS for t in THREADS]
+    last: HarnessLine | None = None
+    for run in range(runs):
+        for point in points:
+            line = run_once(paths, point.config, point.command, point.threads, calls, batch)
+            point.samples.append(line.ns_per_call)
+            point.by_thread.append(line.ns_per_call_by_thread)
+            last = line
+            print(
+                f"run {run + 1}/{runs} {point.config.key:8} {point.command:8} "
+                f"threads={point.threads}: {line.ns_per_call:.3f} ns/call",
+                file=sys.stderr,
+            )
+    assert last is not None
+    return points, last
+
+
+def entries(points: Sequence[Point]) -> list[dict[str, Any]]:
+    """The results file's record of every point, every run included."""
+    return [
+        {
+            "config": p.config.key,
+            "layers": list(p.config.layers),
+            "env": dict(p.config.env),
+            "command": api(p.command),
+            "threads": p.threads,
+            "median_ns_per_call": p.median,
+            "samples_ns_per_call": p.samples,
+            "samples_ns_per_call_by_thread": p.by_thread,
+        }
+        for p in points
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--build-dir", type=Path, default=REPO / "build" / "dev")
-    parser.add_argument("--runs", type=int, default=5, help="processes per point (median)")
-    parser.add_argument("--calls", type=int, default=2_000_000, help="timed calls per thread")
-    parser.add_argument("--batch", type=int, default=10_000, help="calls per command buffer")
-    parser.add_argument(
-        "--results", type=Path, default=REPO / "bench" / "results" / "record_cost.json"
-    )
-    parser.add_argument("--docs", type=Path, default=REPO / "docs" / "bench-record-cost.md")
+    parser.add_argument("--runs", type=int, default=DEFAULTS["runs"], help="processes per point")
+    parser.add_argument("--calls", type=int, default=DEFAULTS["calls"], help="calls per thread")
+    parser.add_argument("--batch", type=int, default=DEFAULTS["batch"], help="calls per buffer")
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
     if args.runs < 1 or args.calls < 1 or args.batch < 1:
         parser.error("--runs, --calls and --batch must be positive")
 
     paths = Paths.from_build_dir(args.build_dir.resolve())
-    points = [Point(cfg, cmd, t) for cfg in CONFIGS for cmd in COMMANDS for t in THREADS]
-    last: HarnessLine | None = None
-    # Round-robin over the points, so slow drift of the machine spreads over all of them.
-    for run in range(args.runs):
-        for point in points:
-            line = run_once(
-                paths, point.config, point.command, point.threads, args.calls, args.batch
-            )
-            point.samples.append(line.ns_per_call)
-            point.by_thread.append(line.ns_per_call_by_thread)
-            last = line
-            print(
-                f"run {run + 1}/{args.runs} {point.config.key:8} {point.command:8} "
-                f"threads={point.threads}: {line.ns_per_call:.3f} ns/call",
-                file=sys.stderr,
-            )
-    assert last is not None
-
-    uname = platform.uname()
-    report: dict[str, object] = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "revision": git_revision(),
-        "machine": {
-            "cpu_model": cpu_model(),
-            "cores": os.cpu_count(),
-            "system": f"{uname.system} {uname.release} {uname.machine}",
-            "device": last.device,
-            "driver": last.driver,
-            "driver_info": last.driver_info,
-        },
-        "settings": {
-            "runs": args.runs,
-            "calls": args.calls,
-            "batch": args.batch,
-            "LP_NUM_THREADS": "0",
-        },
-        "results": [
-            {
-                "config": p.config.key,
-                "layers": list(p.config.layers),
-                "env": dict(p.config.env),
-                "command": f"vkCmd{p.command.capitalize()}",
-                "threads": p.threads,
-                "median_ns_per_call": p.median,
-                "added_ns_per_call": p.median - find(points, BASELINE, p.command, p.threads).median,
-                "samples_ns_per_call": p.samples,
-                "samples_ns_per_call_by_thread": p.by_thread,
-            }
-            for p in points
-        ],
+    settings = {"runs": args.runs, "calls": args.calls, "batch": args.batch, "LP_NUM_THREADS": "0"}
+    results = new(NAME, settings, vulkan=True)
+    points, last = measure(paths, CONFIGS, args.runs, args.calls, args.batch)
+    results["harness_device"] = {
+        "device": last.device,
+        "driver": last.driver,
+        "driver_info": last.driver_info,
     }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(report, indent=2) + "\n")
-    doc = markdown(report, points)
-    args.docs.parent.mkdir(parents=True, exist_ok=True)
-    args.docs.write_text(doc)
-    print("\n".join(results_table(points)))
-    print()
-    print("\n".join(thread_table(points)))
-    print()
-    print("\n".join(verdicts(points)))
+    results["results"] = entries(points)
+    write(results, args.results)
+    text = render(results)
+    write_doc(text, args.docs)
+    grid = Grid.of(results["results"])
+    print("\n".join([*results_table(grid), "", *thread_table(grid), "", *verdicts(grid)]))
     print(f"\nwrote {args.results} and {args.docs}", file=sys.stderr)
     return 0
 

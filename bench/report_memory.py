@@ -12,17 +12,14 @@ wait4) and wall time. Three captures:
   frames-none the first capture's application timed with `none` (overlapping times), for the
               comparison
 
-Target: every report and analysis under 500 MB. Writes bench/results/report_memory.json and
-docs/bench-report-memory.md.
+Target: every report and analysis under 500 MB, on the median of the runs. Writes
+bench/results/report_memory.json (every run) and docs/bench/report-memory.md (`render`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
-import platform
 import sqlite3
 import subprocess
 import sys
@@ -32,7 +29,19 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from machine import cpu_model
+from resultfile import (
+    DOCS_DIR,
+    banner,
+    median,
+    met,
+    new,
+    not_run,
+    provenance,
+    results_path,
+    spread,
+    write,
+    write_doc,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
@@ -40,6 +49,9 @@ sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an insta
 from vkscope.capture.client import Stream  # noqa: E402
 from vkscope.capture.store import CaptureStore, ingest_stream  # noqa: E402
 
+NAME = "report_memory"
+DOC = DOCS_DIR / "report-memory.md"
+COMMAND = ".venv/bin/python bench/report_memory.py"
 TARGET_MB = 500
 PER_SUBMIT = 64
 RECORDED = 10_000  # distinct recorded workloads, resubmitted (as applications do)
@@ -175,20 +187,19 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
     return out
 
 
-def markdown(report: dict[str, Any]) -> str:
-    m, s = report["machine"], report["settings"]
+def render(report: dict[str, Any] | None) -> str:
+    s = report["settings"] if report else {"workloads": 1_000_000, "frame_size": 4096, "listed": 20}
     lines = [
         "# Memory of reports and exports on large captures",
         "",
-        "<!-- Written by bench/report_memory.py; rerun it rather than editing the numbers. -->",
+        banner("report_memory.py"),
         "",
         "`vkscope report`, `query` and `overlap` read a capture frame by frame and queue by",
-        "queue, with the per-queue sums, spans and idle gaps computed by SQLite, so their memory",
-        "should not grow with the capture, nor with the size of a frame. `bench/report_memory.py`",
-        f"builds captures of {s['workloads']:,} workloads through the capture store, each with",
-        "the timing annex the layer sends, then runs every report format in a process of its own",
-        "and records its peak resident set size (VmHWM, read as the process exits) and wall time,",
-        "writing to /dev/null.",
+        "queue, with the per-queue sums, spans and idle gaps computed by SQLite.",
+        f"`bench/report_memory.py` builds captures of {s['workloads']:,} workloads through the",
+        "capture store, each with the timing annex the layer sends, then runs every report format",
+        "in a process of its own and records its peak resident set size (VmHWM, read as the",
+        "process exits) and wall time, writing to /dev/null.",
         "",
         f"- **frames**: frames of {s['frame_size']:,} workloads ({PER_SUBMIT} per submit, two",
         f"  queues, {RECORDED:,} recorded workloads resubmitted), `queue` serialization;",
@@ -196,31 +207,50 @@ def markdown(report: dict[str, Any]) -> str:
         "  boundaries);",
         "- **frames-none**: the *frames* application timed with `none`, for `overlap`.",
         "",
-        f"The terminal report lists {s['listed']} workloads per queue: its tables are drawn by",
-        "rich at a few thousand rows a second, so listing a million takes minutes (in tables of",
-        "500 rows, in the same memory). It still reads every workload for its summary.",
+        f"The terminal report lists {s['listed']} workloads per queue (`--max-workloads`); it",
+        "still reads every workload for its summary.",
         "",
         "## Target",
         "",
-        f"Every report and analysis under {TARGET_MB} MB for 1,000,000 workloads.",
+        f"Every report and analysis under {TARGET_MB} MB for 1,000,000 workloads (the median of",
+        "the runs of each command).",
         "",
         "## Results",
         "",
-        f"- Machine: {m['cpu_model']}, {m['cores']} cores, {m['system']}",
-        f"- Python {m['python']}, SQLite {m['sqlite']}",
-        f"- Date: {report['date']}",
+    ]
+    if report is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
+    m = report["machine"]
+    runs = report["settings"]["runs"]
+    lines += [
+        *provenance(report, NAME),
+        f"- SQLite {m['sqlite']}; {runs} run(s) of each command",
         "",
         "| capture | file MB | built in s |",
         "| --- | ---: | ---: |",
     ]
     for name, c in report["captures"].items():
         lines.append(f"| {name} | {c['file_mb']} | {c['build_s']} |")
-    lines += ["", "| capture | command | peak RSS MB | wall s |", "| --- | --- | ---: | ---: |"]
+    lines += [
+        "",
+        "| capture | command | peak RSS MB, median | runs, MB | wall s, median |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
     for r in report["results"]:
-        lines.append(f"| {r['capture']} | {r['command']} | {r['peak_rss_mb']} | {r['seconds']} |")
-    worst = max(r["peak_rss_mb"] for r in report["results"])
-    met = "met" if worst < TARGET_MB else "not met"
-    lines += ["", f"Target ({TARGET_MB} MB): {met}; the largest peak was {worst} MB.", ""]
+        peaks = r["peak_rss_mb"]
+        lines.append(
+            f"| {r['capture']} | {r['command']} | {median(peaks):.1f} "
+            f"| {min(peaks):.1f} to {max(peaks):.1f} | {median(r['seconds']):.1f} |"
+        )
+    worst = max(report["results"], key=lambda r: median(r["peak_rss_mb"]))
+    peak = median(worst["peak_rss_mb"])
+    lines += [
+        "",
+        f"Target ({TARGET_MB} MB): {met(peak < TARGET_MB)}; the largest peak was "
+        f"{spread(worst['peak_rss_mb'], lambda v: f'{v:.1f} MB')}, "
+        f"`{worst['command']}` on *{worst['capture']}*.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -231,13 +261,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--listed", type=int, default=20, help="workloads per queue the terminal report lists"
     )
-    parser.add_argument(
-        "--results", type=Path, default=REPO / "bench" / "results" / "report_memory.json"
-    )
-    parser.add_argument("--docs", type=Path, default=REPO / "docs" / "bench-report-memory.md")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each command")
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
     if args.frame_size % PER_SUBMIT:
         parser.error(f"--frame-size must be a multiple of {PER_SUBMIT}")
+    if args.runs < 1:
+        parser.error("--runs must be positive")
+    settings = {
+        "workloads": args.workloads,
+        "frame_size": args.frame_size,
+        "listed": args.listed,
+        "runs": args.runs,
+    }
+    report: dict[str, Any] = new(NAME, settings)
+    report["machine"]["sqlite"] = sqlite3.sqlite_version
+    report["target_mb"] = TARGET_MB
     captures: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="vkscope-bench-") as tmpdir:
@@ -250,34 +290,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             captures[name] = build(caps[name], args.workloads, frame_size, mode)
             print(f"built {name}: {captures[name]}", file=sys.stderr)
         for capture, command, cmd in runs(caps, args.listed):
-            row = {"capture": capture, "command": command, **measure(cmd, tmp)}
+            done = [measure(cmd, tmp) for _ in range(args.runs)]
+            row = {
+                "capture": capture,
+                "command": command,
+                "peak_rss_mb": [d["peak_rss_mb"] for d in done],
+                "seconds": [d["seconds"] for d in done],
+            }
             results.append(row)
-            print(f"{capture:10} {command:50} {row['peak_rss_mb']:>8} MB {row['seconds']:>6} s",
-                  file=sys.stderr)  # fmt: skip
-    uname = platform.uname()
-    cpu = cpu_model()
-    report = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": {
-            "cpu_model": cpu,
-            "cores": os.cpu_count(),
-            "system": f"{uname.system} {uname.release} {uname.machine}",
-            "python": platform.python_version(),
-            "sqlite": sqlite3.sqlite_version,
-        },
-        "settings": {
-            "workloads": args.workloads,
-            "frame_size": args.frame_size,
-            "listed": args.listed,
-        },
-        "target_mb": TARGET_MB,
-        "captures": captures,
-        "results": results,
-    }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(report, indent=2) + "\n")
-    args.docs.write_text(markdown(report))
-    print(args.docs.read_text())
+            print(f"{capture:10} {command:50} {median(row['peak_rss_mb']):>8} MB "
+                  f"{median(row['seconds']):>6} s", file=sys.stderr)  # fmt: skip
+    report["captures"] = captures
+    report["results"] = results
+    write(report, args.results)
+    text = render(report)
+    write_doc(text, args.docs)
+    print(text)
     return 0
 
 

@@ -12,7 +12,9 @@
 3. Idle cost: the same with a frame selection that captures nothing (`frames = 1000000-`), against
    vkscope with every feature off.
 
-Writes bench/results/timing_cost.json and docs/bench-timing.md.
+Every run is kept: bench/results/timing_cost.json, and docs/bench/timing.md (`render`). The same
+costs on a real GPU with several queues are part of the device checks (bench/device/checks.py,
+docs/bench/device.md).
 
 Build first:
   cmake -S . -B build/dev -G Ninja -DVKSCOPE_BUILD_WORKLOADS=ON && cmake --build build/dev
@@ -21,8 +23,6 @@ Build first:
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import statistics
 import subprocess
@@ -37,7 +37,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from machine import cpu_model, git_revision  # noqa: E402
 from record_cost import (  # noqa: E402
     COUNTING_LAYER,
     VKSCOPE_LAYER,
@@ -45,12 +44,27 @@ from record_cost import (  # noqa: E402
     Paths,
     run_once,
 )
+from resultfile import (  # noqa: E402
+    DOCS_DIR,
+    banner,
+    median,
+    met,
+    new,
+    not_run,
+    provenance,
+    results_path,
+    spread,
+    write,
+    write_doc,
+)
 from support.timeline import Receiver  # noqa: E402
 
+NAME = "timing_cost"
+DOC = DOCS_DIR / "timing.md"
+COMMAND = ".venv/bin/python bench/timing_cost.py"
 IDLE_FRAMES = "1000000-"
-FRAME_TARGET = 0.10  # queue: under +10% frame time
+FRAME_TARGET_PERCENT = 10.0  # queue: under +10% frame time
 IDLE_TARGET_NS = 5.0
-ACCURACY_TARGET_PERCENT = 2.0  # H200, queue, dispatches over 100 µs
 
 
 @dataclass(frozen=True)
@@ -177,188 +191,127 @@ def measure_frames(
 
 def measure_recording(
     paths: Paths, runs: int, calls: int, batch: int
-) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+) -> dict[str, dict[str, list[float]]]:
+    """ns per call, every run, by command and configuration (interleaved)."""
+    out: dict[str, dict[str, list[float]]] = {}
     for command in ("draw", "dispatch"):
         samples: dict[str, list[float]] = {c.key: [] for c in RECORD_CONFIGS}
         for _ in range(runs):
             for config in RECORD_CONFIGS:
                 line = run_once(paths, config, command, 1, calls, batch)
                 samples[config.key].append(line.ns_per_call)
-        out[command] = {k: statistics.median(v) for k, v in samples.items()}
+        out[command] = samples
     return out
 
 
-def markdown(report: Mapping[str, object]) -> str:
-    frames = report["frames"]
-    record = report["recording"]
-    assert isinstance(frames, dict) and isinstance(record, dict)
-    base = frames["none"]["median_ms"]
+def percent(v: float) -> str:
+    return f"{v:+.1f}%"
+
+
+def frame_lines(results: Mapping[str, Any]) -> list[str]:
+    frames = results["frames"]
+    settings = results["settings"]
+    runs = frames["samples_ms"]
+    base = runs["none"]
     per_instance = frames["instances_per_frame"]
     lines = [
-        "# What timing costs",
-        "",
-        "Measured by `bench/timing_cost.py` "
-        f"({report['date']}, {report['cpu']}, lavapipe, LP_NUM_THREADS=0, revision "
-        f"{report['revision']}). Numbers from a shared 2-core VM: other work on the machine adds "
-        "noise, which the medians and the interleaved runs only partly remove.",
-        "",
-        "## GPU frame time of `vkscope-workload --all`",
-        "",
         f"One frame runs every scenario once: {per_instance:.0f} workload instances. Frame time is "
-        f"the difference between {report['short_frames']} and {report['long_frames']} frames, "
-        f"median of {report['runs']} processes each; no host (what is injected, not what is sent).",
+        f"the difference between {settings['short_frames']} and {settings['long_frames']} "
+        f"frames, in {settings['runs']} processes each; no host (what is injected, not what is "
+        "sent). *Added* compares each run with the run without the layer of the same round (the "
+        "configurations are interleaved); the median of those, and their range.",
         "",
         "| configuration | ms per frame | added | added per workload instance |",
         "| --- | --- | --- | --- |",
     ]
     for c in FRAME_CONFIGS:
-        ms = frames[c.key]["median_ms"]
-        added = ms - base
+        ms = spread(runs[c.key], lambda v: f"{v:.2f}")
+        if c.key == "none":
+            lines.append(f"| {c.title} | {ms} | | |")
+            continue
+        added = [(a - b) / b * 100 for a, b in zip(runs[c.key], base, strict=True)]
+        us = [(a - b) * 1e3 / per_instance for a, b in zip(runs[c.key], base, strict=True)]
         lines.append(
-            f"| {c.title} | {ms:.2f} | {added / base * 100:+.1f}% | "
-            f"{added * 1e3 / per_instance:+.1f} µs |"
-            if c.key != "none"
-            else f"| {c.title} | {ms:.2f} | | |"
+            f"| {c.title} | {ms} | {spread(added, percent)} "
+            f"| {spread(us, lambda v: f'{v:+.1f} µs')} |"
         )
+    queue = [(a - b) / b * 100 for a, b in zip(runs["timing_queue"], base, strict=True)]
     lines += [
         "",
-        "## Recording, ns per call over the counting layer (median of "
-        f"{report['record_runs']} processes, 1 thread)",
-        "",
+        f"Target: `timing queue` adds under {FRAME_TARGET_PERCENT:.0f}% to the frame time: "
+        f"{met(median(queue) < FRAME_TARGET_PERCENT)} (median {percent(median(queue))}).",
+    ]
+    return lines
+
+
+def recording_lines(results: Mapping[str, Any]) -> list[str]:
+    record = results["recording"]
+    lines = [
         "| command | " + " | ".join(c.column for c in RECORD_CONFIGS) + " |",
         "|---" * (len(RECORD_CONFIGS) + 1) + "|",
     ]
-    for command, values in record.items():
-        lines.append(
-            f"| vkCmd{command.capitalize()} | "
-            + " | ".join(f"{values[c.key]:.2f}" for c in RECORD_CONFIGS)
-            + " |"
-        )
-    idle = {cmd: v["idle"] - v["off"] for cmd, v in record.items()}
-    lines += idle_lines(idle)
-    h200 = REPO / "bench" / "results" / "timing_cost_h200.json"
-    if h200.exists():
-        lines += device_lines(json.loads(h200.read_text()))
-    return "\n".join(lines)
-
-
-def idle_lines(idle: Mapping[str, float]) -> list[str]:
-    return [
+    for command, samples in record.items():
+        cells = [spread(samples[c.key], lambda v: f"{v:.2f}") for c in RECORD_CONFIGS]
+        lines.append(f"| vkCmd{command.capitalize()} | " + " | ".join(cells) + " |")
+    idle = {
+        cmd: [i - o for i, o in zip(v["idle"], v["off"], strict=True)] for cmd, v in record.items()
+    }
+    lines += [
         "",
-        "Idle (timing on, `frames` capturing nothing) against vkscope with every feature off: "
-        + ", ".join(f"vkCmd{c.capitalize()} {d:+.2f} ns" for c, d in idle.items())
-        + f" (target: within {IDLE_TARGET_NS:.0f} ns per call; "
-        + ", ".join(
-            f"vkCmd{c.capitalize()} {'met' if d <= IDLE_TARGET_NS else 'NOT met'}"
+        "Idle (timing on, `frames` capturing nothing) against vkscope with every feature off, "
+        f"per run: target within {IDLE_TARGET_NS:.0f} ns per call, judged on the median: "
+        + "; ".join(
+            f"vkCmd{c.capitalize()} {spread(d, lambda v: f'{v:+.2f} ns')}, "
+            f"{met(median(d) <= IDLE_TARGET_NS)}"
             for c, d in idle.items()
         )
-        + "). A draw costs one lookup and an increment, as with the timeline. A dispatch is a "
+        + ". A draw costs one lookup and an increment, as with the timeline. A dispatch is a "
         "workload: outside captured frames it is only logged (one entry appended to its command "
         "buffer's log: no tag, allocation or Vulkan call), so that a captured frame that submits "
         "the command buffer can still describe it and mark it untimed; that is the cost left.",
-        "",
-    ]
-
-
-def device_lines(r: Mapping[str, Any]) -> list[str]:
-    """The H200 run of bench/timing_device_check.py."""
-    lines = [
-        "## NVIDIA H200 (two queues)",
-        "",
-        f"{r.get('note', '')}.",
-        "",
-        "| run | instances | timing (count) | outside the CPU window | out of queue order |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for key in ("all_none", "all_queue", "all_full", "multi_queue_full"):
-        a = r[key]
-        status = "; ".join(f"{k} {v}" for k, v in a["status"].items())
-        lines.append(
-            f"| `{key}` | {a['instances']} | {status} | {a['outside_window']} "
-            f"| {a['out_of_order']} |"
-        )
-    acc = r["accuracy"]
-    frame = r["frame_ms"]
-    lines += [
-        "",
-        "`all_*`: `vkscope-workload --all --frames 3`; `multi_queue_full`: 50 frames of the "
-        "wait-before-signal scenario with `full` (it completes; the consumer's queue is left out "
-        "of the chain and says so). Clock: CLOCK_MONOTONIC, calibration deviation about "
-        f"{r['all_queue']['clock']['max_deviation_ns']} ns. Validation below vkscope, every mode: "
-        + ", ".join(f"{m} {v['messages'][-1]} messages" for m, v in r["validation"].items())
-        + ".",
-        "",
-        "### Accuracy",
-        "",
-        "The compute scenario's three ratio dispatches (16, 64 and 256 groups; "
-        "`--compute-iterations` sets their loop length) timed by vkscope in `queue` mode against "
-        "the same dispatches timed alone: the application's own timestamps around each, without "
-        f"the layer. Medians over {acc[0]['frames']} frames (the first two left out of both). "
-        "On the H200 every invocation of these dispatches runs at once, so their time follows "
-        "the loop length, not the group count. Target: within "
-        f"{ACCURACY_TARGET_PERCENT:.0f}% for dispatches over 100 µs.",
-        "",
-        "| iterations | timed alone, µs | vkscope `queue`, µs | difference | target |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for a in acc:
-        alone = ", ".join(f"{ms * 1e3:.1f}" for ms in a["app_alone_median_ms"])
-        ours = ", ".join(f"{ms * 1e3:.1f}" for ms in a["vkscope_queue_median_ms"])
-        diff = ", ".join(f"{e:+.1f}%" for e in a["error_percent"])
-        over = [ms > 0.1 for ms in a["app_alone_median_ms"]]
-        if not any(over):
-            verdict = "(under 100 µs)"
-        else:
-            ok = all(
-                abs(e) <= ACCURACY_TARGET_PERCENT
-                for e, o in zip(a["error_percent"], over, strict=True)
-                if o
-            )
-            verdict = "met" if ok else "NOT met"
-        lines.append(f"| {a['iterations']:,} | {alone} | {ours} | {diff} | {verdict} |")
-    heavy = r["heavy_frame"]["median_ms"]
-    base = heavy["no_layer"]
-    added_us = [
-        (o - a) * 1e3
-        for row in acc
-        for o, a in zip(row["vkscope_queue_median_ms"], row["app_alone_median_ms"], strict=True)
-    ]
-    spread = r["heavy_frame"]["samples_ms"]["no_layer"]
-    lines += [
-        "",
-        "What vkscope adds to a dispatch is about the same whatever its length "
-        f"({min(added_us):.1f} to {max(added_us):.1f} µs here: the serialization's drain and "
-        "the timestamps), so "
-        "the error falls as the dispatch grows and is within the target from well under 100 µs.",
-        "",
-        "### Frame time",
-        "",
-        "GPU-bound frames: the compute scenario with "
-        f"`--compute-iterations {r['heavy_frame']['iterations']:,}` (five dispatches of about "
-        "1.4 ms and a few transfers per frame, one submission waited for), 200 frames against "
-        "2, median of 5 interleaved processes.",
-        "",
-        "| configuration | ms per frame | added |",
-        "| --- | --- | --- |",
-    ]
-    for key, ms in heavy.items():
-        added = "" if key == "no_layer" else f"{(ms - base) / base * 100:+.1f}%"
-        lines.append(f"| {key} | {ms:.2f} | {added} |")
-    lines += [
-        "",
-        f"The five no-layer samples span {min(spread):.2f} to {max(spread):.2f} ms: differences "
-        "of a percent or two are run-to-run noise. On GPU-bound frames no mode costs "
-        "measurably more than that (target for `queue`: under +10%).",
-        "",
-        "Frame time of `--all` (40 frames, median of 5), ms: "
-        + ", ".join(f"{k} {v:.2f}" for k, v in frame.items())
-        + ". These frames are about 80 tiny, latency-bound submissions waited for one by one; "
-        "run to run the same configuration varies by tens of percent, so they give an order of "
-        "magnitude, not a percentage.",
-        "",
     ]
     return lines
+
+
+def render(results: Mapping[str, Any] | None) -> str:
+    lines = [
+        "# What timing costs",
+        "",
+        banner("timing_cost.py"),
+        "",
+        "`bench/timing_cost.py` measures, on lavapipe (LP_NUM_THREADS=0): the frame time of "
+        "`vkscope-workload --all` without the layer, with the timeline alone and with timing in "
+        "each serialization mode; and the recording cost per call over the counting layer "
+        "(bench/record_cost.py's harness, one thread) with timing in a captured frame and in a "
+        "frame not captured. On a real GPU with several queues, the device checks measure "
+        "accuracy and GPU-bound frame time (docs/bench/device.md).",
+        "",
+        "## Results",
+        "",
+    ]
+    if results is None:
+        return "\n".join(
+            [
+                *lines,
+                *not_run(NAME, ".venv/bin/python bench/timing_cost.py --build-dir build/dev"),
+                "",
+            ]
+        )
+    settings = results["settings"]
+    lines += [
+        *provenance(results, NAME),
+        "",
+        "### GPU frame time of `vkscope-workload --all`",
+        "",
+        *frame_lines(results),
+        "",
+        "### Recording, ns per call over the counting layer (1 thread, "
+        f"{settings['record_runs']} runs)",
+        "",
+        *recording_lines(results),
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -370,56 +323,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--record-runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=10_000)
-    parser.add_argument(
-        "--json", type=Path, default=REPO / "bench" / "results" / "timing_cost.json"
-    )
-    parser.add_argument("--docs", type=Path, default=REPO / "docs" / "bench-timing.md")
-    parser.add_argument(
-        "--from-json",
-        action="store_true",
-        help="measure nothing: rewrite the table from --json (after a new H200 run)",
-    )
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
-    if args.from_json:
-        args.docs.write_text(markdown(json.loads(args.json.read_text())))
-        print(args.docs.read_text())
-        return 0
+    if min(args.runs, args.record_runs, args.calls, args.batch) < 1:
+        parser.error("--runs, --record-runs, --calls and --batch must be positive")
+    if args.long_frames <= args.short_frames:
+        parser.error("--long-frames must be more than --short-frames")
 
     program = args.build_dir / "workloads" / "vkscope-workload"
     if not program.exists():
         raise SystemExit(f"missing {program}: build with -DVKSCOPE_BUILD_WORKLOADS=ON")
     paths = Paths.from_build_dir(args.build_dir)
-
-    per_instance = instances_per_frame(program, args.build_dir)
-    frame_points = measure_frames(
-        program, args.build_dir, args.runs, args.short_frames, args.long_frames
-    )
-    recording = measure_recording(paths, args.record_runs, args.calls, args.batch)
-
-    frames: dict[str, object] = {
-        p.config.key: {"median_ms": p.median, "samples_ms": p.per_frame_ms} for p in frame_points
-    }
-    frames["instances_per_frame"] = per_instance
-    report = {
-        "date": datetime.date.today().isoformat(),
-        "cpu": cpu_model(),
-        "revision": git_revision(),
+    settings = {
         "runs": args.runs,
         "short_frames": args.short_frames,
         "long_frames": args.long_frames,
         "record_runs": args.record_runs,
         "calls": args.calls,
         "batch": args.batch,
-        "frames": frames,
-        "recording": recording,
+        "LP_NUM_THREADS": "0",
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2) + "\n")
-    args.docs.write_text(markdown(report))
-    print(args.docs.read_text())
-    base = frame_points[0].median
-    queue = next(p for p in frame_points if p.config.key == "timing_queue").median
-    print(f"timing queue adds {(queue - base) / base * 100:+.1f}% (target +{FRAME_TARGET:.0%})")
+    results = new(NAME, settings, vulkan=True)
+    per_instance = instances_per_frame(program, args.build_dir)
+    points = measure_frames(program, args.build_dir, args.runs, args.short_frames, args.long_frames)
+    results["frames"] = {
+        "instances_per_frame": per_instance,
+        "samples_ms": {p.config.key: p.per_frame_ms for p in points},
+    }
+    results["recording"] = measure_recording(paths, args.record_runs, args.calls, args.batch)
+    write(results, args.results)
+    text = render(results)
+    write_doc(text, args.docs)
+    print(text)
     return 0
 
 

@@ -10,31 +10,42 @@ decoder and divides by the workload instances it describes. Two shapes of applic
   resubmitted the `reusable` scenario alone: one command buffer recorded once and submitted
               again and again, so only SUBMIT messages grow with the frames
 
-Writes bench/results/wire_volume.json and docs/bench-wire-volume.md.
+Writes bench/results/wire_volume.json and docs/bench/wire-volume.md (`render`).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import datetime
 import json
 import os
-import platform
 import socket
 import subprocess
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from machine import cpu_model
+from resultfile import (
+    DOCS_DIR,
+    banner,
+    new,
+    not_run,
+    provenance,
+    results_path,
+    spread,
+    write,
+    write_doc,
+)
 
 from vkscope import paths
 from vkscope.capture.messages import SUBMIT, type_name
 from vkscope.capture.wire import Decoder, Message
 
-REPO = Path(__file__).resolve().parent.parent
+NAME = "wire_volume"
+DOC = DOCS_DIR / "wire-volume.md"
+COMMAND = ".venv/bin/python bench/wire_volume.py"
 
 
 def capture_stream(args: list[str]) -> bytes:
@@ -86,54 +97,75 @@ def measure(label: str, args: list[str]) -> dict[str, Any]:
     }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--frames", type=int, default=100)
-    ap.add_argument("--results", type=Path, default=REPO / "bench/results/wire_volume.json")
-    ap.add_argument("--docs", type=Path, default=REPO / "docs/bench-wire-volume.md")
-    args = ap.parse_args()
-    rows = [
-        measure("recorded", ["--all", "--frames", str(args.frames)]),
-        measure("resubmitted", ["--scenario", "reusable", "--frames", str(args.frames)]),
-    ]
-    cpu = cpu_model()
-    report = {
-        "date": datetime.date.today().isoformat(),
-        "machine": {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform()},
-        "frames": args.frames,
-        "rows": rows,
-    }
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(report, indent=2) + "\n")
+def render(results: Mapping[str, Any] | None) -> str:
     lines = [
         "# What the timeline sends to the host",
         "",
-        "<!-- Written by bench/wire_volume.py; rerun it rather than editing the numbers. -->",
+        banner("wire_volume.py"),
         "",
-        f"Machine: {cpu}, {os.cpu_count()} cores; lavapipe; {report['date']};"
-        f" {args.frames} frames of `vkscope-workload`.",
+        "`bench/wire_volume.py` runs `vkscope-workload` (every scenario) under the layer with the",
+        "timeline on, streaming into a Unix socket it reads, decodes the stream with the host's",
+        "decoder and divides by the workload instances it describes. Two shapes of application:",
+        "",
+        "- **recorded**: every frame re-records its command buffers, so each instance brings its",
+        "  WORKLOAD description and each submitted command buffer a SUBMIT;",
+        "- **resubmitted**: the `reusable` scenario alone, one command buffer recorded once and",
+        "  submitted again and again, so only SUBMIT messages grow with the frames.",
+        "",
+        "## Results",
+        "",
+    ]
+    if results is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
+    runs = results["runs"]
+    lines += [
+        *provenance(results, NAME),
+        f"- {results['settings']['frames']} frames, LP_NUM_THREADS=0, {len(runs)} runs",
         "",
         "| stream | instances | bytes | messages | bytes / instance | messages / instance |",
         "|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    streams = [r["stream"] for r in runs[0]]
+    for i, stream in enumerate(streams):
+        rows = [run[i] for run in runs]
+
+        def cell(key: str, fmt: str, rows: list[dict[str, Any]] = rows) -> str:
+            return spread([r[key] for r in rows], lambda v: format(v, fmt))
+
         lines.append(
-            f"| {r['stream']} | {r['instances']:,} | {r['bytes']:,} | {r['messages']:,} "
-            f"| {r['bytes_per_instance']:.0f} | {r['messages_per_instance']:.2f} |"
+            f"| {stream} | {cell('instances', ',.0f')} | {cell('bytes', ',.0f')} "
+            f"| {cell('messages', ',.0f')} | {cell('bytes_per_instance', '.0f')} "
+            f"| {cell('messages_per_instance', '.2f')} |"
         )
-    lines += ["", "Messages by type:", ""]
-    for r in rows:
+    lines += ["", "Messages by type (first run):", ""]
+    for r in runs[0]:
         kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(r["by_type"].items()))
         lines.append(f"- {r['stream']}: {kinds}")
-    lines += [
-        "",
-        "`recorded` re-records every command buffer each frame, so each instance brings its",
-        "WORKLOAD description; `resubmitted` records once and only its SUBMITs repeat.",
-        "Reproduce: `.venv/bin/python bench/wire_volume.py` (uses the installed package).",
-        "",
+    lines += ["", f"Reproduce: `{COMMAND}` (uses the installed package).", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--frames", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=2, help="runs of both streams")
+    ap.add_argument("--results", type=Path, default=results_path(NAME))
+    ap.add_argument("--docs", type=Path, default=DOC)
+    args = ap.parse_args()
+    if args.runs < 1 or args.frames < 1:
+        ap.error("--runs and --frames must be positive")
+    results = new(NAME, {"frames": args.frames, "runs": args.runs}, vulkan=True)
+    results["runs"] = [
+        [
+            measure("recorded", ["--all", "--frames", str(args.frames)]),
+            measure("resubmitted", ["--scenario", "reusable", "--frames", str(args.frames)]),
+        ]
+        for _ in range(args.runs)
     ]
-    args.docs.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write(results, args.results)
+    text = render(results)
+    write_doc(text, args.docs)
+    print(text)
     return 0
 
 

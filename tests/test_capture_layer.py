@@ -1,8 +1,8 @@
 """The real layer into the real capture server: what the timeline sends is stored whole.
 
 Runs vkscope-workload under the vkscope layer (timeline on, host = the server's socket) and reads
-the capture back. Uses the installed package's layer and workload program, or else a developer
-build in build/dev; skipped when neither is there.
+the capture back. Uses the installed package's layer and workload program (conftest's fixtures):
+a missing build is a failure, not a skip.
 """
 
 from __future__ import annotations
@@ -14,26 +14,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from vkscope import paths
 from vkscope.capture import CaptureServer, open_capture
 from vkscope.report import render_report
 from vkscope.settings import LAYER_NAME
 
-REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.vulkan
 
 
-def layer_and_workload() -> tuple[Path, Path]:
-    try:
-        return paths.layer_dir(), paths.workload_program()
-    except paths.NotBuilt:
-        layer, workload = REPO / "build/dev/layer", REPO / "build/dev/workloads/vkscope-workload"
-        if (layer / paths.LAYER_MANIFEST).is_file() and workload.is_file():
-            return layer, workload
-    pytest.skip("no built layer: pip install . (or build build/dev)")
-
-
-def run_under_layer(tmp_path: Path, *args: str) -> Path:
-    layer, workload = layer_and_workload()
+def run_under_layer(layer: Path, workload: Path, tmp_path: Path, *args: str) -> Path:
     capture = tmp_path / "layer.vkscope"
     with CaptureServer(capture, [f"unix:{tmp_path / 'host.sock'}"]) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("VK_")}
@@ -54,11 +42,13 @@ def run_under_layer(tmp_path: Path, *args: str) -> Path:
     return capture
 
 
-def test_compute_and_labels_scenarios_are_captured_whole(tmp_path: Path) -> None:
-    capture = run_under_layer(tmp_path, "--scenario", "compute", "--scenario", "labels")
+def test_compute_and_labels_scenarios_are_captured_whole(
+    layer_dir: Path, workload: Path, tmp_path: Path
+) -> None:
+    args = ("--scenario", "compute", "--scenario", "labels")
+    capture = run_under_layer(layer_dir, workload, tmp_path, *args)
     with open_capture(capture) as cap:
-        if cap.workload_count() == 0:
-            pytest.skip("this layer build sends no workloads (timeline not built in)")
+        assert cap.workload_count() > 0, "the layer sent no workloads"
         assert (cap.meta.bad_messages, cap.meta.skipped_messages, cap.meta.dropped) == (0, 0, 0)
         assert cap.diagnostics() == []
         assert cap.meta.process_name == "vkscope-workload"

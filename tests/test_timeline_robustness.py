@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.driver import verdicts
 from support.env import layer_env, run
 from support.timeline import GOODBYE, HELLO, SUBMIT, WORKLOAD, Receiver
 
@@ -26,8 +27,8 @@ def test_every_scenario_passes_with_the_timeline(layer_dir: Path, workload: Path
     finally:
         receiver.close()
     assert res.returncode == 0, res.stdout + res.stderr
-    for scenario in run([workload, "--list"], env).stdout.split():
-        assert f"PASS {scenario}" in res.stdout or f"SKIP {scenario}" in res.stdout
+    # Skipped only where the driver, probed without vkscope, lacks what the scenario needs.
+    verdicts(res.stdout, run([workload, "--list"], env).stdout.split())
     assert capture.of(SUBMIT)
     assert capture.messages[-1].type == GOODBYE
     assert capture.messages[-1].payload == {"dropped": 0}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.driver import verdicts
 from support.env import layer_env, run
 
 pytestmark = pytest.mark.vulkan
@@ -19,9 +20,8 @@ def test_every_scenario_passes_under_the_layer(
     res = run([workload, "--all", "--frames", "2"], env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "VK_LAYER_VKSCOPE_profiler loaded" in log.read_text()
-    listed = run([workload, "--list"], env).stdout.split()
-    for scenario in listed:
-        assert f"PASS {scenario}" in res.stdout or f"SKIP {scenario}" in res.stdout
+    # Skipped only where the driver, probed without vkscope, lacks what the scenario needs.
+    verdicts(res.stdout, run([workload, "--list"], env).stdout.split())
 
 
 @pytest.mark.parametrize("order", ["above", "below"])

@@ -3,7 +3,7 @@ time and share of the frame, then the costliest workloads and label subtrees.
 
 `write_report` drives any format (analysis/writers.py for CSV, JSON and Markdown; the terminal
 writer here). Frames are read one at a time and each queue's workloads stream from SQLite to the
-output, so a report takes the same memory for a capture of any size (docs/bench-report-memory.md).
+output, so a report takes the same memory for a capture of any size (docs/bench/report-memory.md).
 `render_report` is the terminal report on its own.
 """
 

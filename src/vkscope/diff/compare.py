@@ -174,7 +174,7 @@ class Diff:
         self._db = sqlite3.connect("", uri=True, isolation_level=None)
         try:
             # Sorts spill to temporary files rather than grow in memory; worker threads make
-            # the big sorts faster without raising the peak much (docs/bench-diff-memory.md).
+            # the big sorts faster without raising the peak much (docs/bench/diff-memory.md).
             self._db.execute("PRAGMA temp_store=FILE")
             self._db.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
             sources = [self._attach(i, p) for i, p in enumerate(self._paths)]

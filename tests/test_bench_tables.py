@@ -1,0 +1,90 @@
+"""Every page under docs/bench/ is what its committed results file gives (bench/tables.py), and
+the verdicts in it are computed from the results, not written into the renderer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bench_python(code: str) -> str:
+    """Runs `code` with bench/ importable, in a process of its own (the benchmark modules put
+    bench/ and the source tree on sys.path, which this session's imports must not see)."""
+    res = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r})\n{code}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def test_every_page_under_docs_bench_is_what_its_results_give() -> None:
+    res = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "tables.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, (
+        "a page under docs/bench/ differs from what bench/results/ gives; "
+        f"run `python bench/tables.py`:\n{res.stdout}{res.stderr}"
+    )
+
+
+def test_every_benchmark_page_is_listed() -> None:
+    pages = json.loads(
+        bench_python("import json, tables\nprint(json.dumps([str(p) for p in tables.pages()]))")
+    )
+    assert sorted(Path(p).name for p in pages) == sorted(
+        p.name for p in (REPO / "docs" / "bench").glob("*.md")
+    )
+    results = {p.stem for p in (REPO / "bench" / "results").glob("*.json")}
+    names = set(
+        json.loads(
+            bench_python(
+                "import json, tables\nprint(json.dumps([tables.module(m).NAME "
+                "for m in tables.MODULES]))"
+            )
+        )
+    )
+    assert results <= names, f"results files no page is generated from: {results - names}"
+
+
+def grid_results(features_off_ns: float, thread_ratio: float) -> dict[str, object]:
+    """record_cost results whose `features off` stack adds `features_off_ns` per call."""
+    entries = []
+    for config, added in (("none", 0.0), ("direct", features_off_ns), ("wrapped", 0.7),
+                          ("timeline", 1.0)):  # fmt: skip
+        for command in ("vkCmdDraw", "vkCmdDispatch"):
+            for threads in (1, 2):
+                base = 1.7 * (thread_ratio if threads == 2 else 1.0)
+                jitter = (0.0, 0.0, 0.0) if config == "none" else (-0.01, 0.0, 0.02)
+                runs = [base + added + d for d in jitter]
+                entries.append({"config": config, "command": command, "threads": threads,
+                                "samples_ns_per_call": runs})  # fmt: skip
+    return {"results": entries}
+
+
+def verdict_lines(results: dict[str, object]) -> list[str]:
+    out = bench_python(
+        "import json, record_cost\n"
+        f"grid = record_cost.Grid.of(json.loads({json.dumps(json.dumps(results['results']))}))\n"
+        "print('\\n'.join(record_cost.verdicts(grid)))"
+    )
+    return out.splitlines()
+
+
+def test_record_cost_verdicts_follow_the_medians_of_the_runs() -> None:
+    good = verdict_lines(grid_results(0.0, 1.0))
+    assert [line.split("**")[1] for line in good] == ["met", "met", "met"]
+    assert "+0.00 (runs -0.01 to +0.02) ns/call" in good[0]
+    bad = verdict_lines(grid_results(4.0, 1.25))
+    # 4 ns added against a 3 ns target, and two threads 25% slower per call than one.
+    assert [line.split("**")[1] for line in bad] == ["missed", "missed", "met"]
+    assert "ratio 1.250" in bad[1]
