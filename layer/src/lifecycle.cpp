@@ -2,10 +2,10 @@
 // layer's dispatch tables, read the settings, register the state.
 
 #include "command_tables.hpp"
-#include "layer_info.hpp"
-#include "log.hpp"
-#include "settings.hpp"
-#include "state.hpp"
+#include "core/layer_info.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "core/state.hpp"
 #include "timeline/host.hpp"
 #include "timeline/setup.hpp"
 

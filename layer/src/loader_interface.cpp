@@ -3,8 +3,8 @@
 
 #include "command_tables.hpp"
 #include "introspection.hpp"
-#include "layer_info.hpp"
-#include "state.hpp"
+#include "core/layer_info.hpp"
+#include "core/state.hpp"
 
 #include <cstring>
 #include <vulkan/vk_layer.h>

@@ -1,9 +1,9 @@
 // Host commands: CAPTURE frames decoded from any split of the byte stream, unknown types skipped,
 // a stream out of step ignored from there on.
 
-#include "host_commands.hpp"
+#include "core/host_commands.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <gtest/gtest.h>
 

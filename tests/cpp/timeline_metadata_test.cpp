@@ -4,7 +4,7 @@
 #include "timeline/metadata.hpp"
 
 #include "json_parse.hpp"
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "json_parse.hpp"
 #include "timing/annex.hpp"
 #include "timing/mode.hpp"
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <gtest/gtest.h>
 

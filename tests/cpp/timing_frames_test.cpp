@@ -1,6 +1,6 @@
 // The `frames` setting.
 
-#include "frame_selection.hpp"
+#include "core/frame_selection.hpp"
 
 #include <gtest/gtest.h>
 

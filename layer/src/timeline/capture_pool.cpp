@@ -1,6 +1,6 @@
 #include "timeline/capture_pool.hpp"
 
-#include "log.hpp"
+#include "core/log.hpp"
 
 namespace vkscope::timeline {
 

@@ -9,7 +9,7 @@
 // command buffer that used it.
 
 #include "dispatch_tables.gen.hpp"
-#include "host_buffer.hpp"
+#include "core/host_buffer.hpp"
 #include "timeline/capture_slot.hpp"
 
 #include <array>

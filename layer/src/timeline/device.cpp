@@ -1,7 +1,7 @@
 #include "timeline/device.hpp"
 
-#include "log.hpp"
-#include "message_channel.hpp"
+#include "core/log.hpp"
+#include "core/message_channel.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 

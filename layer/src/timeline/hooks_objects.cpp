@@ -5,7 +5,7 @@
 
 #include "timeline/device.hpp"
 
-#include "spirv_reader.hpp"
+#include "timeline/spirv_reader.hpp"
 
 #include <cstring>
 

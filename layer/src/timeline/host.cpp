@@ -1,7 +1,7 @@
 #include "timeline/host.hpp"
 
-#include "log.hpp"
-#include "message_channel.hpp"
+#include "core/log.hpp"
+#include "core/message_channel.hpp"
 #include "timeline/messages.hpp"
 #include "timing/query_pool.hpp"
 

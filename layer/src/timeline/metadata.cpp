@@ -1,6 +1,6 @@
 #include "timeline/metadata.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "timeline/setup.hpp"
 
-#include "log.hpp"
+#include "core/log.hpp"
 
 #include <algorithm>
 #include <cstring>

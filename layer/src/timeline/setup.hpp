@@ -3,7 +3,7 @@
 // and timeline semaphores for knowing when the GPU is done, both enabled even if the application
 // did not ask for them.
 
-#include "state.hpp"
+#include "core/state.hpp"
 #include "timeline/device.hpp"
 
 #include <vector>

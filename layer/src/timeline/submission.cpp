@@ -1,7 +1,7 @@
 #include "timeline/submission.hpp"
 
-#include "log.hpp"
-#include "message_channel.hpp"
+#include "core/log.hpp"
+#include "core/message_channel.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 #include "timeline/record_sink.hpp"

@@ -1,6 +1,6 @@
 #include "timing/annex.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 namespace vkscope::timing {
 

@@ -1,6 +1,6 @@
 #include "timing/device.hpp"
 
-#include "log.hpp"
+#include "core/log.hpp"
 
 #include <algorithm>
 

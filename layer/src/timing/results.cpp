@@ -1,6 +1,6 @@
 #include "timing/results.hpp"
 
-#include "log.hpp"
+#include "core/log.hpp"
 
 #include <cstring>
 

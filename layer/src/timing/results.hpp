@@ -4,7 +4,7 @@
 // submission gets its own region, so a command buffer submitted again before the previous
 // results were read cannot overwrite them, and nobody waits: seed 000's N-buffered buffer.
 
-#include "host_buffer.hpp"
+#include "core/host_buffer.hpp"
 #include "timing/ring.hpp"
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "timing/submit_patch.hpp"
 
-#include "timeline/owned_map.hpp"
+#include "core/owned_map.hpp"
 
 namespace vkscope::timing {
 namespace {

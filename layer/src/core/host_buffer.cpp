@@ -1,4 +1,4 @@
-#include "host_buffer.hpp"
+#include "core/host_buffer.hpp"
 
 namespace vkscope {
 

@@ -1,4 +1,4 @@
-#include "state.hpp"
+#include "core/state.hpp"
 
 #include "timeline/device.hpp"
 

@@ -2,7 +2,7 @@
 // A HandleMap that owns its values: the layer's description of each application object, created
 // with the object and destroyed with it (or with the device).
 
-#include "handle_map.hpp"
+#include "core/handle_map.hpp"
 
 #include <cstdint>
 #include <memory>

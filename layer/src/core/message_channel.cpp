@@ -1,6 +1,6 @@
-#include "message_channel.hpp"
+#include "core/message_channel.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>

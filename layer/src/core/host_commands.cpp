@@ -1,6 +1,6 @@
-#include "host_commands.hpp"
+#include "core/host_commands.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 namespace vkscope {
 namespace {

@@ -1,6 +1,6 @@
-#include "settings.hpp"
+#include "core/settings.hpp"
 
-#include "layer_info.hpp"
+#include "core/layer_info.hpp"
 #include "vkscope/vk_compat.h"
 
 #include <cctype>

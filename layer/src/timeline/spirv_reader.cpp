@@ -1,4 +1,4 @@
-#include "spirv_reader.hpp"
+#include "timeline/spirv_reader.hpp"
 
 #include <cstring>
 

@@ -3,8 +3,8 @@
 // handle of that instance or device.
 
 #include "dispatch_tables.gen.hpp"
-#include "frame_selection.hpp"
-#include "handle_registry.hpp"
+#include "core/frame_selection.hpp"
+#include "core/handle_registry.hpp"
 #include "hooks.gen.hpp"
 #include "settings.gen.hpp"
 

@@ -10,7 +10,7 @@
 // Nothing here writes to stdout or stderr (they belong to the application); failures are kept
 // for last_error().
 
-#include "host_commands.hpp"
+#include "core/host_commands.hpp"
 
 #include <atomic>
 #include <chrono>

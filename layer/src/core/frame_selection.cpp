@@ -1,4 +1,4 @@
-#include "frame_selection.hpp"
+#include "core/frame_selection.hpp"
 
 #include <charconv>
 #include <limits>
