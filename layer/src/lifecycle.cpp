@@ -163,7 +163,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDe
     state->next_gdpa = next_gdpa;
     state->next.load(*pDevice, next_gdpa);
     if (patch) {
-        state->timeline = std::make_unique<timeline::TimelineDevice>(*state, patch->setup());
+        state->features = std::make_unique<timeline::TimelineDevice>(*state, patch->setup());
     }
     if (!g_devices.insert(dispatch_key(*pDevice), state.get())) {
         log(LogLevel::error, "too many live VkDevices; this one is not profiled");
@@ -182,7 +182,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyDevice(VkDevice device,
     std::unique_ptr<DeviceState> state(g_devices.erase(dispatch_key(device)));
     if (state) {
         // The layer's own objects go before the device they belong to.
-        state->timeline.reset();
+        state->features.reset();
         state->next.DestroyDevice(device, pAllocator);
     }
 }

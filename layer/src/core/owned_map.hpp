@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace vkscope::timeline {
+namespace vkscope {
 
 // The 64-bit value of a handle, dispatchable (a pointer) or not (a pointer or an integer).
 template <typename Handle> uint64_t key(Handle handle) {
@@ -53,4 +53,4 @@ private:
     HandleMap<V> map_;
 };
 
-} // namespace vkscope::timeline
+} // namespace vkscope

@@ -15,9 +15,6 @@
 namespace vkscope {
 
 class MessageChannel;
-namespace timeline {
-class TimelineDevice;
-}
 
 struct InstanceState {
     VkInstance handle = VK_NULL_HANDLE;
@@ -33,16 +30,23 @@ struct InstanceState {
     bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }
 };
 
+// What the layer's features keep for one device (the timeline and its instruments). The core only
+// owns it, so that it lives exactly as long as the device and goes before the device itself; it
+// never looks inside.
+class DeviceFeatureState {
+public:
+    virtual ~DeviceFeatureState() = default;
+};
+
 struct DeviceState {
     VkDevice handle = VK_NULL_HANDLE;
     VkPhysicalDevice physical = VK_NULL_HANDLE;
     InstanceState* instance = nullptr;
     PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
     DeviceDispatch next;
-    std::unique_ptr<timeline::TimelineDevice> timeline; // when the timeline feature is on
+    std::unique_ptr<DeviceFeatureState> features; // null when no feature is on for the device
 
-    DeviceState();
-    ~DeviceState();
+    DeviceState() = default;
     DeviceState(const DeviceState&) = delete;
     DeviceState& operator=(const DeviceState&) = delete;
 };

@@ -117,7 +117,7 @@ struct DeviceSetup {
     const char* calibrate_command = nullptr;
 };
 
-class TimelineDevice {
+class TimelineDevice final : public DeviceFeatureState {
 public:
     TimelineDevice(DeviceState& state, const DeviceSetup& setup);
     ~TimelineDevice();
@@ -179,6 +179,14 @@ extern HandleMap<TimelineQueue> g_queues;
 
 inline TimelineQueue* find_queue(VkQueue queue) {
     return g_queues.find(key(queue));
+}
+
+// The timeline of the device a VkDevice, VkQueue or VkCommandBuffer belongs to; null when the
+// timeline is off for it. The timeline is the one feature with state per device (its instruments
+// live inside it), so the device's feature state is a TimelineDevice whenever it is set.
+inline TimelineDevice* timeline_of(const void* handle) {
+    DeviceState* state = find_device(handle);
+    return state ? static_cast<TimelineDevice*>(state->features.get()) : nullptr;
 }
 
 // Drops a command buffer's recording and gives its capture slots back.

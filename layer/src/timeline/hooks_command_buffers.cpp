@@ -10,13 +10,8 @@ namespace {
 
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
 using timeline::TimelineDevice;
-
-TimelineDevice* timeline_of(VkDevice device) {
-    DeviceState* state = find_device(device);
-    return state ? state->timeline.get() : nullptr;
-}
+using timeline::timeline_of;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;

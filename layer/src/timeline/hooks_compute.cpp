@@ -11,7 +11,6 @@ using timeline::CaptureKind;
 using timeline::CaptureRequest;
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
 using timeline::record_workload;
 using timeline::Size3;
 using timeline::TimelineDevice;

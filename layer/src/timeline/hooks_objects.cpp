@@ -12,13 +12,8 @@
 namespace vkscope {
 namespace {
 
-using timeline::key;
 using timeline::TimelineDevice;
-
-TimelineDevice* timeline_of(VkDevice device) {
-    DeviceState* state = find_device(device);
-    return state ? state->timeline.get() : nullptr;
-}
+using timeline::timeline_of;
 
 const DeviceDispatch& next_of(VkDevice device) {
     return find_device(device)->next;

@@ -10,7 +10,6 @@ namespace {
 using timeline::CaptureRequest;
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;

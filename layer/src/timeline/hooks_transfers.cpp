@@ -8,7 +8,6 @@ namespace vkscope {
 namespace {
 
 using timeline::find_command_buffer;
-using timeline::key;
 using timeline::TimelineDevice;
 using timeline::WorkloadType;
 

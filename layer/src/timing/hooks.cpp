@@ -6,13 +6,8 @@
 namespace vkscope {
 namespace {
 
-using timeline::key;
 using timeline::TimelineDevice;
-
-TimelineDevice* timeline_of(VkDevice device) {
-    DeviceState* state = find_device(device);
-    return state ? state->timeline.get() : nullptr;
-}
+using timeline::timeline_of;
 
 // The cross-queue chain, when this device serializes across queues.
 timing::SubmissionChain* chain_of(VkDevice device) {

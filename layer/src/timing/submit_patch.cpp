@@ -26,13 +26,13 @@ BatchSemaphores semaphores_of(const VkSubmitInfo& batch) {
     const VkTimelineSemaphoreSubmitInfo* values = timeline_values(batch.pNext);
     for (uint32_t i = 0; i < batch.waitSemaphoreCount; ++i) {
         out.waits.push_back(
-            {timeline::key(batch.pWaitSemaphores[i]),
+            {key(batch.pWaitSemaphores[i]),
              values ? value_at(values->pWaitSemaphoreValues, values->waitSemaphoreValueCount, i)
                     : 0});
     }
     for (uint32_t i = 0; i < batch.signalSemaphoreCount; ++i) {
         out.signals.push_back(
-            {timeline::key(batch.pSignalSemaphores[i]),
+            {key(batch.pSignalSemaphores[i]),
              values ? value_at(values->pSignalSemaphoreValues, values->signalSemaphoreValueCount, i)
                     : 0});
     }
@@ -43,11 +43,11 @@ BatchSemaphores semaphores_of(const VkSubmitInfo2& batch) {
     BatchSemaphores out;
     for (uint32_t i = 0; i < batch.waitSemaphoreInfoCount; ++i) {
         const VkSemaphoreSubmitInfo& w = batch.pWaitSemaphoreInfos[i];
-        out.waits.push_back({timeline::key(w.semaphore), w.value});
+        out.waits.push_back({key(w.semaphore), w.value});
     }
     for (uint32_t i = 0; i < batch.signalSemaphoreInfoCount; ++i) {
         const VkSemaphoreSubmitInfo& s = batch.pSignalSemaphoreInfos[i];
-        out.signals.push_back({timeline::key(s.semaphore), s.value});
+        out.signals.push_back({key(s.semaphore), s.value});
     }
     return out;
 }
