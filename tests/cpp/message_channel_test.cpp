@@ -1,7 +1,7 @@
 #include "core/message_channel.hpp"
 
-#include "socket_test_support.hpp"
 #include "core/wire_format.hpp"
+#include "socket_test_support.hpp"
 
 #include <gtest/gtest.h>
 

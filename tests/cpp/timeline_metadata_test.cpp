@@ -3,8 +3,8 @@
 #include "timeline/messages.hpp"
 #include "timeline/metadata.hpp"
 
-#include "json_parse.hpp"
 #include "core/wire_format.hpp"
+#include "json_parse.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // The layer's state for each VkInstance and VkDevice, and the registries that find it from any
 // handle of that instance or device.
 
-#include "dispatch_tables.gen.hpp"
 #include "core/frame_selection.hpp"
 #include "core/handle_registry.hpp"
+#include "dispatch_tables.gen.hpp"
 #include "hooks.gen.hpp"
 #include "settings.gen.hpp"
 

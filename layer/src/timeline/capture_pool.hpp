@@ -8,8 +8,8 @@
 // back when they are reset; pages live as long as the device, so a slot's flags outlive any
 // command buffer that used it.
 
-#include "dispatch_tables.gen.hpp"
 #include "core/host_buffer.hpp"
+#include "dispatch_tables.gen.hpp"
 #include "timeline/capture_slot.hpp"
 
 #include <array>

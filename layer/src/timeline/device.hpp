@@ -4,12 +4,12 @@
 // Command buffers and queues are found from their handles through process-wide HandleMaps: one
 // lock-free lookup per recorded command, whatever the device.
 
+#include "core/owned_map.hpp"
 #include "core/state.hpp"
 #include "timeline/capture_pool.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
 #include "timeline/metadata.hpp"
-#include "core/owned_map.hpp"
 #include "timeline/readback.hpp"
 #include "timeline/recorder.hpp"
 #include "timing/device.hpp"

@@ -10,8 +10,8 @@ namespace {
 
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::TimelineDevice;
 using timeline::timeline_of;
+using timeline::TimelineDevice;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;

@@ -12,8 +12,8 @@
 namespace vkscope {
 namespace {
 
-using timeline::TimelineDevice;
 using timeline::timeline_of;
+using timeline::TimelineDevice;
 
 const DeviceDispatch& next_of(VkDevice device) {
     return find_device(device)->next;

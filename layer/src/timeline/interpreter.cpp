@@ -1,7 +1,7 @@
 #include "timeline/interpreter.hpp"
 
-#include "timing/mode.hpp"
 #include "core/wire_format.hpp"
+#include "timing/mode.hpp"
 
 #include <thread>
 

@@ -1,7 +1,7 @@
 #include "timeline/messages.hpp"
 
-#include "timeline/metadata.hpp"
 #include "core/wire_format.hpp"
+#include "timeline/metadata.hpp"
 
 #include <vulkan/vulkan.h>
 

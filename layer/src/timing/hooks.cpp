@@ -6,8 +6,8 @@
 namespace vkscope {
 namespace {
 
-using timeline::TimelineDevice;
 using timeline::timeline_of;
+using timeline::TimelineDevice;
 
 // The cross-queue chain, when this device serializes across queues.
 timing::SubmissionChain* chain_of(VkDevice device) {
