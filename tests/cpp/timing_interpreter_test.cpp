@@ -1,9 +1,10 @@
 // Timer queries through the recorder and the interpreter: each workload instance's two
 // timestamps, split render passes from their first begin to their final end, repeats flagged.
 
+#include "instruments/timing/entries.hpp"
+#include "instruments/timing/recording.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline_fakes.hpp"
-#include "timing/recording.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ using timing::QueryBlock;
 using timing::QueryPoolCache;
 using timing::RecordingTiming;
 using timing::Timestamp;
+using timing::TimingEntry;
 
 class NullWriter : public timing::TimestampWriter {
 public:
@@ -32,15 +34,15 @@ QueryPoolCache::Backend fake_pools() {
     return b;
 }
 
-// A record sink that also writes timestamps, like the real one.
+// A record sink that also writes timestamps, like the real one with timing as its only
+// instrument (slot 0).
 class TimedSink : public test::FakeRecordSink {
 public:
     TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
         timing.begin(&cache, Mode::queue, untimed);
     }
-    Timestamp workload_start() override { return timing.start(writer); }
-    Timestamp workload_finish() override { return timing.finish(writer); }
-    const char* untimed() const override { return timing.untimed(); }
+    void workload_start(Marks& marks) override { marks[0] = mark(timing.start(writer)); }
+    void workload_finish(Marks& marks) override { marks[0] = mark(timing.finish(writer)); }
     void capture(std::span<const CaptureRequest> r, std::span<CaptureSlot*> out) override {
         timing.interrupt();
         FakeRecordSink::capture(r, out);
@@ -48,6 +50,18 @@ public:
 
     RecordingTiming timing;
     NullWriter writer;
+
+private:
+    Mark mark(Timestamp ts) const {
+        return ts ? timing::mark_of(ts) : Mark::none(timing.untimed());
+    }
+};
+
+// One submitted command buffer as timing sees it.
+struct Timed {
+    uint64_t submit = 0;
+    std::vector<SubmittedWorkload> workloads;
+    std::vector<TimingEntry> timings;
 };
 
 struct Queue {
@@ -56,12 +70,16 @@ struct Queue {
     test::FakeInterpreterSink sink;
     uint64_t next_submit = 100;
 
-    SubmitRecord submit(const Recorder& r) {
+    Timed submit(const Recorder& r) {
         SubmitRecord out;
         out.submit = next_submit++;
-        out.timing = true;
+        out.pair_marks = true;
         interpreter.run(r.stream(), sink, out);
-        return out;
+        Timed t{out.submit, out.workloads, {}};
+        for (const MarkedInstance& instance : out.instances) {
+            t.timings.push_back(timing::entry_of(instance, 0));
+        }
+        return t;
     }
 };
 
@@ -82,7 +100,7 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     dispatch(r, sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(s.timings[i].submit, s.submit);
@@ -105,7 +123,7 @@ TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
     r.end_workload(sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 2u);
     EXPECT_NE(s.timings[0].end, s.timings[1].begin);
 }
@@ -131,10 +149,10 @@ TEST(TimingInterpreter, SplitRenderPassRunsFromFirstBeginToFinalEnd) {
     EXPECT_EQ(c_sink.writer.writes, 1); // after the final end
 
     Queue q;
-    const SubmitRecord sa = q.submit(a);
-    const SubmitRecord sb = q.submit(b);
+    const Timed sa = q.submit(a);
+    const Timed sb = q.submit(b);
     EXPECT_TRUE(q.interpreter.render_pass_open());
-    const SubmitRecord sc = q.submit(c);
+    const Timed sc = q.submit(c);
     EXPECT_FALSE(q.interpreter.render_pass_open());
     EXPECT_TRUE(sa.timings.empty() && sb.timings.empty());
     ASSERT_EQ(sc.timings.size(), 1u);
@@ -159,7 +177,7 @@ TEST(TimingInterpreter, ASplitRenderPassTimedOnlyInPartIsUntimed) {
     c.end();
     Queue q;
     q.submit(a);
-    const SubmitRecord sc = q.submit(c);
+    const Timed sc = q.submit(c);
     ASSERT_EQ(sc.timings.size(), 1u);
     EXPECT_FALSE(sc.timings[0].begin);
     EXPECT_STREQ(sc.timings[0].untimed, timing::reason::kSplitPartUntimed);
@@ -173,7 +191,7 @@ TEST(TimingInterpreter, RecordedOutsideACapturedFrameSaysSo) {
     dispatch(r, sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 1u);
     EXPECT_STREQ(s.timings[0].untimed, timing::reason::kOutsideFrame);
     EXPECT_EQ(sink.writer.writes, 0);
@@ -193,10 +211,10 @@ TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
     primary.execute(secondary);
     primary.end();
     Queue q;
-    SubmitRecord s = q.submit(primary);
+    Timed s = q.submit(primary);
     ASSERT_EQ(s.timings.size(), 3u);
     std::vector<TimingEntry> earlier;
-    mark_repeats(earlier, s.timings);
+    timing::mark_repeats(earlier, s.timings);
     ASSERT_EQ(s.timings.size(), 2u); // one instance, executed twice: one entry
     EXPECT_FALSE(s.timings[0].ambiguous);
     EXPECT_TRUE(s.timings[1].ambiguous);
@@ -218,12 +236,12 @@ TEST(TimingInterpreter, OneSecondaryInTwoCommandBuffersBeforeACopyIsFlaggedInBot
     p2.execute(secondary);
     p2.end();
     Queue q;
-    SubmitRecord s1 = q.submit(p1);
-    SubmitRecord s2 = q.submit(p2);
+    Timed s1 = q.submit(p1);
+    Timed s2 = q.submit(p2);
     std::vector<TimingEntry> pending;
-    mark_repeats(pending, s1.timings);
+    timing::mark_repeats(pending, s1.timings);
     pending = s1.timings;
-    mark_repeats(pending, s2.timings);
+    timing::mark_repeats(pending, s2.timings);
     ASSERT_EQ(s2.timings.size(), 1u);
     EXPECT_TRUE(pending[0].ambiguous);
     EXPECT_TRUE(s2.timings[0].ambiguous);
@@ -240,7 +258,7 @@ TEST(TimingInterpreter, NothingIsPairedWhenTheSubmissionIsNotTimed) {
     SubmitRecord out;
     out.submit = 1;
     q.interpreter.run(r.stream(), q.sink, out);
-    EXPECT_TRUE(out.timings.empty());
+    EXPECT_TRUE(out.instances.empty());
 }
 
 } // namespace

@@ -1,13 +1,13 @@
 #pragma once
-// The layer command stream (seed 004): what a command buffer does to the timeline, recorded while
-// the application records it and replayed at each submission by the queue's interpreter, which
-// is the only place that knows the queue's label stack, the submitID and what earlier command
-// buffers left open.
+// The layer command stream: what a command buffer does to the timeline, recorded while the
+// application records it and replayed at each submission by the queue's interpreter, which is the
+// only place that knows the queue's label stack, the submitID and what earlier command buffers
+// left open.
 //
 // Commands hold shared pointers, so a secondary's commands inlined into a primary stay valid
 // whatever happens to the secondary afterwards.
 
-#include "timing/timestamp.hpp"
+#include "timeline/instrument.hpp"
 
 #include <array>
 #include <atomic>
@@ -76,8 +76,6 @@ struct Workload : WorkloadInfo {
 
     // Has a t<tag> label in the command buffer (see RecordOptions).
     bool tagged = true;
-    // Why it has no timer queries around it (a static string); null when it has them.
-    const char* untimed = nullptr;
 
     // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
     std::atomic<uint8_t> sent{0};
@@ -117,8 +115,8 @@ struct Command {
     std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
     std::shared_ptr<const std::string> label; // marker_begin
     Capture capture;                          // indirect_readback
-    // Workload begins: the timestamp before it; workload_end: the one after it (timing feature).
-    timing::Timestamp ts;
+    // Workload begins: what the instruments wrote before it; workload_end: after it.
+    Marks marks;
 };
 
 const char* workload_type_name(WorkloadType type);

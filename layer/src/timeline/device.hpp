@@ -7,14 +7,12 @@
 #include "core/owned_map.hpp"
 #include "core/state.hpp"
 #include "timeline/capture_pool.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
 #include "timeline/metadata.hpp"
 #include "timeline/readback.hpp"
 #include "timeline/recorder.hpp"
-#include "timing/device.hpp"
-#include "timing/recording.hpp"
-#include "timing/results.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -23,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,12 +50,13 @@ struct CommandBufferState {
     uint32_t family = UINT32_MAX;
     // Recorded in a captured frame (the `frames` setting): the layer writes into it.
     bool instrumented = true;
-    timing::RecordingTiming timing;
+    // Each instrument's state for it, in the device's instrument order (slots).
+    std::vector<std::unique_ptr<InstrumentRecording>> instruments;
 };
 
 struct PoolState {
     std::vector<VkCommandBuffer> command_buffers;
-    uint32_t family = UINT32_MAX; // known when the timing feature saw vkCreateCommandPool
+    uint32_t family = UINT32_MAX; // known when vkCreateCommandPool was seen (instruments on)
 };
 
 struct FramebufferInfo {
@@ -102,8 +102,8 @@ public:
     VkCommandPool pool = VK_NULL_HANDLE;
     std::vector<VkCommandBuffer> free_wrappers;
     std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
-    // Timing: where this queue's query results are copied (made with its first timed submission).
-    std::unique_ptr<timing::QueueResults> results;
+    // Each instrument's state for the queue, in the device's instrument order.
+    std::vector<std::unique_ptr<InstrumentQueue>> instruments;
 };
 
 // Decided when the device is created (timeline/setup.cpp).
@@ -112,20 +112,28 @@ struct DeviceSetup {
     bool timeline_semaphores = false;
     PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
     std::vector<VkDeviceQueueCreateInfo> queues; // pQueuePriorities not kept
-    // Timing: the command that reads the device clock and CLOCK_MONOTONIC together, when the
-    // device has it (vkGetCalibratedTimestampsKHR or -EXT); null otherwise.
-    const char* calibrate_command = nullptr;
 };
 
 class TimelineDevice final : public DeviceFeatureState {
 public:
-    TimelineDevice(DeviceState& state, const DeviceSetup& setup);
-    ~TimelineDevice();
+    // `providers` make the device's instruments (lifecycle.cpp decides which).
+    TimelineDevice(DeviceState& state, const DeviceSetup& setup,
+                   const InstrumentProviders& providers);
+    ~TimelineDevice() override;
     TimelineDevice(const TimelineDevice&) = delete;
     TimelineDevice& operator=(const TimelineDevice&) = delete;
 
     void post(std::string frame) const;
     bool sending() const { return host != nullptr; }
+    // The device's instrument of type T, if it has one: how an instrument's own hooks find it.
+    template <typename T> T* instrument() const {
+        for (const auto& i : instruments) {
+            if (auto* found = dynamic_cast<T*>(i.get())) {
+                return found;
+            }
+        }
+        return nullptr;
+    }
 
     DeviceState& state;
     const DeviceDispatch& next;
@@ -147,8 +155,8 @@ public:
     // The `frames` setting, and whether the current frame is one it captures.
     const FrameSelection frames;
     std::atomic<bool> captured{true};
-    // The timing feature; null when it is off.
-    std::unique_ptr<timing::TimingDevice> timing;
+    // In slot order. Made once, before any command buffer or submission, so read without a lock.
+    std::vector<std::unique_ptr<Instrument>> instruments;
     LabelInterner labels;
 
     OwnedMap<BufferInfo> buffers;
@@ -168,6 +176,10 @@ public:
     CapturePool captures;
     std::unique_ptr<ReadbackWorker> readback;
     std::vector<std::unique_ptr<TimelineQueue>> queues;
+
+private:
+    void attach_instruments(const InstrumentProviders& providers,
+                            std::span<const VkQueueFamilyProperties> families);
 };
 
 extern OwnedMap<CommandBufferState> g_command_buffers;

@@ -2,8 +2,8 @@
 
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
+#include "core/query_pool_count.hpp"
 #include "timeline/messages.hpp"
-#include "timing/query_pool.hpp"
 
 #include <cerrno>
 #include <mutex>
@@ -19,7 +19,8 @@ namespace {
 std::mutex g_mutex;
 int g_users = 0;
 std::shared_ptr<MessageChannel> g_channel;
-bool g_timing = false; // some instance timed: GOODBYE says how many query pools it took
+// Some instance had an instrument that makes query pools: GOODBYE says how many it took.
+bool g_report_query_pools = false;
 
 // Enough for a host that is up to take the last messages, short enough that an application
 // whose host is gone does not notice.
@@ -27,10 +28,11 @@ constexpr std::chrono::milliseconds kCloseGrace{250};
 
 } // namespace
 
-std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings) {
+std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings,
+                                             bool report_query_pools) {
     std::lock_guard lock(g_mutex);
     ++g_users;
-    g_timing = g_timing || settings.timing != Timing::off;
+    g_report_query_pools = g_report_query_pools || report_query_pools;
     if (!g_channel && !settings.host.empty()) {
         std::string error;
         g_channel = MessageChannel::open(settings.host, static_cast<size_t>(settings.message_queue),
@@ -58,8 +60,8 @@ void release_host() {
     std::optional<uint64_t> pools;
     {
         std::lock_guard lock(g_mutex);
-        if (g_timing) {
-            pools = timing::query_pools_created();
+        if (g_report_query_pools) {
+            pools = query_pools_created();
         }
     }
     closing->post(goodbye_frame(closing->dropped(), pools));

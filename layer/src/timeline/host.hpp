@@ -14,7 +14,10 @@ class MessageChannel;
 namespace vkscope::timeline {
 
 // Null when the settings name no host (or it cannot be opened): the timeline then sends nothing.
-std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings);
+// `report_query_pools`: the instance has instruments that make query pools, so GOODBYE says how
+// many the process made.
+std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings,
+                                             bool report_query_pools);
 void release_host();
 
 } // namespace vkscope::timeline

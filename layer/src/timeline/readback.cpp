@@ -64,6 +64,22 @@ bool ReadbackWorker::wait_read(CaptureSlot& slot, std::chrono::milliseconds time
 }
 
 void ReadbackWorker::run() {
+    // Instruments' results go out as the timeline's messages.
+    class Sink final : public CompletionSink {
+    public:
+        explicit Sink(const Config& config) : config_(config) {}
+        void annex(uint64_t submit, uint64_t tag, std::string_view fields) override {
+            config_.annex(submit, tag, std::string(fields));
+        }
+        void post(std::string frame) override {
+            if (config_.post) {
+                config_.post(std::move(frame));
+            }
+        }
+
+    private:
+        const Config& config_;
+    } sink(config_);
     std::unique_lock lock(mutex_);
     auto deadline = std::chrono::steady_clock::time_point::max();
     for (;;) {
@@ -121,8 +137,8 @@ void ReadbackWorker::run() {
         lock.unlock();
         for (ReadbackJob& job : ready) {
             process(job);
-            if (job.done) {
-                job.done(seen_ns);
+            for (const CompletionJob& completion : job.completions) {
+                completion(seen_ns, sink);
             }
         }
         lock.lock();

@@ -1,12 +1,14 @@
 #pragma once
 // The async half of the command stream: a device's thread that waits until the GPU has run a
-// submission, reads the indirect parameters its workloads copied, and sends them as annexes.
+// submission, reads the indirect parameters its workloads copied and sends them as annexes, then
+// runs the instruments' completion jobs.
 //
 // It waits on the layer's own timeline semaphores, which an extra empty submission signals after
 // the application's, so it never depends on the application's fences or on objects the
 // application may destroy.
 
 #include "timeline/capture_slot.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 
 #include <chrono>
@@ -27,9 +29,8 @@ struct ReadbackJob {
     uint64_t value = 0; // done when the semaphore reaches it
     std::vector<Readback> readbacks;
     std::vector<uint64_t> generations; // of every capture, in order
-    // Run after the readbacks, with the CLOCK_MONOTONIC time the completion was seen (timing:
-    // SUBMIT_DONE and the timing annexes). A job dropped unrun just destroys it.
-    std::function<void(uint64_t)> done;
+    // The instruments' work, run after the readbacks. A job dropped unrun just destroys them.
+    std::vector<CompletionJob> completions;
 };
 
 class ReadbackWorker {
@@ -42,6 +43,8 @@ public:
         std::function<void(const CaptureSlot&)> invalidate;
         // Sends one ANNEX frame (submit, tag, payload).
         std::function<void(uint64_t, uint64_t, const std::string&)> annex;
+        // Sends a frame an instrument built; null: dropped.
+        std::function<void(std::string)> post;
     };
 
     explicit ReadbackWorker(Config config);

@@ -54,46 +54,13 @@ void VulkanRecordSink::end_tag() {
     end_label(*cb_.device, cb_.handle);
 }
 
-void VulkanTimestampWriter::reset(VkQueryPool pool, uint32_t first, uint32_t count) {
-    next_.CmdResetQueryPool(cb_, pool, first, count);
-}
-
-void VulkanTimestampWriter::write(VkQueryPool pool, uint32_t slot, bool top_of_pipe) {
-    next_.CmdWriteTimestamp(
-        cb_, top_of_pipe ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-        pool, slot);
-}
-
-void VulkanTimestampWriter::barrier() {
-    // An execution dependency only: serialization needs later work not to start, not caches
-    // flushed. A memory dependency would cost the next workload a flush (measured on the H200)
-    // and could hide a missing barrier of the application's while it is profiled.
-    next_.CmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, 0,
-                             nullptr);
-}
-
-timing::Timestamp VulkanRecordSink::workload_start() {
-    if (!cb_.timing.active()) {
-        return {};
-    }
-    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
-    return cb_.timing.start(writer);
-}
-
-timing::Timestamp VulkanRecordSink::workload_finish() {
-    if (!cb_.timing.active()) {
-        return {};
-    }
-    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
-    return cb_.timing.finish(writer);
-}
-
 void VulkanRecordSink::capture(std::span<const CaptureRequest> requests,
                                std::span<CaptureSlot*> out) {
     TimelineDevice& device = *cb_.device;
     // The copy runs between two workloads: the next one cannot start at the last one's end.
-    cb_.timing.interrupt();
+    for (const auto& instrument : cb_.instruments) {
+        instrument->interrupt(Interruption::parameter_copy);
+    }
     std::vector<VkBufferCopy> regions;
     std::vector<std::pair<VkBuffer, size_t>> sources; // per capture: buffer, region index
     for (size_t i = 0; i < requests.size(); ++i) {

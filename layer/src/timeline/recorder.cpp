@@ -121,10 +121,7 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
     }
     current_tagged_ = w->tagged;
     Command begin = command(begin_op(type), w);
-    begin.ts = sink.workload_start();
-    if (!begin.ts) {
-        w->untimed = sink.untimed();
-    }
+    sink.workload_start(begin.marks);
     stream_.push_back(std::move(begin));
     if (slot) {
         // Only a submission can name the instance its parameters belong to.
@@ -142,7 +139,7 @@ void Recorder::end_workload(RecordSink& sink) {
         return;
     }
     Command end = command(Op::workload_end);
-    end.ts = sink.workload_finish();
+    sink.workload_finish(end.marks);
     if (current_tagged_) {
         tag_end(sink);
     }
@@ -173,8 +170,9 @@ void Recorder::materialize() const {
         w->tag = next_tag();
         w->type = d.type;
         w->tagged = false;
-        w->untimed = options_.deferred_untimed;
-        merged.push_back(command(begin_op(d.type), std::move(w)));
+        Command begin = command(begin_op(d.type), std::move(w));
+        begin.marks = options_.deferred_marks;
+        merged.push_back(std::move(begin));
         merged.push_back(command(Op::workload_end));
     }
     for (; next < stream_.size(); ++next) {
@@ -206,13 +204,10 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         }
         part_ = std::make_shared<RenderPassPart>();
         part_->workload = w;
-        // Timed as a whole, from before its first begin: no timestamp or barrier may go between
-        // its draws, nor between a suspension and its resumption.
+        // Measured as a whole, from before its first begin: no instrument's command may go
+        // between its draws, nor between a suspension and its resumption.
         Command begin = command(Op::render_pass_begin, w, part_);
-        begin.ts = sink.workload_start();
-        if (!begin.ts) {
-            w->untimed = sink.untimed();
-        }
+        sink.workload_start(begin.marks);
         stream_.push_back(std::move(begin));
         has_workloads_ = true;
     }
@@ -231,7 +226,7 @@ void Recorder::end_render_pass(RecordSink& sink) {
     }
     std::shared_ptr<RenderPassPart> part = std::move(part_);
     Command end = command(Op::workload_end);
-    end.ts = sink.workload_finish();
+    sink.workload_finish(end.marks);
     stream_.push_back(std::move(end));
     if (part->workload) {
         part->workload->draws = part->draws;

@@ -35,11 +35,10 @@ public:
     // Records copies of the requested bytes into fresh layer-owned slots (with the barriers they
     // need) at this point of the command buffer. out[i] is null when request i cannot be captured.
     virtual void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) = 0;
-    // Timer queries around a workload (the timing feature; docs/timing.md). Null when the
-    // recording is not timed, and then untimed() says why.
-    virtual timing::Timestamp workload_start() { return {}; }
-    virtual timing::Timestamp workload_finish() { return {}; }
-    virtual const char* untimed() const { return nullptr; }
+    // The instruments' commands right before and right after a workload (a render pass instance:
+    // before its first begin, after its final end); each leaves its mark in `marks`.
+    virtual void workload_start(Marks& /*marks*/) {}
+    virtual void workload_finish(Marks& /*marks*/) {}
 };
 
 struct RecordOptions {
@@ -52,10 +51,10 @@ struct RecordOptions {
     bool defer_foreign_ends = false;
     // Outside captured frames: workloads outside render passes are only logged, and become
     // commands of the stream when a captured frame submits the command buffer (materialize()),
-    // which most recordings made there never are. `deferred_untimed` is what such workloads say
-    // about their timing (a static string, or null).
+    // which most recordings made there never are. `deferred_marks` is what such workloads carry
+    // instead of the instruments' marks (each instrument's reason).
     bool defer_workloads = false;
-    const char* deferred_untimed = nullptr;
+    Marks deferred_marks;
     uint64_t device = 0; // the layer's id of the device, for logged workloads
 };
 

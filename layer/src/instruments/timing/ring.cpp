@@ -1,4 +1,4 @@
-#include "timing/ring.hpp"
+#include "instruments/timing/ring.hpp"
 
 namespace vkscope::timing {
 

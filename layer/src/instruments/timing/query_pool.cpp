@@ -1,15 +1,8 @@
-#include "timing/query_pool.hpp"
+#include "instruments/timing/query_pool.hpp"
+
+#include "core/query_pool_count.hpp"
 
 namespace vkscope::timing {
-namespace {
-
-std::atomic<uint64_t> g_created{0};
-
-} // namespace
-
-uint64_t query_pools_created() {
-    return g_created.load(std::memory_order_relaxed);
-}
 
 QueryPoolCache::QueryPoolCache(Backend backend, size_t max_pools)
     : backend_(std::move(backend)), max_pools_(max_pools) {}
@@ -32,7 +25,7 @@ QueryBlock* QueryPoolCache::acquire() {
             failed_ = true;
             return nullptr;
         }
-        g_created.fetch_add(1, std::memory_order_relaxed);
+        count_query_pool();
         auto block = std::make_unique<QueryBlock>();
         block->pool = pool;
         free_.push_back(block.get());

@@ -1,4 +1,4 @@
-#include "timing/chain.hpp"
+#include "instruments/timing/chain.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "timing/results.hpp"
+#include "instruments/timing/results.hpp"
 
 #include "core/log.hpp"
 

@@ -1,4 +1,4 @@
-#include "timing/device.hpp"
+#include "instruments/timing/device.hpp"
 
 #include "core/log.hpp"
 

@@ -6,10 +6,12 @@
 // into the job the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted
 // command buffer, then one timing annex per workload instance.
 
+#include "instruments/timing/annex.hpp"
+#include "instruments/timing/device.hpp"
+#include "instruments/timing/entries.hpp"
+#include "instruments/timing/results.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
-#include "timing/annex.hpp"
-#include "timing/device.hpp"
-#include "timing/results.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -30,11 +32,10 @@ public:
 
     bool active() const { return active_; }
 
-    // One application command buffer has run (record.timing was set for it).
-    void add(uint64_t submit, timeline::SubmitRecord& record);
-    // Copies what is pending into a layer command buffer from `layer_cb` (begun; flush ends it)
-    // appended to `out`.
-    void flush(const std::function<VkCommandBuffer()>& layer_cb, std::vector<VkCommandBuffer>& out);
+    // One application command buffer has run (its marks paired); timing's marks are at `slot`.
+    void add(const timeline::SubmitRecord& record, size_t slot);
+    // Copies what is pending into a layer command buffer appended to `out`.
+    void flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out);
     // The batch cannot take layer command buffers: what is pending is untimed.
     void drop_pending(const char* why);
     // End of a batch, flushed: the serialization its instances had, and a caveat for all of them
@@ -42,8 +43,8 @@ public:
     void end_batch(const char* serialization, const char* caveat);
 
     // After the application's submission succeeded: the readback thread's work, run with the
-    // CLOCK_MONOTONIC time it saw the submission complete; `post` sends one frame.
-    std::function<void(uint64_t)> take_job(std::function<void(std::string)> post);
+    // CLOCK_MONOTONIC time it saw the submission complete.
+    timeline::CompletionJob take_job();
 
 private:
     struct Resolved {
@@ -57,13 +58,13 @@ private:
     };
     struct Job;
 
-    void settle(const timeline::TimingEntry& e, const char* why);
+    void settle(const TimingEntry& e, const char* why);
 
     TimingDevice* device_;
     QueueResults* results_;
     uint32_t family_;
     bool active_;
-    std::vector<timeline::TimingEntry> pending_;
+    std::vector<TimingEntry> pending_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_; // instances of the batch
     std::vector<Resolved> batch_;
     std::vector<Resolved> done_;

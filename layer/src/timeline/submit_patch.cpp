@@ -1,8 +1,8 @@
-#include "timing/submit_patch.hpp"
+#include "timeline/submit_patch.hpp"
 
 #include "core/owned_map.hpp"
 
-namespace vkscope::timing {
+namespace vkscope::timeline {
 namespace {
 
 const VkTimelineSemaphoreSubmitInfo* timeline_values(const void* next) {
@@ -58,9 +58,9 @@ SubmitPatch::~SubmitPatch() {
     }
 }
 
-void SubmitPatch::apply(VkSubmitInfo& batch, VkSemaphore semaphore,
-                        const SubmissionChain::Decision& d) {
-    if (!d.wait && !d.signal) {
+void SubmitPatch::apply(VkSubmitInfo& batch, VkSemaphore semaphore, uint64_t wait,
+                        uint64_t signal) {
+    if (!wait && !signal) {
         return;
     }
     Storage& s = storage_.emplace_back();
@@ -76,14 +76,14 @@ void SubmitPatch::apply(VkSubmitInfo& batch, VkSemaphore semaphore,
         s.signal_values.push_back(
             app ? value_at(app->pSignalSemaphoreValues, app->signalSemaphoreValueCount, i) : 0);
     }
-    if (d.wait) {
+    if (wait) {
         s.waits.push_back(semaphore);
         s.stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
-        s.wait_values.push_back(d.wait);
+        s.wait_values.push_back(wait);
     }
-    if (d.signal) {
+    if (signal) {
         s.signals.push_back(semaphore);
-        s.signal_values.push_back(d.signal);
+        s.signal_values.push_back(signal);
     }
     batch.waitSemaphoreCount = static_cast<uint32_t>(s.waits.size());
     batch.pWaitSemaphores = s.waits.data();
@@ -106,9 +106,9 @@ void SubmitPatch::apply(VkSubmitInfo& batch, VkSemaphore semaphore,
     }
 }
 
-void SubmitPatch::apply(VkSubmitInfo2& batch, VkSemaphore semaphore,
-                        const SubmissionChain::Decision& d) {
-    if (!d.wait && !d.signal) {
+void SubmitPatch::apply(VkSubmitInfo2& batch, VkSemaphore semaphore, uint64_t wait,
+                        uint64_t signal) {
+    if (!wait && !signal) {
         return;
     }
     Storage& s = storage_.emplace_back();
@@ -116,14 +116,14 @@ void SubmitPatch::apply(VkSubmitInfo2& batch, VkSemaphore semaphore,
                         batch.pWaitSemaphoreInfos + batch.waitSemaphoreInfoCount);
     s.signal_infos.assign(batch.pSignalSemaphoreInfos,
                           batch.pSignalSemaphoreInfos + batch.signalSemaphoreInfoCount);
-    if (d.wait) {
+    if (wait) {
         s.wait_infos.push_back(VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                     nullptr, semaphore, d.wait,
+                                                     nullptr, semaphore, wait,
                                                      VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0});
     }
-    if (d.signal) {
+    if (signal) {
         s.signal_infos.push_back(VkSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                       nullptr, semaphore, d.signal,
+                                                       nullptr, semaphore, signal,
                                                        VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, 0});
     }
     batch.waitSemaphoreInfoCount = static_cast<uint32_t>(s.wait_infos.size());
@@ -132,4 +132,4 @@ void SubmitPatch::apply(VkSubmitInfo2& batch, VkSemaphore semaphore,
     batch.pSignalSemaphoreInfos = s.signal_infos.data();
 }
 
-} // namespace vkscope::timing
+} // namespace vkscope::timeline

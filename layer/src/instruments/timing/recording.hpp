@@ -2,9 +2,9 @@
 // The timer queries of one command buffer's recording: where each workload's timestamps go and
 // what serialization is written around them.
 //
-// Consecutive workloads share a timestamp (seed 000: N+1 slots for N workloads): the end of one is
-// the start of the next, as long as nothing the layer sees ran in between (a parameter copy, an
-// executed secondary, an event wait); then the next workload gets a fresh start timestamp.
+// Consecutive workloads share a timestamp (N+1 slots for N workloads): the end of one is the start
+// of the next, as long as nothing the layer sees ran in between (a parameter copy, an executed
+// secondary, an event wait); then the next workload gets a fresh start timestamp.
 //
 // Stages: with `none` a fresh start is written at TOP_OF_PIPE (cheap; it may fire while earlier
 // work still runs, which is what `none` means) and every end at BOTTOM_OF_PIPE. With `queue` and
@@ -16,9 +16,9 @@
 //
 // Makes no Vulkan call itself: the commands go to a TimestampWriter.
 
-#include "timing/mode.hpp"
-#include "timing/query_pool.hpp"
-#include "timing/timestamp.hpp"
+#include "instruments/timing/mode.hpp"
+#include "instruments/timing/query_pool.hpp"
+#include "instruments/timing/timestamp.hpp"
 
 #include <vulkan/vulkan.h>
 

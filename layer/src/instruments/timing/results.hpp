@@ -2,10 +2,10 @@
 // Where one queue's query results land: a host-visible ring that a layer command buffer after the
 // application's copies each submission's timestamps into (vkCmdCopyQueryPoolResults). Every
 // submission gets its own region, so a command buffer submitted again before the previous
-// results were read cannot overwrite them, and nobody waits: seed 000's N-buffered buffer.
+// results were read cannot overwrite them, and nobody waits: an N-buffered buffer.
 
 #include "core/host_buffer.hpp"
-#include "timing/ring.hpp"
+#include "instruments/timing/ring.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "timing/clock.hpp"
+#include "instruments/timing/clock.hpp"
 
 #include <cmath>
 

@@ -1,6 +1,8 @@
 #pragma once
 // A timer query written into a command buffer: which layer-owned query pool block and which slot.
-// The recorder stores them in its command stream; the interpreter pairs a workload's two.
+// It travels through the timeline's command stream as this instrument's mark.
+
+#include "timeline/instrument.hpp"
 
 #include <cstdint>
 
@@ -15,5 +17,13 @@ struct Timestamp {
     explicit operator bool() const { return block != nullptr; }
     bool operator==(const Timestamp&) const = default;
 };
+
+inline timeline::Mark mark_of(Timestamp ts) {
+    return timeline::Mark::at(ts.block, ts.slot);
+}
+
+inline Timestamp timestamp_of(const timeline::Mark& mark) {
+    return Timestamp{static_cast<QueryBlock*>(mark.object()), mark.index()};
+}
 
 } // namespace vkscope::timing

@@ -1,4 +1,4 @@
-#include "timing/recording.hpp"
+#include "instruments/timing/recording.hpp"
 
 namespace vkscope::timing {
 

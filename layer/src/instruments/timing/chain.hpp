@@ -1,7 +1,7 @@
 #pragma once
-// Cross-queue serialization (`timing = full`), seed 000's design: a layer-owned timeline
-// semaphore; each batch that runs work takes the next ID, waits for ID-1 and signals ID, so
-// batches run one after another in the order they were submitted, whatever queue they are on.
+// Cross-queue serialization (`timing = full`): a layer-owned timeline semaphore; each batch that
+// runs work takes the next ID, waits for ID-1 and signals ID, so batches run one after another in
+// the order they were submitted, whatever queue they are on.
 //
 // Taken literally that deadlocks an application that submits a wait before the signal it waits
 // for (legal with timeline semaphores): the waiting batch would take an ID, and the later
@@ -22,6 +22,8 @@
 // The caller holds lock() from the decision until the batch is submitted, so IDs reach the queues
 // in the order they were taken. No Vulkan call is made here.
 
+#include "timeline/submit_patch.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -32,10 +34,7 @@ namespace vkscope::timing {
 
 enum class SemaphoreKind : uint8_t { binary, timeline };
 
-struct SemaphoreUse {
-    uint64_t semaphore = 0;
-    uint64_t value = 0; // timeline semaphores only
-};
+using timeline::SemaphoreUse;
 
 class SubmissionChain {
 public:

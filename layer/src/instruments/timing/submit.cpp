@@ -1,6 +1,4 @@
-#include "timing/submit.hpp"
-
-#include "timeline/messages.hpp"
+#include "instruments/timing/submit.hpp"
 
 #include <algorithm>
 #include <map>
@@ -15,7 +13,6 @@ struct SubmitTiming::Job {
     std::vector<Resolved> entries;
     std::vector<uint64_t> regions;
     std::vector<uint64_t> submits;
-    std::function<void(std::string)> post;
 
     Job() = default;
     Job(const Job&) = delete;
@@ -27,9 +24,9 @@ struct SubmitTiming::Job {
         }
     }
 
-    void run(uint64_t done_ns) {
+    void run(uint64_t done_ns, timeline::CompletionSink& sink) {
         for (uint64_t s : submits) {
-            post(submit_done_frame(s, done_ns));
+            sink.post(submit_done_frame(s, done_ns));
         }
         results->invalidate();
         const std::optional<Calibration> calibration = device->calibration();
@@ -53,7 +50,7 @@ struct SubmitTiming::Job {
                     t.reason = reason::kNotAvailable;
                 }
             }
-            post(timeline::annex_frame(e.submit, e.tag, timing_annex(t)));
+            sink.annex(e.submit, e.tag, timing_annex(t));
         }
     }
 };
@@ -69,19 +66,24 @@ SubmitTiming::~SubmitTiming() {
     }
 }
 
-void SubmitTiming::add(uint64_t submit, timeline::SubmitRecord& record) {
+void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
     if (!active_) {
         return;
     }
-    submits_.push_back(submit);
+    submits_.push_back(record.submit);
     for (const timeline::SubmittedWorkload& w : record.workloads) {
-        listed_.emplace_back(submit, w.tag);
+        listed_.emplace_back(record.submit, w.tag);
     }
-    timeline::mark_repeats(pending_, record.timings);
-    pending_.insert(pending_.end(), record.timings.begin(), record.timings.end());
+    std::vector<TimingEntry> entries;
+    entries.reserve(record.instances.size());
+    for (const timeline::MarkedInstance& instance : record.instances) {
+        entries.push_back(entry_of(instance, slot));
+    }
+    mark_repeats(pending_, entries);
+    pending_.insert(pending_.end(), entries.begin(), entries.end());
 }
 
-void SubmitTiming::settle(const timeline::TimingEntry& e, const char* why) {
+void SubmitTiming::settle(const TimingEntry& e, const char* why) {
     Resolved r;
     r.submit = e.submit;
     r.tag = e.tag;
@@ -96,17 +98,13 @@ void SubmitTiming::settle(const timeline::TimingEntry& e, const char* why) {
 }
 
 void SubmitTiming::drop_pending(const char* why) {
-    for (const timeline::TimingEntry& e : pending_) {
-        settle(
-            timeline::TimingEntry{
-                e.submit, e.tag, {}, {}, e.untimed ? e.untimed : why, e.ambiguous},
-            why);
+    for (const TimingEntry& e : pending_) {
+        settle(TimingEntry{e.submit, e.tag, {}, {}, e.untimed ? e.untimed : why, e.ambiguous}, why);
     }
     pending_.clear();
 }
 
-void SubmitTiming::flush(const std::function<VkCommandBuffer()>& layer_cb,
-                         std::vector<VkCommandBuffer>& out) {
+void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out) {
     if (!active_ || pending_.empty()) {
         return;
     }
@@ -116,7 +114,7 @@ void SubmitTiming::flush(const std::function<VkCommandBuffer()>& layer_cb,
     // pipeline barrier notwithstanding).
     std::map<QueryBlock*, uint32_t> base;
     uint32_t total = 0;
-    for (const timeline::TimingEntry& e : pending_) {
+    for (const TimingEntry& e : pending_) {
         if (e.ambiguous || !e.begin || !e.end) {
             continue;
         }
@@ -139,7 +137,7 @@ void SubmitTiming::flush(const std::function<VkCommandBuffer()>& layer_cb,
         drop_pending(reason::kResultsFull);
         return;
     }
-    const VkCommandBuffer cb = layer_cb();
+    const VkCommandBuffer cb = layer.begin();
     if (!cb) {
         results_->release(region->id);
         drop_pending(reason::kFixedBatch);
@@ -165,7 +163,7 @@ void SubmitTiming::flush(const std::function<VkCommandBuffer()>& layer_cb,
                             &after, 0, nullptr, 0, nullptr);
     next.EndCommandBuffer(cb);
     out.push_back(cb);
-    for (const timeline::TimingEntry& e : pending_) {
+    for (const TimingEntry& e : pending_) {
         if (e.ambiguous || !e.begin || !e.end) {
             settle(e, reason::kNotAvailable);
             continue;
@@ -196,8 +194,7 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
     listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
     for (const auto& [submit, tag] : listed_) {
         if (!std::binary_search(seen.begin(), seen.end(), std::pair{submit, tag})) {
-            settle(timeline::TimingEntry{submit, tag, {}, {}, reason::kNotEnded, false},
-                   reason::kNotEnded);
+            settle(TimingEntry{submit, tag, {}, {}, reason::kNotEnded, false}, reason::kNotEnded);
         }
     }
     listed_.clear();
@@ -212,7 +209,7 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
     batch_.clear();
 }
 
-std::function<void(uint64_t)> SubmitTiming::take_job(std::function<void(std::string)> post) {
+timeline::CompletionJob SubmitTiming::take_job() {
     if (!active_ || (done_.empty() && submits_.empty())) {
         return {};
     }
@@ -223,11 +220,10 @@ std::function<void(uint64_t)> SubmitTiming::take_job(std::function<void(std::str
     job->entries = std::move(done_);
     job->regions = std::move(regions_);
     job->submits = std::move(submits_);
-    job->post = std::move(post);
     done_.clear();
     regions_.clear();
     submits_.clear();
-    return [job](uint64_t done_ns) { job->run(done_ns); };
+    return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
 }
 
 } // namespace vkscope::timing

@@ -1,4 +1,4 @@
-#include "timing/annex.hpp"
+#include "instruments/timing/annex.hpp"
 
 #include "core/wire_format.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Layer-owned timestamp query pools (seed 000): 64 slots each, created on demand per device,
+// Layer-owned timestamp query pools: 64 slots each, created on demand per device,
 // handed to a command buffer while it records, and back on a free list when that command buffer
 // is reset, freed, or its pool reset or destroyed. Pools are only destroyed with the device, so
 // the number of pools is the most ever held at once, not the number of recordings: a long
@@ -73,8 +73,5 @@ public:
 private:
     std::vector<QueryBlock*> blocks_;
 };
-
-// VkQueryPools the layer has created in this process (reported in GOODBYE).
-uint64_t query_pools_created();
 
 } // namespace vkscope::timing

@@ -1,13 +1,13 @@
 #pragma once
 // The timing feature's state for one VkDevice: its query pools, its clock, and in `full` mode
-// the layer semaphore and bookkeeping that order submissions across queues. Owned by the
-// device's TimelineDevice (timing needs the timeline's workloads, submitIDs and readback thread).
+// the layer semaphore and bookkeeping that order submissions across queues. Owned by the timing
+// instrument of the device's timeline (instrument.hpp).
 
 #include "dispatch_tables.gen.hpp"
-#include "timing/chain.hpp"
-#include "timing/clock.hpp"
-#include "timing/mode.hpp"
-#include "timing/query_pool.hpp"
+#include "instruments/timing/chain.hpp"
+#include "instruments/timing/clock.hpp"
+#include "instruments/timing/mode.hpp"
+#include "instruments/timing/query_pool.hpp"
 
 #include <chrono>
 #include <cstdint>
