@@ -8,7 +8,7 @@
 #include "core/settings.hpp"
 #include "core/state.hpp"
 #include "instruments/timing/instrument.hpp"
-#include "timeline/host.hpp"
+#include "timeline/server_connection.hpp"
 #include "timeline/setup.hpp"
 
 #include <memory>
@@ -107,17 +107,18 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     enable_features(*state);
     if (state->enabled(Feature::timeline)) {
         // Timing makes query pools: GOODBYE says how many.
-        state->host = timeline::acquire_host(state->settings, state->enabled(Feature::timing));
+        state->server =
+            timeline::acquire_server_channel(state->settings, state->enabled(Feature::timing));
     }
-    if (state->frames.host_driven() && !state->host) {
+    if (state->frames.server_driven() && !state->server) {
         log_once(LogLevel::warn, "setting frames='host' with no host to ask for frames (no "
                                  "timeline or no host address): no frame will be captured");
     }
     if (!g_instances.insert(dispatch_key(*pInstance), state.get())) {
         log(LogLevel::error, "too many live VkInstances; this one is not profiled");
         if (state->enabled(Feature::timeline)) {
-            state->host.reset();
-            timeline::release_host();
+            state->server.reset();
+            timeline::release_server_channel();
         }
         return VK_SUCCESS;
     }
@@ -136,8 +137,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyInstance(VkInstance instance,
     if (state) {
         state->next.DestroyInstance(instance, pAllocator);
         if (state->enabled(Feature::timeline)) {
-            state->host.reset();
-            timeline::release_host();
+            state->server.reset();
+            timeline::release_server_channel();
         }
     }
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Stand-ins for the Vulkan side of the timeline's recorder and interpreter: they log what the
-// layer would have written into the command buffer or sent to the host.
+// layer would have written into the command buffer or sent to the capture server.
 
 #include "timeline/interpreter.hpp"
 #include "timeline/recorder.hpp"
@@ -20,7 +20,8 @@ public:
         events.push_back(name);
     }
     void end_tag() override { events.push_back("end"); }
-    void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) override {
+    void copy_parameters(std::span<const ParameterRequest> requests,
+                         std::span<ParameterSlot*> out) override {
         for (size_t i = 0; i < requests.size(); ++i) {
             std::string event = "copy ";
             event += std::to_string(requests[i].buffer);
@@ -28,12 +29,12 @@ public:
             event += std::to_string(requests[i].offset);
             events.push_back(event);
             // Any distinct non-null pointer will do: nothing dereferences a slot here.
-            out[i] = capturing ? reinterpret_cast<CaptureSlot*>(++next_slot) : nullptr;
+            out[i] = copying ? reinterpret_cast<ParameterSlot*>(++next_slot) : nullptr;
         }
     }
 
     std::vector<std::string> events;
-    bool capturing = true;
+    bool copying = true;
     uintptr_t next_slot = 0x1000;
 };
 

@@ -43,9 +43,10 @@ public:
     }
     void workload_start(Marks& marks) override { marks[0] = mark(timing.start(writer)); }
     void workload_finish(Marks& marks) override { marks[0] = mark(timing.finish(writer)); }
-    void capture(std::span<const CaptureRequest> r, std::span<CaptureSlot*> out) override {
+    void copy_parameters(std::span<const ParameterRequest> r,
+                         std::span<ParameterSlot*> out) override {
         timing.interrupt();
-        FakeRecordSink::capture(r, out);
+        FakeRecordSink::copy_parameters(r, out);
     }
 
     RecordingTiming timing;
@@ -118,7 +119,7 @@ TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
     Recorder r;
     r.begin(true, true);
     dispatch(r, sink);
-    const CaptureRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
     r.begin_workload(WorkloadType::dispatch, sink, &args);
     r.end_workload(sink);
     r.end();

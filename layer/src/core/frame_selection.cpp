@@ -32,7 +32,7 @@ bool FrameSelection::parse(std::string_view text, std::string& why) {
         return true;
     }
     if (text == "host") {
-        kind_ = Kind::host;
+        kind_ = Kind::server;
         return true;
     }
     constexpr std::string_view kEvery = "every:";
@@ -88,7 +88,7 @@ bool FrameSelection::parse(std::string_view text, std::string& why) {
     return true;
 }
 
-bool FrameSelection::captures(uint64_t frame) const {
+bool FrameSelection::selects(uint64_t frame) const {
     switch (kind_) {
     case Kind::all:
         return true;
@@ -96,8 +96,8 @@ bool FrameSelection::captures(uint64_t frame) const {
         return frame % every_ == 0;
     case Kind::trigger:
         return access(trigger_.c_str(), F_OK) == 0;
-    case Kind::host:
-        return false; // only what the host asks for (host_driven())
+    case Kind::server:
+        return false; // only what the capture server asks for (server_driven())
     case Kind::ranges:
         for (const Range& r : ranges_) {
             if (frame >= r.first && frame <= r.last) {

@@ -23,15 +23,15 @@ public:
 
     // Whether frame `frame` (0 is the first) is instrumented. For a trigger, whether its file
     // exists now: call it when the frame begins.
-    bool captures(uint64_t frame) const;
+    bool selects(uint64_t frame) const;
 
     bool every_frame() const { return kind_ == Kind::all; }
-    // `host`: frames are captured when the host sends CAPTURE (docs/protocol.md); captures()
-    // is false for every frame.
-    bool host_driven() const { return kind_ == Kind::host; }
+    // `host`: frames are captured when the capture server sends CAPTURE (docs/protocol.md);
+    // selects() is false for every frame.
+    bool server_driven() const { return kind_ == Kind::server; }
 
 private:
-    enum class Kind : uint8_t { all, ranges, every, trigger, host };
+    enum class Kind : uint8_t { all, ranges, every, trigger, server };
     struct Range {
         uint64_t first = 0;
         uint64_t last = 0; // inclusive

@@ -1,5 +1,5 @@
 #pragma once
-// The layer's identity as the loader and the host see it.
+// The layer's identity as the loader and the capture server see it.
 
 namespace vkscope {
 

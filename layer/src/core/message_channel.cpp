@@ -29,8 +29,8 @@ constexpr std::chrono::milliseconds kMinBackoff = 50ms;
 constexpr std::chrono::milliseconds kMaxBackoff = 1000ms;
 constexpr size_t kMaxIovecs = 64;
 
-// A host that goes away must cost the application a dropped frame, never a SIGPIPE: Linux takes a
-// per-call flag, Apple platforms a socket option (set in make_socket).
+// A capture server that goes away must cost the application a dropped frame, never a SIGPIPE: Linux
+// takes a per-call flag, Apple platforms a socket option (set in make_socket).
 #ifdef MSG_NOSIGNAL
 constexpr int kSendFlags = MSG_NOSIGNAL;
 #else
@@ -274,7 +274,7 @@ void MessageChannel::run() {
     pthread_setname_np(pthread_self(), "vkscope-sender");
 #endif
     std::chrono::milliseconds backoff = kMinBackoff;
-    // Between attempts, and after a connection breaks too: a host that accepts and hangs up at
+    // Between attempts, and after a connection breaks too: a server that accepts and hangs up at
     // once must not turn the sender into a busy loop.
     const auto pause = [&] {
         std::unique_lock lock(mutex_);
@@ -297,7 +297,7 @@ void MessageChannel::run() {
             }
             backoff = kMinBackoff;
             greeting_sent_ = 0;
-            commands_ = HostCommandReader{};
+            commands_ = ServerCommandReader{};
             std::lock_guard lock(mutex_);
             link_.store(Link::Up, std::memory_order_relaxed);
         }
@@ -328,7 +328,7 @@ void MessageChannel::run() {
             continue;
         }
 
-        // The host learns about drops before the next frame it does get.
+        // The server learns about drops before the next frame it does get.
         bool ok = true;
         const uint64_t drops = dropped_.load(std::memory_order_relaxed);
         if (drops != reported_drops_) {
@@ -377,12 +377,12 @@ void MessageChannel::read_commands() {
     for (;;) {
         const ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
         if (n <= 0) {
-            // Nothing more now (EAGAIN), or the host closed its side: the next send says so.
+            // Nothing more now (EAGAIN), or the server closed its side: the next send says so.
             return;
         }
         const bool broken = !commands_.error().empty();
         if (const auto capture = commands_.feed({buffer, static_cast<size_t>(n)})) {
-            capture_request_.store(*capture, std::memory_order_release);
+            frame_request_.store(*capture, std::memory_order_release);
         }
         if (!broken && !commands_.error().empty()) {
             record_error(commands_.error());
@@ -396,7 +396,7 @@ void MessageChannel::disconnect() {
         fd_ = -1;
     }
     // What was queued for the lost connection is dropped rather than kept for the next one: while
-    // down, post() drops too, so the count the host gets stays the only gap in its stream.
+    // down, post() drops too, so the count the server gets stays the only gap in its stream.
     std::vector<std::string> lost;
     {
         std::lock_guard lock(mutex_);
@@ -416,7 +416,7 @@ int MessageChannel::connect_endpoint() {
         return -1;
     }
     if (a.family == AF_INET) {
-        // Frames are small and the host wants them promptly (a FRAME marks the end of a frame).
+        // Frames are small and the server wants them promptly (a FRAME marks the end of a frame).
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }

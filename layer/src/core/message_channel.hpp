@@ -1,16 +1,17 @@
 #pragma once
-// The layer's one connection to the host: a bounded queue of encoded frames and a sender thread.
+// The layer's one connection to the capture server: a bounded queue of encoded frames and a
+// sender thread.
 //
-// The application must never wait for the host. post() only ever takes a short lock around the
-// queue: when the queue is full, or the host is unreachable, the frame is dropped and counted, and
-// the host is told the running count (a DROPPED frame) before the next frame that does get
-// through. The sender reconnects with backoff when the host goes away, so a host started after
+// The application must never wait for the server. post() only ever takes a short lock around the
+// queue: when the queue is full, or the server is unreachable, the frame is dropped and counted,
+// and the server is told the running count (a DROPPED frame) before the next frame that does get
+// through. The sender reconnects with backoff when the server goes away, so a server started after
 // the application still receives the rest of the run.
 //
 // Nothing here writes to stdout or stderr (they belong to the application); failures are kept
 // for last_error().
 
-#include "core/host_commands.hpp"
+#include "core/server_commands.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -41,7 +42,7 @@ public:
     ~MessageChannel(); // close(kDefaultGrace)
 
     // Queues one encoded frame; never blocks on the network. False when it was dropped (queue
-    // full by count or bytes, host unreachable, or channel closed).
+    // full by count or bytes, server unreachable, or channel closed).
     bool post(std::string frame);
 
     // Frames written first on every connection, before anything queued (the HELLO message, which
@@ -56,11 +57,11 @@ public:
     bool connected() const noexcept { return link_.load(std::memory_order_relaxed) == Link::Up; }
     std::string last_error() const;
 
-    // The host's latest CAPTURE command (frames to capture from the next frame on, 0: stop), once;
-    // nullopt when none came since the last call. Commands are read whenever the sender wakes to
-    // write, which the FRAME message at every frame end guarantees.
-    std::optional<uint64_t> take_capture_request() noexcept {
-        const uint64_t v = capture_request_.exchange(kNoRequest, std::memory_order_acq_rel);
+    // The server's latest CAPTURE command (frames to capture from the next frame on, 0: stop),
+    // once; nullopt when none came since the last call. Commands are read whenever the sender wakes
+    // to write, which the FRAME message at every frame end guarantees.
+    std::optional<uint64_t> take_frame_request() noexcept {
+        const uint64_t v = frame_request_.exchange(kNoRequest, std::memory_order_acq_rel);
         return v == kNoRequest ? std::nullopt : std::optional<uint64_t>(v);
     }
     const std::string& address() const noexcept { return address_; }
@@ -113,14 +114,14 @@ private:
     std::atomic<bool> stop_flag_{false};       // stopping_, readable without the lock
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> sent_{0};
-    std::atomic<uint64_t> capture_request_{kNoRequest};
+    std::atomic<uint64_t> frame_request_{kNoRequest};
 
     // Sender thread only.
     int fd_ = -1;
     uint64_t reported_drops_ = 0;
     uint64_t greeting_sent_ = 0; // greeting_version_ written on this connection; 0: none
     std::string scratch_;
-    HostCommandReader commands_; // reset with every connection
+    ServerCommandReader commands_; // reset with every connection
 
     std::mutex close_mutex_;
     std::thread thread_;

@@ -24,7 +24,7 @@ struct InstanceState {
     std::bitset<kFeatureCount> features;
     uint32_t api_version = VK_API_VERSION_1_0; // what the application asked for
     bool debug_utils = false;                  // VK_EXT_debug_utils enabled (maybe by the layer)
-    std::shared_ptr<MessageChannel> host;      // timeline only; null when nothing is sent
+    std::shared_ptr<MessageChannel> server;    // timeline only; null when nothing is sent
     FrameSelection frames;                     // the `frames` setting, parsed
 
     bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }

@@ -1,5 +1,5 @@
 #pragma once
-// The layer-to-host frame encoding of docs/protocol.md and a small JSON writer for the payloads.
+// The layer-to-server frame encoding of docs/protocol.md and a small JSON writer for the payloads.
 //
 // Both run on the per-submit path, so they append to caller-owned strings (whose capacity is
 // reused from one message to the next) and never touch iostreams or locales.
@@ -28,7 +28,8 @@ enum class MessageType : uint8_t {
     SubmitDone = 0x83,
 };
 
-// The host stops reading a connection at a longer payload, taking it as a stream out of step.
+// The capture server stops reading a connection at a longer payload, taking it as a stream out of
+// step.
 inline constexpr size_t kMaxPayloadBytes = size_t{16} << 20;
 
 // Types with the top bit set carry a sequence number.
@@ -42,7 +43,7 @@ constexpr size_t frame_header_size(MessageType type) noexcept {
 }
 
 // Appends one frame to `out`. `sequence` is written only for types that carry one. Returns false,
-// appending nothing, when the payload is over kMaxPayloadBytes: sending it would cost the host
+// appending nothing, when the payload is over kMaxPayloadBytes: sending it would cost the server
 // everything after it.
 bool append_frame(std::string& out, MessageType type, uint64_t tag, std::string_view json,
                   uint64_t sequence = 0);

@@ -32,18 +32,18 @@ enum class WorkloadType : uint8_t {
 
 // Owned by the Vulkan side (layer-owned host-visible memory); the recorder and interpreter only
 // pass it around.
-struct CaptureSlot;
+struct ParameterSlot;
 
-// What a captured slot holds.
-enum class CaptureKind : uint8_t {
+// What a parameter slot holds.
+enum class ParameterKind : uint8_t {
     dispatch,   // VkDispatchIndirectCommand
     trace_rays, // width, height, depth of VkTraceRaysIndirectCommand(2)KHR
     draw_count, // the uint32_t count of a vkCmdDraw*IndirectCount
 };
 
-struct Capture {
-    CaptureSlot* slot = nullptr;
-    CaptureKind kind = CaptureKind::dispatch;
+struct ParameterCopy {
+    ParameterSlot* slot = nullptr;
+    ParameterKind kind = ParameterKind::dispatch;
     uint32_t max_draws = 0; // draw_count: the command's maxDrawCount
 };
 
@@ -86,9 +86,9 @@ struct Workload : WorkloadInfo {
 struct RenderPassPart {
     std::shared_ptr<Workload> workload; // the instance; null for a part resumed from elsewhere
     uint64_t draws = 0;
-    bool suspending = false;     // the instance continues in a later command buffer
-    std::vector<Capture> counts; // draw counts copied after the instance ended
-    bool counts_lost = false;    // indirect counts that could not be copied (suspended part)
+    bool suspending = false;           // the instance continues in a later command buffer
+    std::vector<ParameterCopy> counts; // draw counts copied after the instance ended
+    bool counts_lost = false;          // indirect counts that could not be copied (suspended part)
     // The instance ends here but its tag began in another command buffer, and the label end is
     // left to a layer command buffer after this one (RecordOptions::defer_foreign_ends).
     bool tag_end_deferred = false;
@@ -114,7 +114,7 @@ struct Command {
     std::shared_ptr<Workload> workload;       // workload begins, indirect_readback
     std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
     std::shared_ptr<const std::string> label; // marker_begin
-    Capture capture;                          // indirect_readback
+    ParameterCopy copy;                       // indirect_readback
     // Workload begins: what the instruments wrote before it; workload_end: after it.
     Marks marks;
 };

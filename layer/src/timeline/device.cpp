@@ -104,11 +104,11 @@ TimelineQueue::~TimelineQueue() {
 
 TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
                                const InstrumentProviders& providers)
-    : state(s), next(s.next), handle(s.handle), id(next_device_id()), host(s.instance->host),
+    : state(s), next(s.next), handle(s.handle), id(next_device_id()), server(s.instance->server),
       label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
       frame_submits(s.instance->settings.frame_submits), frames(s.instance->frames),
-      captures(s.handle, s.next, memory_properties(s)) {
-    captured.store(frames.captures(0), std::memory_order_relaxed);
+      parameter_pool(s.handle, s.next, memory_properties(s)) {
+    frame_selected.store(frames.selects(0), std::memory_order_relaxed);
     if (setup.timeline_semaphores) {
         semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue
                                                         : next.GetSemaphoreCounterValueKHR;
@@ -119,7 +119,7 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         config.device = handle;
         config.wait = wait_semaphores;
         config.counter = semaphore_value;
-        config.invalidate = [this](const CaptureSlot& slot) { captures.invalidate(slot); };
+        config.invalidate = [this](const ParameterSlot& slot) { parameter_pool.invalidate(slot); };
         config.annex = [this](uint64_t submit, uint64_t tag, const std::string& json) {
             post(annex_frame(submit, tag, json));
         };
@@ -172,7 +172,7 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         static_cast<unsigned long long>(id), description.name.c_str(),
         kLabelApis[static_cast<int>(label_api)], semaphore_value ? "yes" : "no",
         record_options.defer_foreign_ends ? "deferred" : "direct",
-        host ? "" : ", no host: nothing is sent");
+        server ? "" : ", no host: nothing is sent");
     post(device_frame(id, description));
 }
 
@@ -224,14 +224,14 @@ TimelineDevice::~TimelineDevice() {
 }
 
 void TimelineDevice::post(std::string frame) const {
-    if (host) {
-        host->post(std::move(frame));
+    if (server) {
+        server->post(std::move(frame));
     }
 }
 
 void reset_command_buffer(CommandBufferState& cb) {
     cb.recorder.reset();
-    cb.captures.release(cb.device->captures);
+    cb.parameters.release(cb.device->parameter_pool);
     for (const auto& instrument : cb.instruments) {
         instrument->release();
     }
@@ -240,7 +240,7 @@ void reset_command_buffer(CommandBufferState& cb) {
 
 void erase_command_buffer(VkCommandBuffer handle) {
     if (CommandBufferState* cb = find_command_buffer(handle)) {
-        cb->captures.release(cb->device->captures);
+        cb->parameters.release(cb->device->parameter_pool);
         for (const auto& instrument : cb->instruments) {
             instrument->release();
         }

@@ -6,11 +6,11 @@
 
 #include "core/owned_map.hpp"
 #include "core/state.hpp"
-#include "timeline/capture_pool.hpp"
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
 #include "timeline/metadata.hpp"
+#include "timeline/parameter_pool.hpp"
 #include "timeline/readback.hpp"
 #include "timeline/recorder.hpp"
 
@@ -44,7 +44,7 @@ struct CommandBufferState {
     VkCommandPool pool = VK_NULL_HANDLE;
     bool primary = true;
     Recorder recorder;
-    CaptureArena captures;
+    ParameterArena parameters;
     std::optional<Size3> compute_local_size; // of the bound compute pipeline or shader
     // Of its command pool; UINT32_MAX when the layer did not see the pool created.
     uint32_t family = UINT32_MAX;
@@ -124,7 +124,7 @@ public:
     TimelineDevice& operator=(const TimelineDevice&) = delete;
 
     void post(std::string frame) const;
-    bool sending() const { return host != nullptr; }
+    bool sending() const { return server != nullptr; }
     // The device's instrument of type T, if it has one: how an instrument's own hooks find it.
     template <typename T> T* instrument() const {
         for (const auto& i : instruments) {
@@ -139,9 +139,9 @@ public:
     const DeviceDispatch& next;
     const VkDevice handle;
     const uint64_t id;
-    const std::shared_ptr<MessageChannel> host;
-    // `frames=host`: frames still to capture of the host's last CAPTURE command.
-    std::atomic<uint64_t> host_frames_left{0};
+    const std::shared_ptr<MessageChannel> server; // the capture server; null: nothing is sent
+    // `frames=host`: frames still to capture of the capture server's last CAPTURE command.
+    std::atomic<uint64_t> server_frames_left{0};
     const LabelApi label_api;
     RecordOptions record_options; // for every command buffer of the device
     const PFN_vkSetDeviceLoaderData set_loader_data;
@@ -154,7 +154,7 @@ public:
     std::atomic<uint64_t> submissions{0};
     // The `frames` setting, and whether the current frame is one it captures.
     const FrameSelection frames;
-    std::atomic<bool> captured{true};
+    std::atomic<bool> frame_selected{true};
     // In slot order. Made once, before any command buffer or submission, so read without a lock.
     std::vector<std::unique_ptr<Instrument>> instruments;
     LabelInterner labels;
@@ -173,7 +173,7 @@ public:
     std::mutex addresses_mutex;
     std::map<VkDeviceAddress, std::pair<VkDeviceAddress, VkBuffer>> addresses;
 
-    CapturePool captures;
+    ParameterPool parameter_pool;
     std::unique_ptr<ReadbackWorker> readback;
     std::vector<std::unique_ptr<TimelineQueue>> queues;
 
@@ -201,7 +201,7 @@ inline TimelineDevice* timeline_of(const void* handle) {
     return state ? static_cast<TimelineDevice*>(state->features.get()) : nullptr;
 }
 
-// Drops a command buffer's recording and gives its capture slots back.
+// Drops a command buffer's recording and gives its parameter slots back.
 void reset_command_buffer(CommandBufferState& cb);
 void erase_command_buffer(VkCommandBuffer cb);
 

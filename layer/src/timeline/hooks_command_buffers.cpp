@@ -105,7 +105,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         // Outside captured frames nothing is written into the command buffer; the recording is
         // still followed (at the least cost: its workloads are only logged), so its workloads are
         // described if a captured frame submits it.
-        cb->instrumented = tl.captured.load(std::memory_order_relaxed);
+        cb->instrumented = tl.frame_selected.load(std::memory_order_relaxed);
         const bool one_time =
             (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0;
         timeline::RecordOptions options = tl.record_options;

@@ -100,7 +100,7 @@ struct RecordingStart {
     bool one_time_submit = false;
     // Recorded in a frame the `frames` setting captures: only then may the instrument write
     // around workloads (outside, they are only logged).
-    bool captured = true;
+    bool frame_selected = true;
 };
 
 // Something ran between two workloads that is no workload.
@@ -143,7 +143,7 @@ public:
 // ---- Submission ----
 
 struct SubmissionStart {
-    bool captured = true; // the frame is one the `frames` setting captures
+    bool frame_selected = true; // the frame is one the `frames` setting captures
     // The queue's layer semaphore exists, so completion jobs can run.
     bool completes = false;
 };

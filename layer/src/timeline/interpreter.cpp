@@ -99,7 +99,7 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
             Readback readback;
             readback.submit = out.submit;
             readback.workload = c.workload;
-            readback.captures.push_back(c.capture);
+            readback.copies.push_back(c.copy);
             add_readback(std::move(readback), out);
         } break;
         }
@@ -127,8 +127,8 @@ void Interpreter::paired(const Workload& w, uint64_t submit, const Marks& begin,
 
 void Interpreter::add_readback(Readback readback, SubmitRecord& out) {
     for (Readback& earlier : out.readbacks) {
-        for (const Capture& a : earlier.captures) {
-            for (const Capture& b : readback.captures) {
+        for (const ParameterCopy& a : earlier.copies) {
+            for (const ParameterCopy& b : readback.copies) {
                 if (a.slot == b.slot) {
                     earlier.ambiguous = true;
                     return;
@@ -162,7 +162,7 @@ void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord
     Readback readback;
     readback.submit = instance.submit;
     readback.workload = instance.workload;
-    readback.captures = std::move(instance.counts);
+    readback.copies = std::move(instance.counts);
     readback.draws = instance.draws;
     readback.counts_lost = instance.counts_lost;
     add_readback(std::move(readback), out);

@@ -39,8 +39,8 @@ struct SubmittedWorkload {
 struct Readback {
     uint64_t submit = 0; // the instance is submit.tag
     std::shared_ptr<Workload> workload;
-    std::vector<Capture> captures;
-    uint64_t draws = 0;       // render passes: draws counted without the captures
+    std::vector<ParameterCopy> copies;
+    uint64_t draws = 0;       // render passes: draws counted without the copies
     bool counts_lost = false; // render passes: some counts could not be copied
     // The same slot ran more than once in one submission (a secondary executed twice): only the
     // last run's values survive, so none are reported.
@@ -92,7 +92,7 @@ private:
         std::shared_ptr<Workload> workload;
         uint64_t submit = 0;
         uint64_t draws = 0;
-        std::vector<Capture> counts;
+        std::vector<ParameterCopy> counts;
         bool counts_lost = false;
         Marks begin;
         bool quiet = false; // begun outside a captured frame

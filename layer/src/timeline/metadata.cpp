@@ -129,21 +129,21 @@ std::string describe_fields(const Workload& w) {
 }
 
 std::string readback_annex(const Readback& r, std::span<const Size3> values) {
-    if (r.captures.empty() || values.size() != r.captures.size()) {
+    if (r.copies.empty() || values.size() != r.copies.size()) {
         return "{}";
     }
-    switch (r.captures[0].kind) {
-    case CaptureKind::dispatch:
+    switch (r.copies[0].kind) {
+    case ParameterKind::dispatch:
         if (r.ambiguous) {
             return flagged({"groups", "invocations"}, "indirect_ambiguous");
         }
         return dispatch_annex(values[0], r.workload->local_size);
-    case CaptureKind::trace_rays:
+    case ParameterKind::trace_rays:
         if (r.ambiguous) {
             return flagged({"width", "height", "depth"}, "indirect_ambiguous");
         }
         return trace_rays_annex(values[0]);
-    case CaptureKind::draw_count:
+    case ParameterKind::draw_count:
         break;
     }
     if (r.ambiguous) {
@@ -153,8 +153,8 @@ std::string readback_annex(const Readback& r, std::span<const Size3> values) {
         return flagged({"draws"}, "draws_lost");
     }
     uint64_t draws = r.draws;
-    for (size_t i = 0; i < r.captures.size(); ++i) {
-        draws += std::min(values[i][0], r.captures[i].max_draws);
+    for (size_t i = 0; i < r.copies.size(); ++i) {
+        draws += std::min(values[i][0], r.copies[i].max_draws);
     }
     JsonWriter json;
     json.begin_object().field("draws", draws).end_object();

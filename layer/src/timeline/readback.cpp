@@ -38,7 +38,7 @@ ReadbackWorker::~ReadbackWorker() {
 void ReadbackWorker::claim(ReadbackJob& job) {
     job.generations.clear();
     for (const Readback& r : job.readbacks) {
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             job.generations.push_back(c.slot->generation.load(std::memory_order_acquire));
             c.slot->in_flight.store(true, std::memory_order_release);
         }
@@ -53,7 +53,7 @@ void ReadbackWorker::push(ReadbackJob job) {
     wake_.notify_all();
 }
 
-bool ReadbackWorker::wait_read(CaptureSlot& slot, std::chrono::milliseconds timeout) {
+bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     if (done_.wait_for(lock, timeout, [&] { return !slot.in_flight.load(); })) {
         return true;
@@ -148,7 +148,7 @@ void ReadbackWorker::run() {
     for (ReadbackJob& job : jobs_) {
         size_t g = 0;
         for (const Readback& r : job.readbacks) {
-            for (const Capture& c : r.captures) {
+            for (const ParameterCopy& c : r.copies) {
                 if (c.slot->generation.load() == job.generations[g++]) {
                     c.slot->in_flight.store(false);
                 }
@@ -162,24 +162,24 @@ void ReadbackWorker::run() {
 void ReadbackWorker::process(ReadbackJob& job) {
     size_t g = 0;
     for (const Readback& r : job.readbacks) {
-        // A capture whose generation moved on belongs to a later submission now: neither read
+        // A copy whose slot's generation moved on belongs to a later submission now: neither read
         // nor released here.
         std::vector<bool> ours;
         std::vector<std::array<uint32_t, 3>> copies;
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             ours.push_back(c.slot->generation.load(std::memory_order_acquire) ==
                            job.generations[g++]);
             if (ours.back()) {
                 config_.invalidate(*c.slot);
-                copies.push_back({c.slot->host[0], c.slot->host[1], c.slot->host[2]});
+                copies.push_back({c.slot->mapped[0], c.slot->mapped[1], c.slot->mapped[2]});
             }
         }
-        if (copies.size() == r.captures.size()) {
+        if (copies.size() == r.copies.size()) {
             config_.annex(r.submit, r.workload->tag, readback_annex(r, copies));
         }
-        for (size_t i = 0; i < r.captures.size(); ++i) {
+        for (size_t i = 0; i < r.copies.size(); ++i) {
             if (ours[i]) {
-                r.captures[i].slot->in_flight.store(false, std::memory_order_release);
+                r.copies[i].slot->in_flight.store(false, std::memory_order_release);
             }
         }
     }

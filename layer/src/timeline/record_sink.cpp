@@ -54,27 +54,27 @@ void VulkanRecordSink::end_tag() {
     end_label(*cb_.device, cb_.handle);
 }
 
-void VulkanRecordSink::capture(std::span<const CaptureRequest> requests,
-                               std::span<CaptureSlot*> out) {
+void VulkanRecordSink::copy_parameters(std::span<const ParameterRequest> requests,
+                                       std::span<ParameterSlot*> out) {
     TimelineDevice& device = *cb_.device;
     // The copy runs between two workloads: the next one cannot start at the last one's end.
     for (const auto& instrument : cb_.instruments) {
         instrument->interrupt(Interruption::parameter_copy);
     }
     std::vector<VkBufferCopy> regions;
-    std::vector<std::pair<VkBuffer, size_t>> sources; // per capture: buffer, region index
+    std::vector<std::pair<VkBuffer, size_t>> sources; // per copy: buffer, region index
     for (size_t i = 0; i < requests.size(); ++i) {
         out[i] = nullptr;
-        const CaptureRequest& r = requests[i];
+        const ParameterRequest& r = requests[i];
         const BufferInfo* buffer = device.buffers.find(r.buffer);
         // Without a readback thread nobody would read the slot; without TRANSFER_SRC (a buffer
         // the layer did not see created) the copy would be invalid.
         if (!cb_.instrumented || !device.readback || !buffer ||
             !(buffer->usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT) ||
-            r.offset + r.bytes > buffer->size || r.bytes > CapturePool::kSlotBytes) {
+            r.offset + r.bytes > buffer->size || r.bytes > ParameterPool::kSlotBytes) {
             continue;
         }
-        CaptureSlot* slot = cb_.captures.next(device.captures);
+        ParameterSlot* slot = cb_.parameters.next(device.parameter_pool);
         if (!slot) {
             continue;
         }

@@ -1,6 +1,6 @@
 #pragma once
 // The recorder's RecordSink for a real command buffer: labels through VK_EXT_debug_utils (or
-// VK_EXT_debug_marker) and parameter copies into capture slots, all through the next layer, and
+// VK_EXT_debug_marker) and parameter copies into layer-owned slots, all through the next layer, and
 // the device's instruments around each workload.
 
 #include "timeline/device.hpp"
@@ -18,7 +18,8 @@ public:
 
     void begin_tag(uint64_t tag) override;
     void end_tag() override;
-    void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) override;
+    void copy_parameters(std::span<const ParameterRequest> requests,
+                         std::span<ParameterSlot*> out) override;
     void workload_start(Marks& marks) override {
         for (size_t i = 0; i < cb_.instruments.size(); ++i) {
             marks[i] = cb_.instruments[i]->start();

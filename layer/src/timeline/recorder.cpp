@@ -106,14 +106,14 @@ void Recorder::marker_end() {
 }
 
 Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
-                                   const CaptureRequest* indirect, CaptureKind kind) {
+                                   const ParameterRequest* indirect, ParameterKind kind) {
     auto w = std::make_shared<Workload>();
     w->tag = next_tag();
     w->type = type;
     has_workloads_ = true;
-    CaptureSlot* slot = nullptr;
+    ParameterSlot* slot = nullptr;
     if (indirect) {
-        sink.capture({indirect, 1}, {&slot, 1});
+        sink.copy_parameters({indirect, 1}, {&slot, 1});
     }
     w->tagged = can_tag();
     if (w->tagged) {
@@ -127,7 +127,7 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
         // Only a submission can name the instance its parameters belong to.
         needs_submit_label_ = true;
         Command c = command(Op::indirect_readback, w);
-        c.capture = Capture{slot, kind, 0};
+        c.copy = ParameterCopy{slot, kind, 0};
         stream_.push_back(std::move(c));
     }
     current_ = std::move(w);
@@ -241,10 +241,10 @@ void Recorder::end_render_pass(RecordSink& sink) {
             tag_end(sink);
         }
     }
-    capture_counts(sink, *part);
+    copy_counts(sink, *part);
 }
 
-void Recorder::count_indirect_draws(const CaptureRequest& count, uint32_t max_draws) {
+void Recorder::count_indirect_draws(const ParameterRequest& count, uint32_t max_draws) {
     (part_ ? pending_counts_ : continued_counts_).push_back(PendingCount{count, max_draws});
 }
 
@@ -271,23 +271,23 @@ void Recorder::flush_draws() {
     draws_ = 0;
 }
 
-void Recorder::capture_counts(RecordSink& sink, RenderPassPart& part) {
+void Recorder::copy_counts(RecordSink& sink, RenderPassPart& part) {
     if (pending_counts_.empty()) {
         return;
     }
-    std::vector<CaptureRequest> requests;
+    std::vector<ParameterRequest> requests;
     requests.reserve(pending_counts_.size());
     for (const PendingCount& p : pending_counts_) {
         requests.push_back(p.request);
     }
-    std::vector<CaptureSlot*> slots(requests.size(), nullptr);
+    std::vector<ParameterSlot*> slots(requests.size(), nullptr);
     // Copies are illegal inside a render pass, so the counts are copied right after it: nothing
     // of the application's runs in between to change them.
-    sink.capture(requests, slots);
+    sink.copy_parameters(requests, slots);
     for (size_t i = 0; i < slots.size(); ++i) {
         if (slots[i]) {
             part.counts.push_back(
-                Capture{slots[i], CaptureKind::draw_count, pending_counts_[i].max_draws});
+                ParameterCopy{slots[i], ParameterKind::draw_count, pending_counts_[i].max_draws});
         } else {
             part.counts_lost = true;
         }

@@ -20,7 +20,7 @@
 namespace vkscope::timeline {
 
 // Bytes of an application buffer to copy into a layer-owned slot.
-struct CaptureRequest {
+struct ParameterRequest {
     uint64_t buffer = 0; // VkBuffer
     uint64_t offset = 0;
     uint32_t bytes = 0;
@@ -33,8 +33,9 @@ public:
     virtual void begin_tag(uint64_t tag) = 0;
     virtual void end_tag() = 0;
     // Records copies of the requested bytes into fresh layer-owned slots (with the barriers they
-    // need) at this point of the command buffer. out[i] is null when request i cannot be captured.
-    virtual void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) = 0;
+    // need) at this point of the command buffer. out[i] is null when request i cannot be copied.
+    virtual void copy_parameters(std::span<const ParameterRequest> requests,
+                                 std::span<ParameterSlot*> out) = 0;
     // The instruments' commands right before and right after a workload (a render pass instance:
     // before its first begin, after its final end); each leaves its mark in `marks`.
     virtual void workload_start(Marks& /*marks*/) {}
@@ -83,8 +84,8 @@ public:
     // them first so that the copy is not part of the workload's own time. The workload's command
     // goes between begin_workload and end_workload; the caller describes the returned workload.
     Workload& begin_workload(WorkloadType type, RecordSink& sink,
-                             const CaptureRequest* indirect = nullptr,
-                             CaptureKind kind = CaptureKind::dispatch);
+                             const ParameterRequest* indirect = nullptr,
+                             ParameterKind kind = ParameterKind::dispatch);
     void end_workload(RecordSink& sink);
 
     // RecordOptions::defer_workloads: a workload outside render passes is only logged (nothing is
@@ -109,7 +110,7 @@ public:
     // Draws: inside a render pass, or in a secondary that continues one.
     void count_draws(uint64_t n) { draws_ += n; }
     // A draw whose count the GPU reads from `count`; at most max_draws.
-    void count_indirect_draws(const CaptureRequest& count, uint32_t max_draws);
+    void count_indirect_draws(const ParameterRequest& count, uint32_t max_draws);
 
     // vkCmdExecuteCommands: inlines the secondary's stream; draws it recorded for the render pass
     // it continues count for the current one, once per execution.
@@ -126,12 +127,12 @@ public:
 
 private:
     struct PendingCount {
-        CaptureRequest request;
+        ParameterRequest request;
         uint32_t max_draws = 0;
     };
 
     void flush_draws();
-    void capture_counts(RecordSink& sink, RenderPassPart& part);
+    void copy_counts(RecordSink& sink, RenderPassPart& part);
     bool can_tag() const { return options_.tags && !(options_.defer_foreign_ends && foreign_end_); }
     void tag_begin(RecordSink& sink, uint64_t tag);
     void tag_end(RecordSink& sink);

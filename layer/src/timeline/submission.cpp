@@ -43,32 +43,32 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     TimelineDevice& device = queue.device;
     const uint64_t frame = device.frame.fetch_add(1, std::memory_order_relaxed);
     // The next frame's fate is decided as it begins (a trigger file is looked at now, and the
-    // host's latest CAPTURE command taken).
-    bool next = device.frames.captures(frame + 1);
-    if (device.frames.host_driven() && device.host) {
-        if (const auto asked = device.host->take_capture_request()) {
-            device.host_frames_left.store(*asked, std::memory_order_relaxed);
+    // capture server's latest CAPTURE command taken).
+    bool next = device.frames.selects(frame + 1);
+    if (device.frames.server_driven() && device.server) {
+        if (const auto asked = device.server->take_frame_request()) {
+            device.server_frames_left.store(*asked, std::memory_order_relaxed);
         }
-        uint64_t left = device.host_frames_left.load(std::memory_order_relaxed);
-        while (left > 0 && !device.host_frames_left.compare_exchange_weak(
+        uint64_t left = device.server_frames_left.load(std::memory_order_relaxed);
+        while (left > 0 && !device.server_frames_left.compare_exchange_weak(
                                left, left - 1, std::memory_order_relaxed)) {
         }
         next = left > 0;
     }
-    const bool was_captured = device.captured.exchange(next, std::memory_order_relaxed);
+    const bool was_selected = device.frame_selected.exchange(next, std::memory_order_relaxed);
     if (device.sending()) {
-        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_captured));
+        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_selected));
     }
 }
 
 Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
       frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
-      captured_(queue.device.captured.load(std::memory_order_relaxed)) {
+      frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)) {
     // Layer command buffers are only reused, and results only read, once the semaphore says so.
     const bool completes = ensure_semaphore(queue_);
     can_label_ = completes && device_.label_api != LabelApi::none;
-    const SubmissionStart start{captured_, completes};
+    const SubmissionStart start{frame_selected_, completes};
     for (const auto& instrument : queue_.instruments) {
         instrument->begin_submission(start);
         pair_marks_ = pair_marks_ || instrument->pairs_marks();
@@ -94,7 +94,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     description.batch = index;
     // Labels that must close are closed in any frame; new ones open only in captured frames.
     const bool insert = can_label_ && wrappable;
-    const bool open_labels = insert && captured_;
+    const bool open_labels = insert && frame_selected_;
     const size_t wrappers_before = wrappers_.size();
     Interpreter& interpreter = queue_.interpreter;
     // Where instruments may place layer command buffers: not between the parts of a render pass
@@ -105,7 +105,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     for (VkCommandBuffer handle : cbs) {
         const CommandBufferState* cb = find_command_buffer(handle);
         record_.clear();
-        record_.quiet = !captured_;
+        record_.quiet = !frame_selected_;
         record_.submit = next_submit_id();
         // A label opened before a command buffer closes only where everything opened inside it
         // is closed again: command buffers that share a split render pass or a label of the
@@ -121,13 +121,13 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         }
         record_.pair_marks = pair_marks_;
         if (cb) {
-            if (captured_) {
+            if (frame_selected_) {
                 cb->recorder.materialize();
             }
             interpreter.run(cb->recorder.stream(), sink_, record_);
         }
         description.s_label = queue_.s_label;
-        if (captured_ && device_.sending()) {
+        if (frame_selected_ && device_.sending()) {
             device_.post(submit_frame(record_.submit, description, record_.workloads));
         }
         for (Readback& r : record_.readbacks) {
@@ -184,10 +184,10 @@ void Submission::before_submit() {
     }
     // Two command buffers of this call running the same slot (one secondary executed by both):
     // the first readback would see the second's values.
-    std::map<CaptureSlot*, size_t> owner;
+    std::map<ParameterSlot*, size_t> owner;
     std::vector<Readback> unique;
     for (Readback& r : job_.readbacks) {
-        auto [it, fresh] = owner.emplace(r.captures.front().slot, unique.size());
+        auto [it, fresh] = owner.emplace(r.copies.front().slot, unique.size());
         if (fresh) {
             unique.push_back(std::move(r));
         } else {
@@ -196,7 +196,7 @@ void Submission::before_submit() {
     }
     job_.readbacks = std::move(unique);
     for (const Readback& r : job_.readbacks) {
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             if (c.slot->in_flight.load(std::memory_order_acquire) &&
                 !device_.readback->wait_read(*c.slot, kSlotWait)) {
                 log_once(LogLevel::warn,
@@ -257,7 +257,7 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
                                         wrappers_.end());
         }
         for (const Readback& r : job_.readbacks) {
-            for (const Capture& c : r.captures) {
+            for (const ParameterCopy& c : r.copies) {
                 c.slot->in_flight.store(false, std::memory_order_release);
             }
         }

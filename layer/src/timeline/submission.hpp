@@ -7,7 +7,7 @@
 // parameters can be read. The device's instruments take part at every step (instrument.hpp).
 
 #include "timeline/device.hpp"
-#include "timeline/host_sink.hpp"
+#include "timeline/server_sink.hpp"
 #include "timeline/submit_patch.hpp"
 
 #include <mutex>
@@ -76,13 +76,13 @@ private:
     TimelineQueue& queue_;
     TimelineDevice& device_;
     std::lock_guard<std::mutex> lock_;
-    HostSink sink_;
+    ServerSink sink_;
     const char* api_;
     const uint64_t frame_;
     const uint64_t cpu_ns_;
-    const bool captured_;     // the frame is one the `frames` setting captures
-    bool can_label_;          // layer command buffers with labels can be inserted
-    bool pair_marks_ = false; // some instrument resolves this submission's workloads
+    const bool frame_selected_; // the frame is one the `frames` setting captures
+    bool can_label_;            // layer command buffers with labels can be inserted
+    bool pair_marks_ = false;   // some instrument resolves this submission's workloads
     std::vector<VkCommandBuffer> wrappers_;
     ReadbackJob job_;
     SubmitRecord record_;

@@ -48,7 +48,7 @@ public:
 
     void begin(const timeline::RecordingStart& start) override {
         const char* untimed =
-            start.captured ? device_.untimed_family(start.family) : reason::kOutsideFrame;
+            start.frame_selected ? device_.untimed_family(start.family) : reason::kOutsideFrame;
         timing_.begin(&device_.pools, device_.mode, untimed);
     }
     void release() override { timing_.release(); }

@@ -13,7 +13,8 @@ TimingQueue::TimingQueue(TimingDevice& device, timeline::TimelineQueue& queue, s
 
 void TimingQueue::begin_submission(const timeline::SubmissionStart& start) {
     // Results are read once the queue's semaphore says the GPU is done: without it, no timing.
-    submit_.emplace(start.completes ? &device_ : nullptr, &results_, queue_.family, start.captured);
+    submit_.emplace(start.completes ? &device_ : nullptr, &results_, queue_.family,
+                    start.frame_selected);
     if (device_.chain_semaphore) {
         chain_lock_ = device_.chain.lock();
     }

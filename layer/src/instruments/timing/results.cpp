@@ -25,7 +25,7 @@ bool QueueResults::ready() {
 uint64_t QueueResults::word(size_t index) const {
     uint64_t v = 0;
     // The mapping is volatile (the GPU writes it); copy the bytes out once.
-    const volatile uint8_t* p = buffer_.host() + index * sizeof v;
+    const volatile uint8_t* p = buffer_.mapped() + index * sizeof v;
     uint8_t bytes[sizeof v];
     for (size_t i = 0; i < sizeof v; ++i) {
         bytes[i] = p[i];

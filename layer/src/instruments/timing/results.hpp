@@ -4,7 +4,7 @@
 // submission gets its own region, so a command buffer submitted again before the previous
 // results were read cannot overwrite them, and nobody waits: an N-buffered buffer.
 
-#include "core/host_buffer.hpp"
+#include "core/host_visible_buffer.hpp"
 #include "instruments/timing/ring.hpp"
 
 #include <cstdint>
@@ -42,7 +42,7 @@ private:
     const DeviceDispatch& next_;
     const VkPhysicalDeviceMemoryProperties memory_;
     RingAllocator ring_{kEntries};
-    HostBuffer buffer_;
+    HostVisibleBuffer buffer_;
     bool tried_ = false;
 };
 

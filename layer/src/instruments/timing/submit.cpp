@@ -56,9 +56,9 @@ struct SubmitTiming::Job {
 };
 
 SubmitTiming::SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family,
-                           bool captured)
+                           bool frame_selected)
     : device_(device), results_(results), family_(family),
-      active_(device != nullptr && results != nullptr && captured) {}
+      active_(device != nullptr && results != nullptr && frame_selected) {}
 
 SubmitTiming::~SubmitTiming() {
     for (uint64_t r : regions_) {

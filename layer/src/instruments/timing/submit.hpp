@@ -24,7 +24,7 @@ namespace vkscope::timing {
 class SubmitTiming {
 public:
     // Inactive (does nothing) unless `device` is set and the frame is captured.
-    SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, bool captured);
+    SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, bool frame_selected);
     SubmitTiming(const SubmitTiming&) = delete;
     SubmitTiming& operator=(const SubmitTiming&) = delete;
     // Gives back ring regions no job took (the submission failed).

@@ -1,16 +1,16 @@
-#include "timeline/capture_pool.hpp"
+#include "timeline/parameter_pool.hpp"
 
 #include "core/log.hpp"
 
 namespace vkscope::timeline {
 
-CapturePool::CapturePool(VkDevice device, const DeviceDispatch& next,
-                         const VkPhysicalDeviceMemoryProperties& memory)
+ParameterPool::ParameterPool(VkDevice device, const DeviceDispatch& next,
+                             const VkPhysicalDeviceMemoryProperties& memory)
     : device_(device), next_(next), memory_(memory) {}
 
-CapturePool::~CapturePool() = default;
+ParameterPool::~ParameterPool() = default;
 
-CapturePool::Page* CapturePool::acquire() {
+ParameterPool::Page* ParameterPool::acquire() {
     std::lock_guard lock(mutex_);
     if (free_.empty() && !grow()) {
         return nullptr;
@@ -20,13 +20,13 @@ CapturePool::Page* CapturePool::acquire() {
     return page;
 }
 
-void CapturePool::release(std::vector<Page*>& pages) {
+void ParameterPool::release(std::vector<Page*>& pages) {
     std::lock_guard lock(mutex_);
     free_.insert(free_.end(), pages.begin(), pages.end());
     pages.clear();
 }
 
-void CapturePool::invalidate(const CaptureSlot& slot) {
+void ParameterPool::invalidate(const ParameterSlot& slot) {
     std::lock_guard lock(mutex_);
     for (const Block& b : blocks_) {
         if (b.memory->buffer() == slot.buffer) {
@@ -36,13 +36,13 @@ void CapturePool::invalidate(const CaptureSlot& slot) {
     }
 }
 
-bool CapturePool::grow() {
+bool ParameterPool::grow() {
     if (failed_) {
         return false;
     }
     const VkDeviceSize page_bytes = kSlotBytes * kSlotsPerPage;
     Block block;
-    block.memory = std::make_unique<HostBuffer>();
+    block.memory = std::make_unique<HostVisibleBuffer>();
     if (!block.memory->create(device_, next_, memory_, page_bytes * kPagesPerBlock,
                               VK_BUFFER_USAGE_TRANSFER_DST_BIT)) {
         log_once(LogLevel::warn, "timeline: no host-visible memory for indirect parameters; "
@@ -50,14 +50,14 @@ bool CapturePool::grow() {
         failed_ = true;
         return false;
     }
-    const volatile uint8_t* bytes = block.memory->host();
+    const volatile uint8_t* bytes = block.memory->mapped();
     for (uint32_t p = 0; p < kPagesPerBlock; ++p) {
         auto page = std::make_unique<Page>();
         for (uint32_t s = 0; s < kSlotsPerPage; ++s) {
-            CaptureSlot& slot = page->slots[s];
+            ParameterSlot& slot = page->slots[s];
             slot.buffer = block.memory->buffer();
             slot.offset = (p * kSlotsPerPage + s) * kSlotBytes;
-            slot.host = reinterpret_cast<const volatile uint32_t*>(bytes + slot.offset);
+            slot.mapped = reinterpret_cast<const volatile uint32_t*>(bytes + slot.offset);
         }
         free_.push_back(page.get());
         block.pages.push_back(std::move(page));
@@ -66,9 +66,9 @@ bool CapturePool::grow() {
     return true;
 }
 
-CaptureSlot* CaptureArena::next(CapturePool& pool) {
-    if (used_ == CapturePool::kSlotsPerPage) {
-        CapturePool::Page* page = pool.acquire();
+ParameterSlot* ParameterArena::next(ParameterPool& pool) {
+    if (used_ == ParameterPool::kSlotsPerPage) {
+        ParameterPool::Page* page = pool.acquire();
         if (!page) {
             return nullptr;
         }
@@ -78,11 +78,11 @@ CaptureSlot* CaptureArena::next(CapturePool& pool) {
     return &pages_.back()->slots[used_++];
 }
 
-void CaptureArena::release(CapturePool& pool) {
+void ParameterArena::release(ParameterPool& pool) {
     if (!pages_.empty()) {
         pool.release(pages_);
     }
-    used_ = CapturePool::kSlotsPerPage;
+    used_ = ParameterPool::kSlotsPerPage;
 }
 
 } // namespace vkscope::timeline

@@ -1,12 +1,12 @@
-#include "core/host_buffer.hpp"
+#include "core/host_visible_buffer.hpp"
 
 namespace vkscope {
 
-HostBuffer::~HostBuffer() {
+HostVisibleBuffer::~HostVisibleBuffer() {
     destroy();
 }
 
-void HostBuffer::destroy() {
+void HostVisibleBuffer::destroy() {
     if (!next_) {
         return;
     }
@@ -21,9 +21,9 @@ void HostBuffer::destroy() {
     mapped_ = nullptr;
 }
 
-bool HostBuffer::create(VkDevice device, const DeviceDispatch& next,
-                        const VkPhysicalDeviceMemoryProperties& memory, VkDeviceSize size,
-                        VkBufferUsageFlags usage) {
+bool HostVisibleBuffer::create(VkDevice device, const DeviceDispatch& next,
+                               const VkPhysicalDeviceMemoryProperties& memory, VkDeviceSize size,
+                               VkBufferUsageFlags usage) {
     destroy();
     device_ = device;
     next_ = &next;
@@ -76,7 +76,7 @@ bool HostBuffer::create(VkDevice device, const DeviceDispatch& next,
     return true;
 }
 
-void HostBuffer::invalidate() const {
+void HostVisibleBuffer::invalidate() const {
     if (coherent_ || !memory_) {
         return;
     }

@@ -8,12 +8,12 @@
 
 namespace vkscope {
 
-class HostBuffer {
+class HostVisibleBuffer {
 public:
-    HostBuffer() = default;
-    HostBuffer(const HostBuffer&) = delete;
-    HostBuffer& operator=(const HostBuffer&) = delete;
-    ~HostBuffer();
+    HostVisibleBuffer() = default;
+    HostVisibleBuffer(const HostVisibleBuffer&) = delete;
+    HostVisibleBuffer& operator=(const HostVisibleBuffer&) = delete;
+    ~HostVisibleBuffer();
 
     // False (and nothing held) when the device has no host-visible memory for it.
     bool create(VkDevice device, const DeviceDispatch& next,
@@ -23,7 +23,7 @@ public:
     void invalidate() const;
 
     VkBuffer buffer() const { return buffer_; }
-    const volatile uint8_t* host() const { return mapped_; }
+    const volatile uint8_t* mapped() const { return mapped_; }
     explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
 
 private:

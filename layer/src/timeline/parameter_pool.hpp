@@ -1,6 +1,6 @@
 #pragma once
 // Layer-owned host-visible memory that indirect parameters are copied into, one 16-byte slot per
-// captured workload. A slot stays with the recording that wrote its copy command, so every
+// copied workload. A slot stays with the recording that wrote its copy command, so every
 // submission of that recording writes the same slot: the submission path waits for the previous
 // readback of a slot before the GPU may write it again.
 //
@@ -8,9 +8,9 @@
 // back when they are reset; pages live as long as the device, so a slot's flags outlive any
 // command buffer that used it.
 
-#include "core/host_buffer.hpp"
+#include "core/host_visible_buffer.hpp"
 #include "dispatch_tables.gen.hpp"
-#include "timeline/capture_slot.hpp"
+#include "timeline/parameter_slot.hpp"
 
 #include <array>
 #include <atomic>
@@ -22,31 +22,31 @@
 
 namespace vkscope::timeline {
 
-class CapturePool {
+class ParameterPool {
 public:
     static constexpr VkDeviceSize kSlotBytes = 16;
     static constexpr uint32_t kSlotsPerPage = 64;
     static constexpr uint32_t kPagesPerBlock = 16;
 
     struct Page {
-        std::array<CaptureSlot, kSlotsPerPage> slots;
+        std::array<ParameterSlot, kSlotsPerPage> slots;
     };
 
-    CapturePool(VkDevice device, const DeviceDispatch& next,
-                const VkPhysicalDeviceMemoryProperties& memory);
-    CapturePool(const CapturePool&) = delete;
-    CapturePool& operator=(const CapturePool&) = delete;
-    ~CapturePool();
+    ParameterPool(VkDevice device, const DeviceDispatch& next,
+                  const VkPhysicalDeviceMemoryProperties& memory);
+    ParameterPool(const ParameterPool&) = delete;
+    ParameterPool& operator=(const ParameterPool&) = delete;
+    ~ParameterPool();
 
     // Null when no host-visible memory could be had.
     Page* acquire();
     void release(std::vector<Page*>& pages);
     // Makes the GPU's writes to the slot visible to the host (a no-op on coherent memory).
-    void invalidate(const CaptureSlot& slot);
+    void invalidate(const ParameterSlot& slot);
 
 private:
     struct Block {
-        std::unique_ptr<HostBuffer> memory;
+        std::unique_ptr<HostVisibleBuffer> memory;
         std::vector<std::unique_ptr<Page>> pages;
     };
 
@@ -62,14 +62,14 @@ private:
 };
 
 // One command buffer's slots.
-class CaptureArena {
+class ParameterArena {
 public:
-    CaptureSlot* next(CapturePool& pool);
-    void release(CapturePool& pool);
+    ParameterSlot* next(ParameterPool& pool);
+    void release(ParameterPool& pool);
 
 private:
-    std::vector<CapturePool::Page*> pages_;
-    uint32_t used_ = CapturePool::kSlotsPerPage; // in the last page
+    std::vector<ParameterPool::Page*> pages_;
+    uint32_t used_ = ParameterPool::kSlotsPerPage; // in the last page
 };
 
 } // namespace vkscope::timeline

@@ -21,26 +21,26 @@ FrameSelection parsed(const char* text) {
 TEST(FrameSelection, EmptyIsEveryFrame) {
     const FrameSelection s = parsed("  ");
     EXPECT_TRUE(s.every_frame());
-    EXPECT_TRUE(s.captures(0));
-    EXPECT_TRUE(s.captures(123456));
+    EXPECT_TRUE(s.selects(0));
+    EXPECT_TRUE(s.selects(123456));
 }
 
 TEST(FrameSelection, ListsAndRanges) {
     const FrameSelection s = parsed("3, 10-12,100-");
     for (uint64_t f : {3, 10, 11, 12, 100, 5000}) {
-        EXPECT_TRUE(s.captures(f)) << f;
+        EXPECT_TRUE(s.selects(f)) << f;
     }
     for (uint64_t f : {0, 2, 4, 9, 13, 99}) {
-        EXPECT_FALSE(s.captures(f)) << f;
+        EXPECT_FALSE(s.selects(f)) << f;
     }
 }
 
 TEST(FrameSelection, EveryNth) {
     const FrameSelection s = parsed("every:3");
-    EXPECT_TRUE(s.captures(0));
-    EXPECT_FALSE(s.captures(1));
-    EXPECT_FALSE(s.captures(2));
-    EXPECT_TRUE(s.captures(3));
+    EXPECT_TRUE(s.selects(0));
+    EXPECT_FALSE(s.selects(1));
+    EXPECT_FALSE(s.selects(2));
+    EXPECT_TRUE(s.selects(3));
 }
 
 TEST(FrameSelection, TriggerFollowsTheFile) {
@@ -49,17 +49,17 @@ TEST(FrameSelection, TriggerFollowsTheFile) {
     ASSERT_GE(fd, 0);
     close(fd);
     const FrameSelection s = parsed((std::string("trigger:") + path).c_str());
-    EXPECT_TRUE(s.captures(0));
+    EXPECT_TRUE(s.selects(0));
     std::remove(path);
-    EXPECT_FALSE(s.captures(1));
+    EXPECT_FALSE(s.selects(1));
 }
 
-TEST(FrameSelection, HostCapturesOnlyWhatTheHostAsksFor) {
+TEST(FrameSelection, HostSelectsOnlyWhatTheCaptureServerAsksFor) {
     const FrameSelection s = parsed("host");
-    EXPECT_TRUE(s.host_driven());
-    EXPECT_FALSE(s.captures(0));
-    EXPECT_FALSE(s.captures(7));
-    EXPECT_FALSE(parsed("every:2").host_driven());
+    EXPECT_TRUE(s.server_driven());
+    EXPECT_FALSE(s.selects(0));
+    EXPECT_FALSE(s.selects(7));
+    EXPECT_FALSE(parsed("every:2").server_driven());
 }
 
 TEST(FrameSelection, MistakesAreRefusedWithAReason) {

@@ -1,9 +1,9 @@
 #pragma once
-// Commands the host sends back over the layer's connection (docs/protocol.md, "Host commands").
-// They use the layer-to-host framing (type, tag, length, payload; little-endian, no sequence
-// number). CAPTURE asks for the next `tag` frames to be captured, 0 to stop (the `frames=host`
-// setting).
-// Unknown types are skipped by their length, so a newer host does not break an older layer.
+// Commands the capture server sends back over the layer's connection (docs/protocol.md, "Host
+// commands"). They use the layer-to-server framing (type, tag, length, payload; little-endian, no
+// sequence number). CAPTURE asks for the next `tag` frames to be captured, 0 to stop (the
+// `frames=host` setting). Unknown types are skipped by their length, so a newer server does not
+// break an older layer.
 //
 // Pure: the sender thread feeds it what it reads from the socket.
 
@@ -14,11 +14,11 @@
 
 namespace vkscope {
 
-enum class HostCommand : uint8_t {
-    Capture = 0x40,
+enum class ServerCommand : uint8_t {
+    ParameterCopy = 0x40,
 };
 
-class HostCommandReader {
+class ServerCommandReader {
 public:
     // The longest payload accepted; anything longer means the stream is out of step.
     static constexpr uint32_t kMaxPayload = 4096;

@@ -1,14 +1,15 @@
 #pragma once
-// The interpreter's sink for a real device: messages to the host, built only when there is one.
+// The interpreter's sink for a real device: messages to the capture server, built only when there
+// is one.
 
 #include "timeline/device.hpp"
 #include "timeline/messages.hpp"
 
 namespace vkscope::timeline {
 
-class HostSink final : public InterpreterSink {
+class ServerSink final : public InterpreterSink {
 public:
-    explicit HostSink(TimelineDevice& device) : device_(device) {}
+    explicit ServerSink(TimelineDevice& device) : device_(device) {}
 
     void labels(uint64_t id, const std::vector<std::string>& stack) override {
         if (device_.sending()) {

@@ -1,4 +1,4 @@
-#include "timeline/host.hpp"
+#include "timeline/server_connection.hpp"
 
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
@@ -22,14 +22,14 @@ std::shared_ptr<MessageChannel> g_channel;
 // Some instance had an instrument that makes query pools: GOODBYE says how many it took.
 bool g_report_query_pools = false;
 
-// Enough for a host that is up to take the last messages, short enough that an application
-// whose host is gone does not notice.
+// Enough for a capture server that is up to take the last messages, short enough that an
+// application whose server is gone does not notice.
 constexpr std::chrono::milliseconds kCloseGrace{250};
 
 } // namespace
 
-std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings,
-                                             bool report_query_pools) {
+std::shared_ptr<MessageChannel> acquire_server_channel(const SettingValues& settings,
+                                                       bool report_query_pools) {
     std::lock_guard lock(g_mutex);
     ++g_users;
     g_report_query_pools = g_report_query_pools || report_query_pools;
@@ -48,7 +48,7 @@ std::shared_ptr<MessageChannel> acquire_host(const SettingValues& settings,
     return g_channel;
 }
 
-void release_host() {
+void release_server_channel() {
     std::shared_ptr<MessageChannel> closing;
     {
         std::lock_guard lock(g_mutex);

@@ -1,4 +1,4 @@
-#include "core/host_commands.hpp"
+#include "core/server_commands.hpp"
 
 #include "core/wire_format.hpp"
 
@@ -18,7 +18,7 @@ uint64_t read_le(std::string_view bytes, size_t at, size_t width) {
 
 } // namespace
 
-std::optional<uint64_t> HostCommandReader::feed(std::string_view bytes) {
+std::optional<uint64_t> ServerCommandReader::feed(std::string_view bytes) {
     if (!error_.empty()) {
         return std::nullopt;
     }
@@ -39,7 +39,7 @@ std::optional<uint64_t> HostCommandReader::feed(std::string_view bytes) {
         if (pending_.size() - at < kHeader + length) {
             break;
         }
-        if (type == static_cast<uint8_t>(HostCommand::Capture)) {
+        if (type == static_cast<uint8_t>(ServerCommand::ParameterCopy)) {
             capture = tag;
         }
         at += kHeader + length;
