@@ -98,8 +98,8 @@ struct RecordingStart {
     uint32_t family = UINT32_MAX; // of its command pool; UINT32_MAX: not seen created
     bool primary = true;
     bool one_time_submit = false;
-    // Recorded in a frame the `frames` setting captures: only then may the instrument write
-    // around workloads (outside, they are only logged).
+    // Recorded in a frame the `frames` setting selects: only then may the instrument write into
+    // the command buffer.
     bool frame_selected = true;
 };
 
@@ -124,8 +124,8 @@ public:
     virtual void release() = 0;
 
     // Right before a workload and right after it: writes the instrument's commands and says
-    // where, or returns Mark::none(why). Only between begin() and end() of a captured recording
-    // are they asked to write.
+    // where, or returns Mark::none(why). In a recording outside selected frames they must write
+    // nothing (only render passes still ask there: other workloads are just logged).
     virtual Mark start() = 0;
     virtual Mark finish() = 0;
     virtual void interrupt(Interruption) {}
@@ -143,7 +143,7 @@ public:
 // ---- Submission ----
 
 struct SubmissionStart {
-    bool frame_selected = true; // the frame is one the `frames` setting captures
+    bool frame_selected = true; // the frame is one the `frames` setting selects
     // The queue's layer semaphore exists, so completion jobs can run.
     bool completes = false;
 };
