@@ -16,7 +16,8 @@ from support.timeline import DEVICE, GOODBYE, Capture, Message, Receiver
 
 SUBMIT_DONE = 0x83
 TIMING_FIELDS = {"gpu_begin_ns", "gpu_end_ns", "serialization", "timing"}
-# Every reason the layer gives for an instance without times (layer/src/timing/mode.hpp).
+# Every reason the layer gives for an instance without times
+# (layer/src/instruments/timing/mode.hpp).
 REASONS = {
     "recorded outside a captured frame",
     "queue family has no timestamps",
