@@ -1,7 +1,7 @@
 // The instrument points of a recording: the recorder asks every instrument for a mark right before
 // and right after each workload (render pass instances as wholes, split ones included; workloads
-// of a secondary in the secondary), in order with the tag labels, and the queue's interpreter
-// hands each workload instance the marks of its own begin and end.
+// of a secondary in the secondary), in order with the tag labels, tells them of parameter copies,
+// and the queue's interpreter hands each workload instance the marks of its own begin and end.
 
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
@@ -17,62 +17,31 @@
 namespace vkscope::timeline {
 namespace {
 
+using test::InstrumentedRecording;
+using Events = std::vector<std::string>;
+
 constexpr size_t kInstruments = 2;
 
-// Two instruments behind one sink: every start and finish returns a fresh numbered mark per
-// instrument (the instrument's own object, the call's number) and is logged among the tags.
-class InstrumentedSink : public test::FakeRecordSink {
-public:
-    void workload_start(Marks& marks) override { point("start", marks); }
-    void workload_finish(Marks& marks) override { point("finish", marks); }
-
-    // The events with every tag label written as "tag" and the calls without their numbers.
-    std::vector<std::string> points() const {
-        std::vector<std::string> out;
-        for (const std::string& e : events) {
-            out.push_back(e[0] == 't' ? "tag" : e.substr(0, e.find(' ')));
-        }
-        return out;
+// The tags written as "tag", and what the first instrument was asked, in order.
+Events points(const InstrumentedRecording& r) {
+    Events out;
+    for (const std::string& e : r.sink.events) {
+        out.push_back(e[0] == 't' ? "tag" : e);
     }
-    // The numbers of the starts and finishes, in order.
-    std::vector<uint32_t> numbers() const {
-        std::vector<uint32_t> out;
-        for (const std::string& e : events) {
-            if (e.rfind("start ", 0) == 0 || e.rfind("finish ", 0) == 0) {
-                out.push_back(static_cast<uint32_t>(std::stoul(e.substr(e.find(' ') + 1))));
-            }
-        }
-        return out;
+    return out;
+}
+
+// Both instruments' marks of an instance at `begin`/`end`: the nth calls of `from`/`to`.
+void expect_marks(const MarkedInstance& m, InstrumentedRecording& from, uint32_t begin,
+                  InstrumentedRecording* to, uint32_t end) {
+    for (size_t slot = 0; slot < kInstruments; ++slot) {
+        EXPECT_EQ(m.begin[slot], from.instrument(slot).nth(begin)) << "slot " << slot;
+        EXPECT_EQ(m.end[slot], to ? to->instrument(slot).nth(end) : Mark()) << "slot " << slot;
     }
-
-    static int objects[kInstruments];
-
-private:
-    void point(const char* what, Marks& marks) {
-        ++calls_;
-        events.push_back(std::string(what) + " " + std::to_string(calls_));
-        for (size_t i = 0; i < kInstruments; ++i) {
-            marks[i] = Mark::at(&objects[i], calls_);
-        }
+    for (size_t slot = kInstruments; slot < kMaxInstruments; ++slot) {
+        EXPECT_FALSE(m.begin[slot]);
+        EXPECT_FALSE(m.end[slot]);
     }
-
-    static uint32_t calls_; // shared by every sink: no two calls have the same number
-};
-
-int InstrumentedSink::objects[kInstruments] = {};
-uint32_t InstrumentedSink::calls_ = 0;
-
-// The call numbers of an instance's marks, checking every instrument got its own.
-std::pair<uint32_t, uint32_t> numbers(const MarkedInstance& m) {
-    for (size_t i = 0; i < kInstruments; ++i) {
-        EXPECT_EQ(m.begin[i].object(), &InstrumentedSink::objects[i]);
-        EXPECT_EQ(m.begin[i].index(), m.begin[0].index());
-        if (m.ending != MarkedInstance::Ending::never) {
-            EXPECT_EQ(m.end[i].object(), &InstrumentedSink::objects[i]);
-            EXPECT_EQ(m.end[i].index(), m.end[0].index());
-        }
-    }
-    return {m.begin[0].index(), m.end[0].index()};
 }
 
 struct Queue {
@@ -90,9 +59,9 @@ struct Queue {
     }
 };
 
-void dispatch(Recorder& r, RecordSink& sink) {
-    r.begin_workload(WorkloadType::dispatch, sink);
-    r.end_workload(sink);
+void dispatch(InstrumentedRecording& r, const ParameterRequest* indirect = nullptr) {
+    r.recorder.begin_workload(WorkloadType::dispatch, r.sink, indirect);
+    r.recorder.end_workload(r.sink);
 }
 
 TEST(TimelineMark, CarriesAnObjectAndIndexOrAReason) {
@@ -111,134 +80,149 @@ TEST(TimelineMark, CarriesAnObjectAndIndexOrAReason) {
 }
 
 TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
-    InstrumentedSink sink;
-    Recorder r;
+    InstrumentedRecording r(kInstruments);
     r.begin(true, true);
-    dispatch(r, sink);
-    r.begin_render_pass("", {}, sink);
-    r.count_draws(2);
-    r.end_render_pass(sink);
-    r.end();
-    // The tag opens before the instrument's start and closes after its finish, so that what the
-    // instrument measures is inside the workload's label; nothing between the draws.
-    EXPECT_EQ(sink.points(), (std::vector<std::string>{"tag", "start", "finish", "end", "tag",
-                                                       "start", "finish", "end"}));
+    dispatch(r);
+    r.recorder.begin_render_pass("", {}, r.sink);
+    r.recorder.count_draws(2);
+    r.recorder.end_render_pass(r.sink);
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    dispatch(r, &args);
+    r.recorder.end();
+    // The tag opens before the instruments' start and closes after their finish, so that what
+    // they measure is inside the workload's label; nothing between the draws. A parameter copy
+    // runs before its workload's tag, and the instruments hear of it first.
+    EXPECT_EQ(points(r), (Events{"begin", "tag", "start", "finish", "end", "tag", "start", "finish",
+                                 "end", "interrupt", "copy 1@0", "tag", "start", "finish", "end"}));
 }
 
 TEST(TimelineInstrumentPoints, SplitRenderPassAndSecondaryGetTheirOwnBeginAndEnd) {
-    InstrumentedSink a_sink, s_sink, b_sink;
     // a: a dispatch, then a render pass instance suspended at its end.
-    Recorder a;
+    InstrumentedRecording a(kInstruments);
     a.begin(true, true);
-    dispatch(a, a_sink);
-    a.begin_render_pass("", {false, true}, a_sink);
-    a.count_draws(1);
-    a.end_render_pass(a_sink);
-    a.end();
+    dispatch(a);
+    a.recorder.begin_render_pass("", {false, true}, a.sink);
+    a.recorder.count_draws(1);
+    a.recorder.end_render_pass(a.sink);
+    a.recorder.end();
     // A secondary with a dispatch of its own.
-    Recorder s;
+    InstrumentedRecording s(kInstruments);
     s.begin(false, false);
-    dispatch(s, s_sink);
-    s.end();
+    dispatch(s);
+    s.recorder.end();
     // b: resumes and ends the instance, executes the secondary, then a dispatch.
-    Recorder b;
+    InstrumentedRecording b(kInstruments);
     b.begin(true, true);
-    b.begin_render_pass("", {true, false}, b_sink);
-    b.count_draws(1);
-    b.end_render_pass(b_sink);
-    b.execute(s);
-    dispatch(b, b_sink);
-    b.end();
+    b.recorder.begin_render_pass("", {true, false}, b.sink);
+    b.recorder.count_draws(1);
+    b.recorder.end_render_pass(b.sink);
+    b.recorder.execute(s.recorder);
+    dispatch(b);
+    b.recorder.end();
 
     // Before the first begin in a, after the final end in b, nothing at the suspension and the
     // resumption; the secondary's dispatch in the secondary.
-    using Points = std::vector<std::string>;
-    EXPECT_EQ(a_sink.points(), (Points{"tag", "start", "finish", "end", "tag", "start"}));
-    EXPECT_EQ(s_sink.points(), (Points{"tag", "start", "finish", "end"}));
-    EXPECT_EQ(b_sink.points(), (Points{"finish", "end", "tag", "start", "finish", "end"}));
+    EXPECT_EQ(points(a), (Events{"begin", "tag", "start", "finish", "end", "tag", "start"}));
+    EXPECT_EQ(points(s), (Events{"begin", "tag", "start", "finish", "end"}));
+    EXPECT_EQ(points(b), (Events{"begin", "finish", "end", "tag", "start", "finish", "end"}));
 
     Queue q;
-    const SubmitRecord sa = q.submit(a);
-    const SubmitRecord sb = q.submit(b);
+    const SubmitRecord sa = q.submit(a.recorder);
+    const SubmitRecord sb = q.submit(b.recorder);
     ASSERT_EQ(sa.instances.size(), 1u); // the render pass is still open after a
     ASSERT_EQ(sb.instances.size(), 3u);
 
-    const auto number = [](const InstrumentedSink& sink, size_t nth) {
-        return sink.numbers().at(nth);
-    };
-    const MarkedInstance& a_dispatch = sa.instances[0];
-    EXPECT_EQ(a_dispatch.submit, sa.submit);
-    EXPECT_EQ(a_dispatch.tag, sa.workloads[0].tag);
-    EXPECT_EQ(a_dispatch.ending, MarkedInstance::Ending::workload);
-    EXPECT_EQ(numbers(a_dispatch), std::pair(number(a_sink, 0), number(a_sink, 1)));
+    const MarkedInstance& first = sa.instances[0];
+    EXPECT_EQ(first.submit, sa.submit);
+    EXPECT_EQ(first.tag, sa.workloads[0].tag);
+    EXPECT_EQ(first.ending, MarkedInstance::Ending::workload);
+    expect_marks(first, a, 1, &a, 2);
 
     // The split instance belongs to a's submission and runs from a's start to b's finish.
     const MarkedInstance& pass = sb.instances[0];
     EXPECT_EQ(pass.submit, sa.submit);
     EXPECT_EQ(pass.tag, sa.workloads[1].tag);
     EXPECT_EQ(pass.ending, MarkedInstance::Ending::render_pass);
-    EXPECT_EQ(numbers(pass), std::pair(number(a_sink, 2), number(b_sink, 0)));
+    expect_marks(pass, a, 3, &b, 1);
 
     // The secondary's dispatch carries the secondary's marks, in b's submission.
     const MarkedInstance& inner = sb.instances[1];
     EXPECT_EQ(inner.submit, sb.submit);
-    EXPECT_EQ(numbers(inner), std::pair(number(s_sink, 0), number(s_sink, 1)));
+    expect_marks(inner, s, 1, &s, 2);
 
-    const MarkedInstance& last = sb.instances[2];
-    EXPECT_EQ(numbers(last), std::pair(number(b_sink, 1), number(b_sink, 2)));
+    expect_marks(sb.instances[2], b, 2, &b, 3);
 }
 
 TEST(TimelineInstrumentPoints, ARenderPassNeverResumedEndsWithoutEndMarks) {
-    InstrumentedSink sink;
-    Recorder a, b;
+    InstrumentedRecording a(kInstruments), b(kInstruments);
     a.begin(true, true);
-    a.begin_render_pass("", {false, true}, sink);
-    a.end_render_pass(sink);
-    a.end();
+    a.recorder.begin_render_pass("", {false, true}, a.sink);
+    a.recorder.end_render_pass(a.sink);
+    a.recorder.end();
     b.begin(true, true);
-    b.begin_render_pass("", {}, sink); // a new instance: a's is abandoned
-    b.end_render_pass(sink);
-    b.end();
+    b.recorder.begin_render_pass("", {}, b.sink); // a new instance: a's is abandoned
+    b.recorder.end_render_pass(b.sink);
+    b.recorder.end();
     Queue q;
-    const SubmitRecord sa = q.submit(a);
-    const SubmitRecord sb = q.submit(b);
+    const SubmitRecord sa = q.submit(a.recorder);
+    const SubmitRecord sb = q.submit(b.recorder);
     EXPECT_TRUE(sa.instances.empty());
     ASSERT_EQ(sb.instances.size(), 2u);
     EXPECT_EQ(sb.instances[0].tag, sa.workloads[0].tag);
     EXPECT_EQ(sb.instances[0].ending, MarkedInstance::Ending::never);
-    EXPECT_TRUE(sb.instances[0].begin[0]);
-    EXPECT_FALSE(sb.instances[0].end[0]);
+    expect_marks(sb.instances[0], a, 1, nullptr, 0);
     EXPECT_EQ(sb.instances[1].ending, MarkedInstance::Ending::render_pass);
+    expect_marks(sb.instances[1], b, 1, &b, 2);
+}
+
+TEST(TimelineInstrumentPoints, WithoutInstrumentsNoneIsAskedAndNoMarkKept) {
+    InstrumentedRecording r(0);
+    r.begin(true, true);
+    dispatch(r);
+    r.recorder.begin_render_pass("", {}, r.sink);
+    r.recorder.end_render_pass(r.sink);
+    r.recorder.end();
+    for (const Command& c : r.recorder.stream()) {
+        EXPECT_EQ(c.marks, kNoMarks);
+    }
+    EXPECT_TRUE(r.recorder.stream().marks.empty());
+    Queue q;
+    const SubmitRecord s = q.submit(r.recorder);
+    ASSERT_EQ(s.instances.size(), 2u);
+    EXPECT_EQ(s.instances[0].begin[0], Mark());
 }
 
 TEST(TimelineInstrumentPoints, NothingIsPairedWhenNoInstrumentAsks) {
-    InstrumentedSink sink;
-    Recorder r;
+    InstrumentedRecording r(kInstruments);
     r.begin(true, true);
-    dispatch(r, sink);
-    r.end();
+    dispatch(r);
+    r.recorder.end();
     Queue q;
-    EXPECT_TRUE(q.submit(r, false).instances.empty());
-    EXPECT_EQ(q.submit(r, true).instances.size(), 1u);
+    EXPECT_TRUE(q.submit(r.recorder, false).instances.empty());
+    EXPECT_EQ(q.submit(r.recorder, true).instances.size(), 1u);
 }
 
 TEST(TimelineInstrumentPoints, LoggedWorkloadsCarryEachInstrumentsReason) {
+    InstrumentedRecording r(kInstruments, "recorded outside a captured frame");
     RecordOptions options;
     options.tags = false;
     options.defer_workloads = true;
-    options.deferred_marks[0] = Mark::none("first's reason");
-    options.deferred_marks[1] = Mark::none("second's reason");
-    Recorder r;
     r.begin(true, true, options);
-    r.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
-    r.end();
-    r.materialize();
+    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
+    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
+    r.recorder.end();
+    r.recorder.materialize();
+    EXPECT_EQ(points(r), (Events{"begin"})) << "no instrument was asked to write";
     Queue q;
-    const SubmitRecord s = q.submit(r);
-    ASSERT_EQ(s.instances.size(), 1u);
-    EXPECT_STREQ(s.instances[0].begin[0].why(), "first's reason");
-    EXPECT_STREQ(s.instances[0].begin[1].why(), "second's reason");
-    EXPECT_FALSE(s.instances[0].end[0]);
+    const SubmitRecord s = q.submit(r.recorder);
+    ASSERT_EQ(s.instances.size(), 2u);
+    for (const MarkedInstance& m : s.instances) {
+        for (size_t slot = 0; slot < kInstruments; ++slot) {
+            EXPECT_FALSE(m.begin[slot]);
+            EXPECT_STREQ(m.begin[slot].why(), "recorded outside a captured frame");
+            EXPECT_FALSE(m.end[slot]);
+        }
+    }
 }
 
 } // namespace

@@ -34,20 +34,18 @@ QueryPoolCache::Backend fake_pools() {
     return b;
 }
 
-// A record sink that also writes timestamps, like the real one with timing as its only
-// instrument (slot 0).
-class TimedSink : public test::FakeRecordSink {
+// Timing as an instrument, as the layer has it, with its writes counted instead of recorded.
+class TimedInstrument : public InstrumentRecording {
 public:
-    TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
+    TimedInstrument(QueryPoolCache& cache, const char* untimed) {
         timing.begin(&cache, Mode::queue, untimed);
     }
-    void workload_start(Marks& marks) override { marks[0] = mark(timing.start(writer)); }
-    void workload_finish(Marks& marks) override { marks[0] = mark(timing.finish(writer)); }
-    void copy_parameters(std::span<const ParameterRequest> r,
-                         std::span<ParameterSlot*> out) override {
-        timing.interrupt();
-        FakeRecordSink::copy_parameters(r, out);
-    }
+    void begin(const RecordingStart&) override {}
+    void release() override { timing.release(); }
+    Mark start() override { return mark(timing.start(writer)); }
+    Mark finish() override { return mark(timing.finish(writer)); }
+    void interrupt(Interruption) override { timing.interrupt(); }
+    const char* unmarked() const override { return timing.untimed(); }
 
     RecordingTiming timing;
     NullWriter writer;
@@ -56,6 +54,23 @@ private:
     Mark mark(Timestamp ts) const {
         return ts ? timing::mark_of(ts) : Mark::none(timing.untimed());
     }
+};
+
+// A record sink for a recording whose one instrument (slot 0) is timing.
+class TimedSink : public test::FakeRecordSink {
+public:
+    explicit TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
+        instruments_.push_back(std::make_unique<TimedInstrument>(cache, untimed));
+    }
+    RecordOptions options() const {
+        RecordOptions o;
+        o.instruments = instruments_;
+        return o;
+    }
+    int writes() const { return static_cast<TimedInstrument&>(*instruments_[0]).writer.writes; }
+
+private:
+    std::vector<std::unique_ptr<InstrumentRecording>> instruments_;
 };
 
 // One submitted command buffer as timing sees it.
@@ -93,7 +108,7 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
     r.begin_render_pass("", {}, sink);
     r.count_draws(3);
@@ -110,14 +125,14 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
         EXPECT_EQ(s.timings[i].end.slot, i + 1);
         EXPECT_EQ(s.timings[i].untimed, nullptr);
     }
-    EXPECT_EQ(sink.writer.writes, 4); // N+1
+    EXPECT_EQ(sink.writes(), 4); // N+1
 }
 
 TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
     const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
     r.begin_workload(WorkloadType::dispatch, sink, &args);
@@ -133,21 +148,21 @@ TEST(TimingInterpreter, SplitRenderPassRunsFromFirstBeginToFinalEnd) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink a_sink(cache), b_sink(cache), c_sink(cache);
     Recorder a, b, c;
-    a.begin(true, true);
+    a.begin(true, true, a_sink.options());
     a.begin_render_pass("", {false, true}, a_sink);
     a.end_render_pass(a_sink);
     a.end();
-    b.begin(true, true);
+    b.begin(true, true, b_sink.options());
     b.begin_render_pass("", {true, true}, b_sink);
     b.end_render_pass(b_sink);
     b.end();
-    c.begin(true, true);
+    c.begin(true, true, c_sink.options());
     c.begin_render_pass("", {true, false}, c_sink);
     c.end_render_pass(c_sink);
     c.end();
-    EXPECT_EQ(a_sink.writer.writes, 1); // before the first begin
-    EXPECT_EQ(b_sink.writer.writes, 0); // nothing may go between suspension and resumption
-    EXPECT_EQ(c_sink.writer.writes, 1); // after the final end
+    EXPECT_EQ(a_sink.writes(), 1); // before the first begin
+    EXPECT_EQ(b_sink.writes(), 0); // nothing may go between suspension and resumption
+    EXPECT_EQ(c_sink.writes(), 1); // after the final end
 
     Queue q;
     const Timed sa = q.submit(a);
@@ -168,11 +183,11 @@ TEST(TimingInterpreter, ASplitRenderPassTimedOnlyInPartIsUntimed) {
     TimedSink a_sink(cache);
     TimedSink c_sink(cache, timing::reason::kOutsideFrame);
     Recorder a, c;
-    a.begin(true, true);
+    a.begin(true, true, a_sink.options());
     a.begin_render_pass("", {false, true}, a_sink);
     a.end_render_pass(a_sink);
     a.end();
-    c.begin(true, true);
+    c.begin(true, true, c_sink.options());
     c.begin_render_pass("", {true, false}, c_sink);
     c.end_render_pass(c_sink);
     c.end();
@@ -188,25 +203,25 @@ TEST(TimingInterpreter, RecordedOutsideACapturedFrameSaysSo) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache, timing::reason::kOutsideFrame);
     Recorder r;
-    r.begin(true, false);
+    r.begin(true, false, sink.options());
     dispatch(r, sink);
     r.end();
     Queue q;
     const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 1u);
     EXPECT_STREQ(s.timings[0].untimed, timing::reason::kOutsideFrame);
-    EXPECT_EQ(sink.writer.writes, 0);
+    EXPECT_EQ(sink.writes(), 0);
 }
 
 TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sec_sink(cache), pri_sink(cache);
     Recorder secondary;
-    secondary.begin(false, false);
+    secondary.begin(false, false, sec_sink.options());
     dispatch(secondary, sec_sink);
     secondary.end();
     Recorder primary;
-    primary.begin(true, true);
+    primary.begin(true, true, pri_sink.options());
     dispatch(primary, pri_sink);
     primary.execute(secondary);
     primary.execute(secondary);
@@ -224,16 +239,16 @@ TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
 
 TEST(TimingInterpreter, OneSecondaryInTwoCommandBuffersBeforeACopyIsFlaggedInBoth) {
     QueryPoolCache cache(fake_pools(), 16);
-    TimedSink sec_sink(cache);
+    TimedSink sec_sink(cache), p1_sink(cache), p2_sink(cache);
     Recorder secondary;
-    secondary.begin(false, false);
+    secondary.begin(false, false, sec_sink.options());
     dispatch(secondary, sec_sink);
     secondary.end();
     Recorder p1, p2;
-    p1.begin(true, true);
+    p1.begin(true, true, p1_sink.options());
     p1.execute(secondary);
     p1.end();
-    p2.begin(true, true);
+    p2.begin(true, true, p2_sink.options());
     p2.execute(secondary);
     p2.end();
     Queue q;
@@ -252,7 +267,7 @@ TEST(TimingInterpreter, NothingIsPairedWhenTheSubmissionIsNotTimed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
     r.end();
     Queue q;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -109,14 +110,43 @@ enum class Op : uint8_t {
     indirect_readback,
 };
 
+// A command without instruments' marks.
+inline constexpr uint32_t kNoMarks = UINT32_MAX;
+
 struct Command {
     Op op = Op::workload_end;
+    // Workload begins: where the marks the instruments wrote before it are in the stream's mark
+    // table; workload_end: after it. kNoMarks: none (no instruments on the device). An index
+    // rather than the marks themselves keeps a command small when there are no instruments.
+    uint32_t marks = kNoMarks;
     std::shared_ptr<Workload> workload;       // workload begins, indirect_readback
     std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
     std::shared_ptr<const std::string> label; // marker_begin
     ParameterCopy copy;                       // indirect_readback
-    // Workload begins: what the instruments wrote before it; workload_end: after it.
-    Marks marks;
+};
+
+// A recording's commands and the instruments' marks they point at: each workload boundary with
+// marks has `width` of them in a row, one per instrument of the device by slot.
+struct CommandStream {
+    std::span<const Command> commands;
+    std::span<const Mark> marks;
+    size_t width = 0;
+
+    auto begin() const { return commands.begin(); }
+    auto end() const { return commands.end(); }
+    size_t size() const { return commands.size(); }
+    bool empty() const { return commands.empty(); }
+    const Command& operator[](size_t i) const { return commands[i]; }
+    // The marks of `c`: none (with no reason) where it has none.
+    Marks marks_of(const Command& c) const {
+        Marks out;
+        if (c.marks != kNoMarks) {
+            for (size_t i = 0; i < width; ++i) {
+                out[i] = marks[c.marks + i];
+            }
+        }
+        return out;
+    }
 };
 
 const char* workload_type_name(WorkloadType type);

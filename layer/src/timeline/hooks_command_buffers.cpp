@@ -111,10 +111,10 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         timeline::RecordOptions options = tl.record_options;
         options.tags = options.tags && cb->instrumented;
         options.defer_workloads = !cb->instrumented;
+        options.instruments = cb->instruments;
         const timeline::RecordingStart start{cb->family, cb->primary, one_time, cb->instrumented};
-        for (size_t i = 0; i < cb->instruments.size(); ++i) {
-            cb->instruments[i]->begin(start);
-            options.deferred_marks[i] = timeline::Mark::none(cb->instruments[i]->unmarked());
+        for (const auto& instrument : cb->instruments) {
+            instrument->begin(start);
         }
         cb->recorder.begin(cb->primary, one_time, options);
         return result;

@@ -33,7 +33,7 @@ void Interpreter::queue_label_end() {
     }
 }
 
-void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out) {
+void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out) {
     for (const Command& c : stream) {
         switch (c.op) {
         case Op::marker_begin:
@@ -53,8 +53,8 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
                 finish(*open_, sink, out);
             }
             started(c.workload, sink, out);
-            open_ = Instance{c.workload,          out.submit, c.part->draws, c.part->counts,
-                             c.part->counts_lost, c.marks,    out.quiet};
+            open_ = Instance{c.workload,          out.submit,         c.part->draws, c.part->counts,
+                             c.part->counts_lost, stream.marks_of(c), out.quiet};
             part_ = c.part;
             break;
         case Op::render_pass_resume:
@@ -72,7 +72,7 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
         case Op::image_transfer:
         case Op::acceleration_structure_begin:
             started(c.workload, sink, out);
-            running_ = Running{c.workload.get(), out.submit, c.marks};
+            running_ = Running{c.workload.get(), out.submit, stream.marks_of(c)};
             break;
         case Op::workload_end:
             if (part_) {
@@ -80,14 +80,14 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
                     if (part_->tag_end_deferred && open_->workload->tagged) {
                         ++out.deferred_tag_ends;
                     }
-                    paired(*open_->workload, open_->submit, open_->begin, c.marks,
+                    paired(*open_->workload, open_->submit, open_->begin, stream.marks_of(c),
                            MarkedInstance::Ending::render_pass, out);
                     finish(*open_, sink, out);
                     open_.reset();
                 }
                 part_.reset();
             } else if (running_.workload) {
-                paired(*running_.workload, running_.submit, running_.begin, c.marks,
+                paired(*running_.workload, running_.submit, running_.begin, stream.marks_of(c),
                        MarkedInstance::Ending::workload, out);
                 running_ = {};
             }

@@ -78,7 +78,7 @@ public:
     void queue_label_end();
 
     // Runs one submitted command buffer's stream. `out.submit` names the submission.
-    void run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out);
+    void run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out);
 
     uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
     // A render pass instance is suspended between command buffers: nothing may run in between.

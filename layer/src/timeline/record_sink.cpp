@@ -57,10 +57,6 @@ void VulkanRecordSink::end_tag() {
 void VulkanRecordSink::copy_parameters(std::span<const ParameterRequest> requests,
                                        std::span<ParameterSlot*> out) {
     TimelineDevice& device = *cb_.device;
-    // The copy runs between two workloads: the next one cannot start at the last one's end.
-    for (const auto& instrument : cb_.instruments) {
-        instrument->interrupt(Interruption::parameter_copy);
-    }
     std::vector<VkBufferCopy> regions;
     std::vector<std::pair<VkBuffer, size_t>> sources; // per copy: buffer, region index
     for (size_t i = 0; i < requests.size(); ++i) {

@@ -1,7 +1,6 @@
 #pragma once
 // The recorder's RecordSink for a real command buffer: labels through VK_EXT_debug_utils (or
-// VK_EXT_debug_marker) and parameter copies into layer-owned slots, all through the next layer, and
-// the device's instruments around each workload.
+// VK_EXT_debug_marker) and parameter copies into layer-owned slots, all through the next layer.
 
 #include "timeline/device.hpp"
 
@@ -20,16 +19,6 @@ public:
     void end_tag() override;
     void copy_parameters(std::span<const ParameterRequest> requests,
                          std::span<ParameterSlot*> out) override;
-    void workload_start(Marks& marks) override {
-        for (size_t i = 0; i < cb_.instruments.size(); ++i) {
-            marks[i] = cb_.instruments[i]->start();
-        }
-    }
-    void workload_finish(Marks& marks) override {
-        for (size_t i = 0; i < cb_.instruments.size(); ++i) {
-            marks[i] = cb_.instruments[i]->finish();
-        }
-    }
 
 private:
     CommandBufferState& cb_;

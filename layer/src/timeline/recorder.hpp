@@ -36,10 +36,6 @@ public:
     // need) at this point of the command buffer. out[i] is null when request i cannot be copied.
     virtual void copy_parameters(std::span<const ParameterRequest> requests,
                                  std::span<ParameterSlot*> out) = 0;
-    // The instruments' commands right before and right after a workload (a render pass instance:
-    // before its first begin, after its final end); each leaves its mark in `marks`.
-    virtual void workload_start(Marks& /*marks*/) {}
-    virtual void workload_finish(Marks& /*marks*/) {}
 };
 
 struct RecordOptions {
@@ -52,10 +48,14 @@ struct RecordOptions {
     bool defer_foreign_ends = false;
     // Outside captured frames: workloads outside render passes are only logged, and become
     // commands of the stream when a captured frame submits the command buffer (materialize()),
-    // which most recordings made there never are. `deferred_marks` is what such workloads carry
-    // instead of the instruments' marks (each instrument's reason).
+    // which most recordings made there never are; their instruments' marks say why there are
+    // none (InstrumentRecording::unmarked()).
     bool defer_workloads = false;
-    Marks deferred_marks;
+    // The command buffer's instruments, by slot (begun before the recorder): asked for a mark
+    // right before and right after each workload (a render pass instance: before its first begin,
+    // after its final end), and told of the parameter copies between workloads. None: no mark is
+    // asked for or kept.
+    std::span<const std::unique_ptr<InstrumentRecording>> instruments;
     uint64_t device = 0; // the layer's id of the device, for logged workloads
 };
 
@@ -118,7 +118,7 @@ public:
 
     // Logged workloads are missing until materialize(): what is left (labels, render passes)
     // keeps a queue's label stack right in frames that are not captured.
-    std::span<const Command> stream() const { return stream_; }
+    CommandStream stream() const { return {stream_, marks_, options_.instruments.size()}; }
     // The command buffer needs an s<submitID> label around each submission: its workloads can run
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
@@ -131,6 +131,11 @@ private:
         uint32_t max_draws = 0;
     };
 
+    // Asks the instruments for their marks at a workload's start or finish; their index in
+    // marks_, or kNoMarks without instruments.
+    uint32_t mark(bool start);
+    // Parameter copies follow: what ran between two workloads was no workload.
+    void copying();
     void flush_draws();
     void copy_counts(RecordSink& sink, RenderPassPart& part);
     bool can_tag() const { return options_.tags && !(options_.defer_foreign_ends && foreign_end_); }
@@ -149,6 +154,8 @@ private:
     };
 
     mutable std::vector<Command> stream_;
+    mutable std::vector<Mark> marks_; // the commands' marks, one per instrument each
+    Marks deferred_marks_;            // what logged workloads carry
     mutable std::vector<DeferredWorkload> deferred_;
     mutable std::atomic<bool> has_deferred_{false};
     mutable std::mutex materialize_mutex_;
