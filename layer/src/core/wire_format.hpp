@@ -28,8 +28,7 @@ enum class MessageType : uint8_t {
     SubmitDone = 0x83,
 };
 
-// The capture server stops reading a connection at a longer payload, taking it as a stream out of
-// step.
+// The host stops reading a connection at a longer payload, taking it as a stream out of step.
 inline constexpr size_t kMaxPayloadBytes = size_t{16} << 20;
 
 // Types with the top bit set carry a sequence number.
