@@ -45,7 +45,7 @@ def _cxx_string(s: str) -> str:
 
 def header(settings: list[Setting], source: str) -> str:
     out = [f"// Generated from {source}. Do not edit.\n#pragma once\n"]
-    out.append('#include "settings_parse.hpp"\n\n#include <cstdint>\n#include <string>\n\n')
+    out.append('#include "core/settings_parse.hpp"\n\n#include <cstdint>\n#include <string>\n\n')
     out.append("namespace vkscope {\n\n")
     for s in settings:
         if s.type == "enum":

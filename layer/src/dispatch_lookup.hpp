@@ -2,7 +2,7 @@
 // Used by the generated pass-through entry points: the next layer's table for a handle. The
 // application only calls a command on live handles, so the state is always registered.
 
-#include "state.hpp"
+#include "core/state.hpp"
 
 namespace vkscope {
 

@@ -4,8 +4,8 @@
 
 #include "introspection.hpp"
 #include "command_tables.hpp"
-#include "layer_info.hpp"
-#include "state.hpp"
+#include "core/layer_info.hpp"
+#include "core/state.hpp"
 
 #include <cstring>
 

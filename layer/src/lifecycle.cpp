@@ -1,12 +1,14 @@
 // Instance and device creation and destruction: link into the loader's chain, build the next
-// layer's dispatch tables, read the settings, register the state.
+// layer's dispatch tables, read the settings, register the state. Which features are on and which
+// instruments a device's timeline gets are decided here, from the settings, and nowhere else.
 
 #include "command_tables.hpp"
-#include "layer_info.hpp"
-#include "log.hpp"
-#include "settings.hpp"
-#include "state.hpp"
-#include "timeline/host.hpp"
+#include "core/layer_info.hpp"
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "core/state.hpp"
+#include "instruments/timing/instrument.hpp"
+#include "timeline/server_connection.hpp"
 #include "timeline/setup.hpp"
 
 #include <memory>
@@ -41,7 +43,17 @@ void enable_features(InstanceState& state) {
     }
     if (state.settings.timing != Timing::off) {
         state.features.set(static_cast<unsigned>(Feature::timing));
+        state.features.set(static_cast<unsigned>(Feature::instruments));
     }
+}
+
+// The instruments of a device of this instance, in the order their marks take.
+timeline::InstrumentProviders instrument_providers(const InstanceState& instance) {
+    timeline::InstrumentProviders providers;
+    if (auto timing = timing::provider(instance.settings)) {
+        providers.push_back(std::move(timing));
+    }
+    return providers;
 }
 
 } // namespace
@@ -94,17 +106,19 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     state->next.load(*pInstance, next_gipa);
     enable_features(*state);
     if (state->enabled(Feature::timeline)) {
-        state->host = timeline::acquire_host(state->settings);
+        // Timing makes query pools: GOODBYE says how many.
+        state->server =
+            timeline::acquire_server_channel(state->settings, state->enabled(Feature::timing));
     }
-    if (state->frames.host_driven() && !state->host) {
+    if (state->frames.server_driven() && !state->server) {
         log_once(LogLevel::warn, "setting frames='host' with no host to ask for frames (no "
                                  "timeline or no host address): no frame will be captured");
     }
     if (!g_instances.insert(dispatch_key(*pInstance), state.get())) {
         log(LogLevel::error, "too many live VkInstances; this one is not profiled");
         if (state->enabled(Feature::timeline)) {
-            state->host.reset();
-            timeline::release_host();
+            state->server.reset();
+            timeline::release_server_channel();
         }
         return VK_SUCCESS;
     }
@@ -123,8 +137,8 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyInstance(VkInstance instance,
     if (state) {
         state->next.DestroyInstance(instance, pAllocator);
         if (state->enabled(Feature::timeline)) {
-            state->host.reset();
-            timeline::release_host();
+            state->server.reset();
+            timeline::release_server_channel();
         }
     }
 }
@@ -148,8 +162,13 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDe
         return VK_ERROR_INITIALIZATION_FAILED;
     }
     std::optional<timeline::DevicePatch> patch;
+    timeline::InstrumentProviders instruments;
     if (instance->enabled(Feature::timeline)) {
         patch.emplace(*instance, physicalDevice, pCreateInfo);
+        instruments = instrument_providers(*instance);
+        for (const auto& instrument : instruments) {
+            instrument->prepare(*patch);
+        }
     }
     VkResult result =
         next_create(physicalDevice, patch ? patch->info() : pCreateInfo, pAllocator, pDevice);
@@ -163,7 +182,8 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateDevice(VkPhysicalDevice physicalDe
     state->next_gdpa = next_gdpa;
     state->next.load(*pDevice, next_gdpa);
     if (patch) {
-        state->timeline = std::make_unique<timeline::TimelineDevice>(*state, patch->setup());
+        state->features =
+            std::make_unique<timeline::TimelineDevice>(*state, patch->setup(), instruments);
     }
     if (!g_devices.insert(dispatch_key(*pDevice), state.get())) {
         log(LogLevel::error, "too many live VkDevices; this one is not profiled");
@@ -182,7 +202,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyDevice(VkDevice device,
     std::unique_ptr<DeviceState> state(g_devices.erase(dispatch_key(device)));
     if (state) {
         // The layer's own objects go before the device they belong to.
-        state->timeline.reset();
+        state->features.reset();
         state->next.DestroyDevice(device, pAllocator);
     }
 }

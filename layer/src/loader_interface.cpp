@@ -2,9 +2,9 @@
 // introspection functions. Everything else reaches the layer through the pointers handed out here.
 
 #include "command_tables.hpp"
+#include "core/layer_info.hpp"
+#include "core/state.hpp"
 #include "introspection.hpp"
-#include "layer_info.hpp"
-#include "state.hpp"
 
 #include <cstring>
 #include <vulkan/vk_layer.h>

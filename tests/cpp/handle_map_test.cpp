@@ -1,4 +1,4 @@
-#include "handle_map.hpp"
+#include "core/handle_map.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-#include "message_channel.hpp"
+#include "core/message_channel.hpp"
 
+#include "core/wire_format.hpp"
 #include "socket_test_support.hpp"
-#include "wire_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #pragma once
-// The host's side of the connection for the MessageChannel tests: real listening sockets, a
-// reader that decodes frames, and a temporary directory for Unix socket paths.
+// The capture server's side of the connection for the MessageChannel tests: real listening sockets,
+// a reader that decodes frames, and a temporary directory for Unix socket paths.
 
 #include <arpa/inet.h>
 #include <cerrno>

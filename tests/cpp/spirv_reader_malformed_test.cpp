@@ -1,6 +1,6 @@
 // Hand-assembled modules: what glslang does not emit, precedence between the three sources of
 // the work-group size, and malformed or hostile input (run under ASan/UBSan).
-#include "spirv_reader.hpp"
+#include "timeline/spirv_reader.hpp"
 
 #include "spirv_builder.hpp"
 

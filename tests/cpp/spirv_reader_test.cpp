@@ -1,4 +1,4 @@
-#include "spirv_reader.hpp"
+#include "timeline/spirv_reader.hpp"
 
 #include "shaders/builtin_literal_comp.h"
 #include "shaders/literal_comp.h"

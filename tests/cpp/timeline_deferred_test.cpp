@@ -17,13 +17,10 @@ namespace {
 using test::FakeInterpreterSink;
 using test::FakeRecordSink;
 
-constexpr const char* kOutside = "recorded outside a captured frame";
-
 RecordOptions deferred() {
     RecordOptions o;
     o.tags = false; // nothing is written outside captured frames
     o.defer_workloads = true;
-    o.deferred_untimed = kOutside;
     o.device = 42;
     return o;
 }
@@ -71,7 +68,6 @@ TEST(TimelineDeferred, LoggedWorkloadsBecomeCommandsInRecordingOrder) {
             const Workload& w = *c.workload;
             sizes.push_back((*w.size)[0]);
             EXPECT_FALSE(w.tagged);
-            EXPECT_STREQ(w.untimed, kOutside);
             EXPECT_EQ(w.device, 42u);
             EXPECT_STREQ(w.api, "vkCmdDispatch");
             EXPECT_NE(w.tag, 0u);

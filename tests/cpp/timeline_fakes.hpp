@@ -1,11 +1,12 @@
 #pragma once
 // Stand-ins for the Vulkan side of the timeline's recorder and interpreter: they log what the
-// layer would have written into the command buffer or sent to the host.
+// layer would have written into the command buffer or sent to the capture server.
 
 #include "timeline/interpreter.hpp"
 #include "timeline/recorder.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,7 +21,8 @@ public:
         events.push_back(name);
     }
     void end_tag() override { events.push_back("end"); }
-    void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) override {
+    void copy_parameters(std::span<const ParameterRequest> requests,
+                         std::span<ParameterSlot*> out) override {
         for (size_t i = 0; i < requests.size(); ++i) {
             std::string event = "copy ";
             event += std::to_string(requests[i].buffer);
@@ -28,13 +30,70 @@ public:
             event += std::to_string(requests[i].offset);
             events.push_back(event);
             // Any distinct non-null pointer will do: nothing dereferences a slot here.
-            out[i] = capturing ? reinterpret_cast<CaptureSlot*>(++next_slot) : nullptr;
+            out[i] = copying ? reinterpret_cast<ParameterSlot*>(++next_slot) : nullptr;
         }
     }
 
     std::vector<std::string> events;
-    bool capturing = true;
+    bool copying = true;
     uintptr_t next_slot = 0x1000;
+};
+
+// An instrument that logs its points among a sink's events (so their order with the tags shows)
+// when `logs` is set, and marks each start and finish with itself and its call's number (1, 2,
+// ...).
+class FakeInstrument : public InstrumentRecording {
+public:
+    FakeInstrument(std::vector<std::string>& events, bool logs, const char* unmarked)
+        : events_(events), logs_(logs), unmarked_(unmarked) {}
+
+    void begin(const RecordingStart&) override { log("begin"); }
+    void end() override { log("end of recording"); }
+    void release() override {}
+    Mark start() override { return point("start"); }
+    Mark finish() override { return point("finish"); }
+    void interrupt(Interruption) override { log("interrupt"); }
+    const char* unmarked() const override { return unmarked_; }
+
+    Mark nth(uint32_t call) { return Mark::at(this, call); }
+
+private:
+    Mark point(const char* what) {
+        log(what);
+        return Mark::at(this, ++calls_);
+    }
+    void log(const char* what) {
+        if (logs_) {
+            events_.push_back(what);
+        }
+    }
+
+    std::vector<std::string>& events_;
+    const bool logs_;
+    const char* const unmarked_;
+    uint32_t calls_ = 0;
+};
+
+// A command buffer's recorder with `instruments` fake instruments, writing into one sink.
+struct InstrumentedRecording {
+    explicit InstrumentedRecording(size_t instruments, const char* unmarked = "unmarked") {
+        for (size_t i = 0; i < instruments; ++i) {
+            // The first logs: the others are asked at the same points.
+            list.push_back(std::make_unique<FakeInstrument>(sink.events, i == 0, unmarked));
+        }
+    }
+    void begin(bool primary, bool one_time, RecordOptions options = {}) {
+        for (const auto& i : list) {
+            i->begin(RecordingStart{});
+        }
+        options.instruments = list;
+        recorder.begin(primary, one_time, options);
+    }
+    FakeInstrument& instrument(size_t slot) { return static_cast<FakeInstrument&>(*list[slot]); }
+
+    FakeRecordSink sink;
+    std::vector<std::unique_ptr<InstrumentRecording>> list;
+    Recorder recorder;
 };
 
 class FakeInterpreterSink : public InterpreterSink {

@@ -203,7 +203,7 @@ TEST(TimelineInterpreter, IndirectDispatchBecomesAReadback) {
     FakeRecordSink rs;
     Recorder r;
     r.begin(true, true);
-    const CaptureRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
     r.begin_workload(WorkloadType::dispatch, rs, &args);
     r.end_workload(rs);
     r.end();
@@ -219,7 +219,7 @@ TEST(TimelineInterpreter, IndirectSecondaryExecutedTwiceIsFlaggedNotGuessed) {
     FakeRecordSink rs;
     Recorder secondary;
     secondary.begin(false, false);
-    const CaptureRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
     secondary.begin_workload(WorkloadType::dispatch, rs, &args);
     secondary.end_workload(rs);
     secondary.end();
@@ -247,7 +247,7 @@ TEST(TimelineInterpreter, RenderPassWithIndirectCountsReadsBackItsTotal) {
     const SubmitRecord s = q.submit(r);
     ASSERT_EQ(s.readbacks.size(), 1u);
     EXPECT_EQ(s.readbacks[0].draws, 2u);
-    EXPECT_EQ(s.readbacks[0].captures.size(), 1u);
+    EXPECT_EQ(s.readbacks[0].copies.size(), 1u);
     EXPECT_TRUE(q.sink.annexes.empty());
 }
 

@@ -3,8 +3,8 @@
 #include "timeline/messages.hpp"
 #include "timeline/metadata.hpp"
 
+#include "core/wire_format.hpp"
 #include "json_parse.hpp"
-#include "wire_format.hpp"
 
 #include <gtest/gtest.h>
 
@@ -197,7 +197,7 @@ TEST(TimelineMetadata, ReadbackAnnexes) {
     workload->local_size = Size3{64, 1, 1};
     Readback dispatch;
     dispatch.workload = workload;
-    dispatch.captures.push_back(Capture{nullptr, CaptureKind::dispatch, 0});
+    dispatch.copies.push_back(ParameterCopy{nullptr, ParameterKind::dispatch, 0});
     const Size3 groups[1] = {{8, 2, 1}};
     Json a = parse(readback_annex(dispatch, groups));
     EXPECT_EQ(a["groups"][0].text, "8");
@@ -210,8 +210,8 @@ TEST(TimelineMetadata, ReadbackAnnexes) {
     Readback draws;
     draws.workload = workload;
     draws.draws = 3;
-    draws.captures.push_back(Capture{nullptr, CaptureKind::draw_count, 10});
-    draws.captures.push_back(Capture{nullptr, CaptureKind::draw_count, 4});
+    draws.copies.push_back(ParameterCopy{nullptr, ParameterKind::draw_count, 10});
+    draws.copies.push_back(ParameterCopy{nullptr, ParameterKind::draw_count, 4});
     const Size3 counts[2] = {{7, 0, 0}, {1000, 0, 0}};
     a = parse(readback_annex(draws, counts));
     EXPECT_EQ(a["draws"].text, "14") << "3 + 7 + min(1000, maxDrawCount 4)";

@@ -57,7 +57,7 @@ class TimelineReadback : public ::testing::Test {
 protected:
     void SetUp() override {
         g_counter = 0;
-        slot_.host = memory_;
+        slot_.mapped = memory_;
         workload_->tag = 77;
         workload_->local_size = Size3{64, 1, 1};
     }
@@ -66,7 +66,7 @@ protected:
         ReadbackWorker::Config config;
         config.wait = fake_wait;
         config.counter = fake_counter;
-        config.invalidate = [this](const CaptureSlot&) { ++invalidations_; };
+        config.invalidate = [this](const ParameterSlot&) { ++invalidations_; };
         config.annex = [this](uint64_t submit, uint64_t tag, const std::string& json) {
             std::lock_guard lock(annexes_.mutex);
             annexes_.sent.emplace_back(submit, tag, json);
@@ -81,7 +81,7 @@ protected:
         Readback r;
         r.submit = submit;
         r.workload = workload_;
-        r.captures.push_back(Capture{&slot_, CaptureKind::dispatch, 0});
+        r.copies.push_back(ParameterCopy{&slot_, ParameterKind::dispatch, 0});
         j.readbacks.push_back(r);
         ReadbackWorker::claim(j);
         return j;
@@ -95,7 +95,7 @@ protected:
     }
 
     volatile uint32_t memory_[4] = {8, 2, 1, 0};
-    CaptureSlot slot_;
+    ParameterSlot slot_;
     std::shared_ptr<Workload> workload_ = std::make_shared<Workload>();
     Annexes annexes_;
     std::atomic<int> invalidations_{0};

@@ -54,7 +54,7 @@ TEST(TimelineRecorder, IndirectParametersAreCopiedBeforeTheTag) {
     FakeRecordSink sink;
     Recorder r;
     r.begin(true, true);
-    const CaptureRequest args{.buffer = 7, .offset = 16, .bytes = 12};
+    const ParameterRequest args{.buffer = 7, .offset = 16, .bytes = 12};
     Workload& w = r.begin_workload(WorkloadType::dispatch, sink, &args);
     r.end_workload(sink);
     EXPECT_EQ(sink.events, (std::vector<std::string>{"copy 7@16", tag(w), "end"}));
@@ -65,10 +65,10 @@ TEST(TimelineRecorder, IndirectParametersAreCopiedBeforeTheTag) {
 
 TEST(TimelineRecorder, NoReadbackWhenTheCopyIsImpossible) {
     FakeRecordSink sink;
-    sink.capturing = false;
+    sink.copying = false;
     Recorder r;
     r.begin(true, true);
-    const CaptureRequest args{.buffer = 7, .offset = 0, .bytes = 12};
+    const ParameterRequest args{.buffer = 7, .offset = 0, .bytes = 12};
     r.begin_workload(WorkloadType::dispatch, sink, &args);
     r.end_workload(sink);
     EXPECT_EQ(ops(r), (std::vector<Op>{Op::compute_dispatch_begin, Op::workload_end}));
@@ -222,7 +222,7 @@ TEST(TimelineRecorder, IndirectCountsAreCopiedAfterTheRenderPass) {
     EXPECT_TRUE(begin.workload->draws_deferred);
     ASSERT_EQ(begin.part->counts.size(), 1u);
     EXPECT_EQ(begin.part->counts[0].max_draws, 100u);
-    EXPECT_EQ(begin.part->counts[0].kind, CaptureKind::draw_count);
+    EXPECT_EQ(begin.part->counts[0].kind, ParameterKind::draw_count);
 }
 
 TEST(TimelineRecorder, SecondaryIndirectCountsAreCopiedByThePrimary) {

@@ -1,9 +1,9 @@
 // The timing annex and SUBMIT_DONE on the wire.
 
+#include "core/wire_format.hpp"
+#include "instruments/timing/annex.hpp"
+#include "instruments/timing/mode.hpp"
 #include "json_parse.hpp"
-#include "timing/annex.hpp"
-#include "timing/mode.hpp"
-#include "wire_format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Cross-queue serialization: chained batches wait for the previous ID and take the next, and a
 // batch waiting for something nobody has promised yet is left out so nothing can deadlock.
 
-#include "timing/chain.hpp"
+#include "instruments/timing/chain.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Ticks to nanoseconds: valid bits, wraps, periods, calibration onto CLOCK_MONOTONIC.
 
-#include "timing/clock.hpp"
+#include "instruments/timing/clock.hpp"
 
 #include <gtest/gtest.h>
 

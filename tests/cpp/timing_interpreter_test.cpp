@@ -1,9 +1,10 @@
 // Timer queries through the recorder and the interpreter: each workload instance's two
 // timestamps, split render passes from their first begin to their final end, repeats flagged.
 
+#include "instruments/timing/entries.hpp"
+#include "instruments/timing/recording.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline_fakes.hpp"
-#include "timing/recording.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ using timing::QueryBlock;
 using timing::QueryPoolCache;
 using timing::RecordingTiming;
 using timing::Timestamp;
+using timing::TimingEntry;
 
 class NullWriter : public timing::TimestampWriter {
 public:
@@ -32,22 +34,50 @@ QueryPoolCache::Backend fake_pools() {
     return b;
 }
 
-// A record sink that also writes timestamps, like the real one.
-class TimedSink : public test::FakeRecordSink {
+// Timing as an instrument, as the layer has it, with its writes counted instead of recorded.
+class TimedInstrument : public InstrumentRecording {
 public:
-    TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
+    TimedInstrument(QueryPoolCache& cache, const char* untimed) {
         timing.begin(&cache, Mode::queue, untimed);
     }
-    Timestamp workload_start() override { return timing.start(writer); }
-    Timestamp workload_finish() override { return timing.finish(writer); }
-    const char* untimed() const override { return timing.untimed(); }
-    void capture(std::span<const CaptureRequest> r, std::span<CaptureSlot*> out) override {
-        timing.interrupt();
-        FakeRecordSink::capture(r, out);
-    }
+    void begin(const RecordingStart&) override {}
+    void release() override { timing.release(); }
+    Mark start() override { return mark(timing.start(writer)); }
+    Mark finish() override { return mark(timing.finish(writer)); }
+    void interrupt(Interruption) override { timing.interrupt(); }
+    const char* unmarked() const override { return timing.untimed(); }
 
     RecordingTiming timing;
     NullWriter writer;
+
+private:
+    Mark mark(Timestamp ts) const {
+        return ts ? timing::mark_of(ts) : Mark::none(timing.untimed());
+    }
+};
+
+// A record sink for a recording whose one instrument (slot 0) is timing.
+class TimedSink : public test::FakeRecordSink {
+public:
+    explicit TimedSink(QueryPoolCache& cache, const char* untimed = nullptr) {
+        instruments_.push_back(std::make_unique<TimedInstrument>(cache, untimed));
+    }
+    RecordOptions options() const {
+        RecordOptions o;
+        o.instruments = instruments_;
+        return o;
+    }
+    int writes() const { return static_cast<TimedInstrument&>(*instruments_[0]).writer.writes; }
+
+private:
+    std::vector<std::unique_ptr<InstrumentRecording>> instruments_;
+};
+
+// One submitted command buffer as timing sees it.
+struct Timed {
+    uint64_t submit = 0;
+    std::vector<SubmittedWorkload> workloads;
+    std::vector<TimingEntry> timings;
 };
 
 struct Queue {
@@ -56,12 +86,16 @@ struct Queue {
     test::FakeInterpreterSink sink;
     uint64_t next_submit = 100;
 
-    SubmitRecord submit(const Recorder& r) {
+    Timed submit(const Recorder& r) {
         SubmitRecord out;
         out.submit = next_submit++;
-        out.timing = true;
+        out.pair_marks = true;
         interpreter.run(r.stream(), sink, out);
-        return out;
+        Timed t{out.submit, out.workloads, {}};
+        for (const MarkedInstance& instance : out.instances) {
+            t.timings.push_back(timing::entry_of(instance, 0));
+        }
+        return t;
     }
 };
 
@@ -74,7 +108,7 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
     r.begin_render_pass("", {}, sink);
     r.count_draws(3);
@@ -82,7 +116,7 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     dispatch(r, sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(s.timings[i].submit, s.submit);
@@ -91,21 +125,21 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
         EXPECT_EQ(s.timings[i].end.slot, i + 1);
         EXPECT_EQ(s.timings[i].untimed, nullptr);
     }
-    EXPECT_EQ(sink.writer.writes, 4); // N+1
+    EXPECT_EQ(sink.writes(), 4); // N+1
 }
 
 TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
-    const CaptureRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
     r.begin_workload(WorkloadType::dispatch, sink, &args);
     r.end_workload(sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 2u);
     EXPECT_NE(s.timings[0].end, s.timings[1].begin);
 }
@@ -114,27 +148,27 @@ TEST(TimingInterpreter, SplitRenderPassRunsFromFirstBeginToFinalEnd) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink a_sink(cache), b_sink(cache), c_sink(cache);
     Recorder a, b, c;
-    a.begin(true, true);
+    a.begin(true, true, a_sink.options());
     a.begin_render_pass("", {false, true}, a_sink);
     a.end_render_pass(a_sink);
     a.end();
-    b.begin(true, true);
+    b.begin(true, true, b_sink.options());
     b.begin_render_pass("", {true, true}, b_sink);
     b.end_render_pass(b_sink);
     b.end();
-    c.begin(true, true);
+    c.begin(true, true, c_sink.options());
     c.begin_render_pass("", {true, false}, c_sink);
     c.end_render_pass(c_sink);
     c.end();
-    EXPECT_EQ(a_sink.writer.writes, 1); // before the first begin
-    EXPECT_EQ(b_sink.writer.writes, 0); // nothing may go between suspension and resumption
-    EXPECT_EQ(c_sink.writer.writes, 1); // after the final end
+    EXPECT_EQ(a_sink.writes(), 1); // before the first begin
+    EXPECT_EQ(b_sink.writes(), 0); // nothing may go between suspension and resumption
+    EXPECT_EQ(c_sink.writes(), 1); // after the final end
 
     Queue q;
-    const SubmitRecord sa = q.submit(a);
-    const SubmitRecord sb = q.submit(b);
+    const Timed sa = q.submit(a);
+    const Timed sb = q.submit(b);
     EXPECT_TRUE(q.interpreter.render_pass_open());
-    const SubmitRecord sc = q.submit(c);
+    const Timed sc = q.submit(c);
     EXPECT_FALSE(q.interpreter.render_pass_open());
     EXPECT_TRUE(sa.timings.empty() && sb.timings.empty());
     ASSERT_EQ(sc.timings.size(), 1u);
@@ -149,17 +183,17 @@ TEST(TimingInterpreter, ASplitRenderPassTimedOnlyInPartIsUntimed) {
     TimedSink a_sink(cache);
     TimedSink c_sink(cache, timing::reason::kOutsideFrame);
     Recorder a, c;
-    a.begin(true, true);
+    a.begin(true, true, a_sink.options());
     a.begin_render_pass("", {false, true}, a_sink);
     a.end_render_pass(a_sink);
     a.end();
-    c.begin(true, true);
+    c.begin(true, true, c_sink.options());
     c.begin_render_pass("", {true, false}, c_sink);
     c.end_render_pass(c_sink);
     c.end();
     Queue q;
     q.submit(a);
-    const SubmitRecord sc = q.submit(c);
+    const Timed sc = q.submit(c);
     ASSERT_EQ(sc.timings.size(), 1u);
     EXPECT_FALSE(sc.timings[0].begin);
     EXPECT_STREQ(sc.timings[0].untimed, timing::reason::kSplitPartUntimed);
@@ -169,34 +203,34 @@ TEST(TimingInterpreter, RecordedOutsideACapturedFrameSaysSo) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache, timing::reason::kOutsideFrame);
     Recorder r;
-    r.begin(true, false);
+    r.begin(true, false, sink.options());
     dispatch(r, sink);
     r.end();
     Queue q;
-    const SubmitRecord s = q.submit(r);
+    const Timed s = q.submit(r);
     ASSERT_EQ(s.timings.size(), 1u);
     EXPECT_STREQ(s.timings[0].untimed, timing::reason::kOutsideFrame);
-    EXPECT_EQ(sink.writer.writes, 0);
+    EXPECT_EQ(sink.writes(), 0);
 }
 
 TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sec_sink(cache), pri_sink(cache);
     Recorder secondary;
-    secondary.begin(false, false);
+    secondary.begin(false, false, sec_sink.options());
     dispatch(secondary, sec_sink);
     secondary.end();
     Recorder primary;
-    primary.begin(true, true);
+    primary.begin(true, true, pri_sink.options());
     dispatch(primary, pri_sink);
     primary.execute(secondary);
     primary.execute(secondary);
     primary.end();
     Queue q;
-    SubmitRecord s = q.submit(primary);
+    Timed s = q.submit(primary);
     ASSERT_EQ(s.timings.size(), 3u);
     std::vector<TimingEntry> earlier;
-    mark_repeats(earlier, s.timings);
+    timing::mark_repeats(earlier, s.timings);
     ASSERT_EQ(s.timings.size(), 2u); // one instance, executed twice: one entry
     EXPECT_FALSE(s.timings[0].ambiguous);
     EXPECT_TRUE(s.timings[1].ambiguous);
@@ -205,25 +239,25 @@ TEST(TimingInterpreter, ASecondaryExecutedTwiceIsFlaggedNotGuessed) {
 
 TEST(TimingInterpreter, OneSecondaryInTwoCommandBuffersBeforeACopyIsFlaggedInBoth) {
     QueryPoolCache cache(fake_pools(), 16);
-    TimedSink sec_sink(cache);
+    TimedSink sec_sink(cache), p1_sink(cache), p2_sink(cache);
     Recorder secondary;
-    secondary.begin(false, false);
+    secondary.begin(false, false, sec_sink.options());
     dispatch(secondary, sec_sink);
     secondary.end();
     Recorder p1, p2;
-    p1.begin(true, true);
+    p1.begin(true, true, p1_sink.options());
     p1.execute(secondary);
     p1.end();
-    p2.begin(true, true);
+    p2.begin(true, true, p2_sink.options());
     p2.execute(secondary);
     p2.end();
     Queue q;
-    SubmitRecord s1 = q.submit(p1);
-    SubmitRecord s2 = q.submit(p2);
+    Timed s1 = q.submit(p1);
+    Timed s2 = q.submit(p2);
     std::vector<TimingEntry> pending;
-    mark_repeats(pending, s1.timings);
+    timing::mark_repeats(pending, s1.timings);
     pending = s1.timings;
-    mark_repeats(pending, s2.timings);
+    timing::mark_repeats(pending, s2.timings);
     ASSERT_EQ(s2.timings.size(), 1u);
     EXPECT_TRUE(pending[0].ambiguous);
     EXPECT_TRUE(s2.timings[0].ambiguous);
@@ -233,14 +267,14 @@ TEST(TimingInterpreter, NothingIsPairedWhenTheSubmissionIsNotTimed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);
     Recorder r;
-    r.begin(true, true);
+    r.begin(true, true, sink.options());
     dispatch(r, sink);
     r.end();
     Queue q;
     SubmitRecord out;
     out.submit = 1;
     q.interpreter.run(r.stream(), q.sink, out);
-    EXPECT_TRUE(out.timings.empty());
+    EXPECT_TRUE(out.instances.empty());
 }
 
 } // namespace

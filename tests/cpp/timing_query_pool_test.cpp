@@ -1,8 +1,8 @@
 // Query pools: created on demand, 64 slots, handed out in order, back on the free list when a
 // recording is reset or freed, bounded however many recordings come and go.
 
-#include "timing/query_pool.hpp"
-#include "timing/recording.hpp"
+#include "instruments/timing/query_pool.hpp"
+#include "instruments/timing/recording.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The result ring: contiguous regions, first in first out, wrapping, never growing.
 
-#include "timing/ring.hpp"
+#include "instruments/timing/ring.hpp"
 
 #include <gtest/gtest.h>
 

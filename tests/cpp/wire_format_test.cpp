@@ -1,4 +1,4 @@
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include "json_parse.hpp"
 

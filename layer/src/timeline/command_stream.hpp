@@ -1,20 +1,21 @@
 #pragma once
-// The layer command stream (seed 004): what a command buffer does to the timeline, recorded while
-// the application records it and replayed at each submission by the queue's interpreter, which
-// is the only place that knows the queue's label stack, the submitID and what earlier command
-// buffers left open.
+// The layer command stream: what a command buffer does to the timeline, recorded while the
+// application records it and replayed at each submission by the queue's interpreter, which is the
+// only place that knows the queue's label stack, the submitID and what earlier command buffers
+// left open.
 //
 // Commands hold shared pointers, so a secondary's commands inlined into a primary stay valid
 // whatever happens to the secondary afterwards.
 
 #include "protocol.gen.hpp"
-#include "timing/timestamp.hpp"
+#include "timeline/instrument.hpp"
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,18 +27,18 @@ using protocol::WorkloadType;
 
 // Owned by the Vulkan side (layer-owned host-visible memory); the recorder and interpreter only
 // pass it around.
-struct CaptureSlot;
+struct ParameterSlot;
 
-// What a captured slot holds.
-enum class CaptureKind : uint8_t {
+// What a parameter slot holds.
+enum class ParameterKind : uint8_t {
     dispatch,   // VkDispatchIndirectCommand
     trace_rays, // width, height, depth of VkTraceRaysIndirectCommand(2)KHR
     draw_count, // the uint32_t count of a vkCmdDraw*IndirectCount
 };
 
-struct Capture {
-    CaptureSlot* slot = nullptr;
-    CaptureKind kind = CaptureKind::dispatch;
+struct ParameterCopy {
+    ParameterSlot* slot = nullptr;
+    ParameterKind kind = ParameterKind::dispatch;
     uint32_t max_draws = 0; // draw_count: the command's maxDrawCount
 };
 
@@ -70,8 +71,6 @@ struct Workload : WorkloadInfo {
 
     // Has a t<tag> label in the command buffer (see RecordOptions).
     bool tagged = true;
-    // Why it has no timer queries around it (a static string); null when it has them.
-    const char* untimed = nullptr;
 
     // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
     std::atomic<uint8_t> sent{0};
@@ -82,9 +81,9 @@ struct Workload : WorkloadInfo {
 struct RenderPassPart {
     std::shared_ptr<Workload> workload; // the instance; null for a part resumed from elsewhere
     uint64_t draws = 0;
-    bool suspending = false;     // the instance continues in a later command buffer
-    std::vector<Capture> counts; // draw counts copied after the instance ended
-    bool counts_lost = false;    // indirect counts that could not be copied (suspended part)
+    bool suspending = false;           // the instance continues in a later command buffer
+    std::vector<ParameterCopy> counts; // draw counts copied after the instance ended
+    bool counts_lost = false;          // indirect counts that could not be copied (suspended part)
     // The instance ends here but its tag began in another command buffer, and the label end is
     // left to a layer command buffer after this one (RecordOptions::defer_foreign_ends).
     bool tag_end_deferred = false;
@@ -105,14 +104,43 @@ enum class Op : uint8_t {
     indirect_readback,
 };
 
+// A command without instruments' marks.
+inline constexpr uint32_t kNoMarks = UINT32_MAX;
+
 struct Command {
     Op op = Op::workload_end;
+    // Workload begins: where the marks the instruments wrote before it are in the stream's mark
+    // table; workload_end: after it. kNoMarks: none (no instruments on the device). An index
+    // rather than the marks themselves keeps a command small when there are no instruments.
+    uint32_t marks = kNoMarks;
     std::shared_ptr<Workload> workload;       // workload begins, indirect_readback
     std::shared_ptr<RenderPassPart> part;     // render_pass_begin, render_pass_resume
     std::shared_ptr<const std::string> label; // marker_begin
-    Capture capture;                          // indirect_readback
-    // Workload begins: the timestamp before it; workload_end: the one after it (timing feature).
-    timing::Timestamp ts;
+    ParameterCopy copy;                       // indirect_readback
+};
+
+// A recording's commands and the instruments' marks they point at: each workload boundary with
+// marks has `width` of them in a row, one per instrument of the device by slot.
+struct CommandStream {
+    std::span<const Command> commands;
+    std::span<const Mark> marks;
+    size_t width = 0;
+
+    auto begin() const { return commands.begin(); }
+    auto end() const { return commands.end(); }
+    size_t size() const { return commands.size(); }
+    bool empty() const { return commands.empty(); }
+    const Command& operator[](size_t i) const { return commands[i]; }
+    // The marks of `c`: none (with no reason) where it has none.
+    Marks marks_of(const Command& c) const {
+        Marks out;
+        if (c.marks != kNoMarks) {
+            for (size_t i = 0; i < width; ++i) {
+                out[i] = marks[c.marks + i];
+            }
+        }
+        return out;
+    }
 };
 
 Op begin_op(WorkloadType type);

@@ -1,7 +1,7 @@
 #include "timeline/device.hpp"
 
-#include "log.hpp"
-#include "message_channel.hpp"
+#include "core/log.hpp"
+#include "core/message_channel.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 
@@ -86,39 +86,6 @@ LabelApi usable(LabelApi wanted, const DeviceDispatch& next) {
     return LabelApi::none;
 }
 
-std::unique_ptr<timing::TimingDevice>
-make_timing(const DeviceState& s, const DeviceSetup& setup, bool timeline_semaphores,
-            const std::vector<VkQueueFamilyProperties>& families) {
-    timing::DeviceTimingSetup t;
-    switch (s.instance->settings.timing) {
-    case Timing::off:
-        return nullptr;
-    case Timing::none:
-        t.mode = timing::Mode::none;
-        break;
-    case Timing::queue:
-        t.mode = timing::Mode::queue;
-        break;
-    case Timing::full:
-        t.mode = timing::Mode::full;
-        break;
-    }
-    VkPhysicalDeviceProperties props{};
-    s.instance->next.GetPhysicalDeviceProperties(s.physical, &props);
-    t.period_ns = props.limits.timestampPeriod;
-    for (const VkQueueFamilyProperties& f : families) {
-        t.family_bits.push_back(f.timestampValidBits);
-        t.family_flags.push_back(f.queueFlags);
-    }
-    t.memory = memory_properties(s);
-    if (setup.calibrate_command) {
-        t.calibrate = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
-            s.next_gdpa(s.handle, setup.calibrate_command));
-    }
-    t.timeline_semaphores = timeline_semaphores;
-    return std::make_unique<timing::TimingDevice>(s.handle, s.next, std::move(t));
-}
-
 } // namespace
 
 TimelineQueue::TimelineQueue(TimelineDevice& d, VkQueue h, uint32_t queue_id, uint32_t fam,
@@ -135,12 +102,13 @@ TimelineQueue::~TimelineQueue() {
     }
 }
 
-TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
-    : state(s), next(s.next), handle(s.handle), id(next_device_id()), host(s.instance->host),
+TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
+                               const InstrumentProviders& providers)
+    : state(s), next(s.next), handle(s.handle), id(next_device_id()), server(s.instance->server),
       label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
       frame_submits(s.instance->settings.frame_submits), frames(s.instance->frames),
-      captures(s.handle, s.next, memory_properties(s)) {
-    captured.store(frames.captures(0), std::memory_order_relaxed);
+      parameter_pool(s.handle, s.next, memory_properties(s)) {
+    frame_selected.store(frames.selects(0), std::memory_order_relaxed);
     if (setup.timeline_semaphores) {
         semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue
                                                         : next.GetSemaphoreCounterValueKHR;
@@ -151,10 +119,11 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
         config.device = handle;
         config.wait = wait_semaphores;
         config.counter = semaphore_value;
-        config.invalidate = [this](const CaptureSlot& slot) { captures.invalidate(slot); };
+        config.invalidate = [this](const ParameterSlot& slot) { parameter_pool.invalidate(slot); };
         config.annex = [this](uint64_t submit, uint64_t tag, const std::string& json) {
             post(annex_frame(submit, tag, json));
         };
+        config.post = [this](std::string frame) { post(std::move(frame)); };
         readback = std::make_unique<ReadbackWorker>(std::move(config));
     } else {
         semaphore_value = nullptr;
@@ -187,14 +156,10 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
             }
         }
     }
-    timing = make_timing(s, setup, semaphore_value != nullptr, families);
+    attach_instruments(providers, families);
     DeviceDescription description = describe(s, setup, families);
-    if (timing) {
-        description.clock =
-            ClockDescription{timing->calibrated(), timing->first_max_deviation_ns()};
-        log(LogLevel::info, "timing: device %llu: serialization %s, GPU times on %s",
-            static_cast<unsigned long long>(id), timing::mode_name(timing->mode),
-            timing->calibrated() ? "CLOCK_MONOTONIC" : "the device clock");
+    for (const auto& instrument : instruments) {
+        instrument->describe(description);
     }
     record_options.tags = label_api != LabelApi::none;
     record_options.device = id;
@@ -207,12 +172,38 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup)
         static_cast<unsigned long long>(id), description.name.c_str(),
         kLabelApis[static_cast<int>(label_api)], semaphore_value ? "yes" : "no",
         record_options.defer_foreign_ends ? "deferred" : "direct",
-        host ? "" : ", no host: nothing is sent");
+        server ? "" : ", no host: nothing is sent");
     post(device_frame(id, description));
 }
 
+void TimelineDevice::attach_instruments(const InstrumentProviders& providers,
+                                        std::span<const VkQueueFamilyProperties> families) {
+    const InstanceDispatch& in = state.instance->next;
+    VkPhysicalDeviceProperties properties{};
+    in.GetPhysicalDeviceProperties(state.physical, &properties);
+    const VkPhysicalDeviceMemoryProperties memory = memory_properties(state);
+    for (const auto& provider : providers) {
+        if (instruments.size() == kMaxInstruments) {
+            log_once(LogLevel::error, "more than %zu instruments on one device; the rest are off",
+                     kMaxInstruments);
+            break;
+        }
+        const InstrumentDevice device{*this,  *state.instance, state.physical,    properties,
+                                      memory, families,        instruments.size()};
+        if (std::unique_ptr<Instrument> instrument = provider->create(device)) {
+            instruments.push_back(std::move(instrument));
+        }
+    }
+    for (const auto& q : queues) {
+        for (const auto& instrument : instruments) {
+            q->instruments.push_back(instrument->make_queue(*q));
+        }
+    }
+}
+
 TimelineDevice::~TimelineDevice() {
-    // The worker reads slots of the pool and posts through this device: it goes first.
+    // The worker reads slots of the pool, runs the instruments' jobs and posts through this
+    // device: it goes first.
     readback.reset();
     for (const auto& q : queues) {
         g_queues.erase(key(q->handle));
@@ -226,27 +217,33 @@ TimelineDevice::~TimelineDevice() {
         }
     });
     for (uint64_t k : mine) {
-        g_command_buffers.erase(k);
+        erase_command_buffer(reinterpret_cast<VkCommandBuffer>(k));
     }
+    // Last: queues and command buffers gave back what they held of the instruments.
+    instruments.clear();
 }
 
 void TimelineDevice::post(std::string frame) const {
-    if (host) {
-        host->post(std::move(frame));
+    if (server) {
+        server->post(std::move(frame));
     }
 }
 
 void reset_command_buffer(CommandBufferState& cb) {
     cb.recorder.reset();
-    cb.captures.release(cb.device->captures);
-    cb.timing.release();
+    cb.parameters.release(cb.device->parameter_pool);
+    for (const auto& instrument : cb.instruments) {
+        instrument->release();
+    }
     cb.compute_local_size.reset();
 }
 
 void erase_command_buffer(VkCommandBuffer handle) {
     if (CommandBufferState* cb = find_command_buffer(handle)) {
-        cb->captures.release(cb->device->captures);
-        cb->timing.release();
+        cb->parameters.release(cb->device->parameter_pool);
+        for (const auto& instrument : cb->instruments) {
+            instrument->release();
+        }
         g_command_buffers.erase(key(handle));
     }
 }

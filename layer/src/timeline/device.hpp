@@ -4,17 +4,15 @@
 // Command buffers and queues are found from their handles through process-wide HandleMaps: one
 // lock-free lookup per recorded command, whatever the device.
 
-#include "state.hpp"
-#include "timeline/capture_pool.hpp"
+#include "core/owned_map.hpp"
+#include "core/state.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
 #include "timeline/metadata.hpp"
-#include "timeline/owned_map.hpp"
+#include "timeline/parameter_pool.hpp"
 #include "timeline/readback.hpp"
 #include "timeline/recorder.hpp"
-#include "timing/device.hpp"
-#include "timing/recording.hpp"
-#include "timing/results.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -23,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,18 +44,19 @@ struct CommandBufferState {
     VkCommandPool pool = VK_NULL_HANDLE;
     bool primary = true;
     Recorder recorder;
-    CaptureArena captures;
+    ParameterArena parameters;
     std::optional<Size3> compute_local_size; // of the bound compute pipeline or shader
     // Of its command pool; UINT32_MAX when the layer did not see the pool created.
     uint32_t family = UINT32_MAX;
     // Recorded in a captured frame (the `frames` setting): the layer writes into it.
     bool instrumented = true;
-    timing::RecordingTiming timing;
+    // Each instrument's state for it, in the device's instrument order (slots).
+    std::vector<std::unique_ptr<InstrumentRecording>> instruments;
 };
 
 struct PoolState {
     std::vector<VkCommandBuffer> command_buffers;
-    uint32_t family = UINT32_MAX; // known when the timing feature saw vkCreateCommandPool
+    uint32_t family = UINT32_MAX; // known when vkCreateCommandPool was seen (instruments on)
 };
 
 struct FramebufferInfo {
@@ -102,8 +102,8 @@ public:
     VkCommandPool pool = VK_NULL_HANDLE;
     std::vector<VkCommandBuffer> free_wrappers;
     std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
-    // Timing: where this queue's query results are copied (made with its first timed submission).
-    std::unique_ptr<timing::QueueResults> results;
+    // Each instrument's state for the queue, in the device's instrument order.
+    std::vector<std::unique_ptr<InstrumentQueue>> instruments;
 };
 
 // Decided when the device is created (timeline/setup.cpp).
@@ -112,28 +112,36 @@ struct DeviceSetup {
     bool timeline_semaphores = false;
     PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
     std::vector<VkDeviceQueueCreateInfo> queues; // pQueuePriorities not kept
-    // Timing: the command that reads the device clock and CLOCK_MONOTONIC together, when the
-    // device has it (vkGetCalibratedTimestampsKHR or -EXT); null otherwise.
-    const char* calibrate_command = nullptr;
 };
 
-class TimelineDevice {
+class TimelineDevice final : public DeviceFeatureState {
 public:
-    TimelineDevice(DeviceState& state, const DeviceSetup& setup);
-    ~TimelineDevice();
+    // `providers` make the device's instruments (lifecycle.cpp decides which).
+    TimelineDevice(DeviceState& state, const DeviceSetup& setup,
+                   const InstrumentProviders& providers);
+    ~TimelineDevice() override;
     TimelineDevice(const TimelineDevice&) = delete;
     TimelineDevice& operator=(const TimelineDevice&) = delete;
 
     void post(std::string frame) const;
-    bool sending() const { return host != nullptr; }
+    bool sending() const { return server != nullptr; }
+    // The device's instrument of type T, if it has one: how an instrument's own hooks find it.
+    template <typename T> T* instrument() const {
+        for (const auto& i : instruments) {
+            if (auto* found = dynamic_cast<T*>(i.get())) {
+                return found;
+            }
+        }
+        return nullptr;
+    }
 
     DeviceState& state;
     const DeviceDispatch& next;
     const VkDevice handle;
     const uint64_t id;
-    const std::shared_ptr<MessageChannel> host;
-    // `frames=host`: frames still to capture of the host's last CAPTURE command.
-    std::atomic<uint64_t> host_frames_left{0};
+    const std::shared_ptr<MessageChannel> server; // the capture server; null: nothing is sent
+    // `frames=host`: frames still to capture of the capture server's last CAPTURE command.
+    std::atomic<uint64_t> server_frames_left{0};
     const LabelApi label_api;
     RecordOptions record_options; // for every command buffer of the device
     const PFN_vkSetDeviceLoaderData set_loader_data;
@@ -146,9 +154,9 @@ public:
     std::atomic<uint64_t> submissions{0};
     // The `frames` setting, and whether the current frame is one it captures.
     const FrameSelection frames;
-    std::atomic<bool> captured{true};
-    // The timing feature; null when it is off.
-    std::unique_ptr<timing::TimingDevice> timing;
+    std::atomic<bool> frame_selected{true};
+    // In slot order. Made once, before any command buffer or submission, so read without a lock.
+    std::vector<std::unique_ptr<Instrument>> instruments;
     LabelInterner labels;
 
     OwnedMap<BufferInfo> buffers;
@@ -165,9 +173,13 @@ public:
     std::mutex addresses_mutex;
     std::map<VkDeviceAddress, std::pair<VkDeviceAddress, VkBuffer>> addresses;
 
-    CapturePool captures;
+    ParameterPool parameter_pool;
     std::unique_ptr<ReadbackWorker> readback;
     std::vector<std::unique_ptr<TimelineQueue>> queues;
+
+private:
+    void attach_instruments(const InstrumentProviders& providers,
+                            std::span<const VkQueueFamilyProperties> families);
 };
 
 extern OwnedMap<CommandBufferState> g_command_buffers;
@@ -181,7 +193,15 @@ inline TimelineQueue* find_queue(VkQueue queue) {
     return g_queues.find(key(queue));
 }
 
-// Drops a command buffer's recording and gives its capture slots back.
+// The timeline of the device a VkDevice, VkQueue or VkCommandBuffer belongs to; null when the
+// timeline is off for it. The timeline is the one feature with state per device (its instruments
+// live inside it), so the device's feature state is a TimelineDevice whenever it is set.
+inline TimelineDevice* timeline_of(const void* handle) {
+    DeviceState* state = find_device(handle);
+    return state ? static_cast<TimelineDevice*>(state->features.get()) : nullptr;
+}
+
+// Drops a command buffer's recording and gives its parameter slots back.
 void reset_command_buffer(CommandBufferState& cb);
 void erase_command_buffer(VkCommandBuffer cb);
 

@@ -10,13 +10,8 @@ namespace {
 
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
+using timeline::timeline_of;
 using timeline::TimelineDevice;
-
-TimelineDevice* timeline_of(VkDevice device) {
-    DeviceState* state = find_device(device);
-    return state ? state->timeline.get() : nullptr;
-}
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;
@@ -45,6 +40,9 @@ hooks::vkAllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateIn
         cb->pool = pAllocateInfo->commandPool;
         cb->primary = pAllocateInfo->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         cb->family = pool ? pool->family : UINT32_MAX;
+        for (const auto& instrument : tl->instruments) {
+            cb->instruments.push_back(instrument->make_recording(*cb));
+        }
         timeline::g_command_buffers.insert(key(pCommandBuffers[i]), std::move(cb));
         if (pool) {
             pool->command_buffers.push_back(pCommandBuffers[i]);
@@ -103,23 +101,23 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
     if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
         TimelineDevice& tl = *cb->device;
         timeline::reset_command_buffer(*cb);
+        const VkResult result = tl.next.BeginCommandBuffer(commandBuffer, pBeginInfo);
         // Outside captured frames nothing is written into the command buffer; the recording is
         // still followed (at the least cost: its workloads are only logged), so its workloads are
         // described if a captured frame submits it.
-        cb->instrumented = tl.captured.load(std::memory_order_relaxed);
-        if (tl.timing) {
-            const char* untimed = cb->instrumented ? tl.timing->untimed_family(cb->family)
-                                                   : timing::reason::kOutsideFrame;
-            cb->timing.begin(&tl.timing->pools, tl.timing->mode, untimed);
-        }
+        cb->instrumented = tl.frame_selected.load(std::memory_order_relaxed);
+        const bool one_time =
+            (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0;
         timeline::RecordOptions options = tl.record_options;
         options.tags = options.tags && cb->instrumented;
         options.defer_workloads = !cb->instrumented;
-        options.deferred_untimed = cb->timing.untimed();
-        cb->recorder.begin(cb->primary,
-                           (pBeginInfo->flags & VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT) != 0,
-                           options);
-        return tl.next.BeginCommandBuffer(commandBuffer, pBeginInfo);
+        options.instruments = cb->instruments;
+        const timeline::RecordingStart start{cb->family, cb->primary, one_time, cb->instrumented};
+        for (const auto& instrument : cb->instruments) {
+            instrument->begin(start);
+        }
+        cb->recorder.begin(cb->primary, one_time, options);
+        return result;
     }
     return next_of(commandBuffer).BeginCommandBuffer(commandBuffer, pBeginInfo);
 }
@@ -127,6 +125,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
 VKAPI_ATTR VkResult VKAPI_CALL hooks::vkEndCommandBuffer(VkCommandBuffer commandBuffer) {
     if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
         cb->recorder.end();
+        for (const auto& instrument : cb->instruments) {
+            instrument->end();
+        }
         return cb->device->next.EndCommandBuffer(commandBuffer);
     }
     return next_of(commandBuffer).EndCommandBuffer(commandBuffer);
@@ -149,14 +150,27 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdExecuteCommands(VkCommandBuffer commandBu
         return next_of(commandBuffer)
             .CmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers);
     }
+    const bool in_render_pass = cb->recorder.in_render_pass();
     for (uint32_t i = 0; i < commandBufferCount; ++i) {
         if (const CommandBufferState* secondary = find_command_buffer(pCommandBuffers[i])) {
             cb->recorder.execute(secondary->recorder);
         }
     }
     cb->device->next.CmdExecuteCommands(commandBuffer, commandBufferCount, pCommandBuffers);
-    // The secondaries ran in between: the next workload's start is its own.
-    cb->timing.interrupt();
+    if (cb->instruments.empty()) {
+        return;
+    }
+    // Each instrument sees its own recordings of the secondaries.
+    std::vector<timeline::InstrumentRecording*> theirs(commandBufferCount, nullptr);
+    for (size_t slot = 0; slot < cb->instruments.size(); ++slot) {
+        for (uint32_t i = 0; i < commandBufferCount; ++i) {
+            const CommandBufferState* secondary = find_command_buffer(pCommandBuffers[i]);
+            theirs[i] = secondary && slot < secondary->instruments.size()
+                            ? secondary->instruments[slot].get()
+                            : nullptr;
+        }
+        cb->instruments[slot]->execute(theirs, in_render_pass);
+    }
 }
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBindPipeline(VkCommandBuffer commandBuffer,

@@ -10,11 +10,10 @@ namespace vkscope {
 namespace {
 
 using protocol::AccelerationStructureKind;
-using timeline::CaptureKind;
-using timeline::CaptureRequest;
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
+using timeline::ParameterKind;
+using timeline::ParameterRequest;
 using timeline::record_workload;
 using timeline::Size3;
 using timeline::TimelineDevice;
@@ -22,7 +21,7 @@ using timeline::WorkloadType;
 
 template <typename Forward>
 void dispatch(VkCommandBuffer handle, const char* api, std::optional<Size3> groups, Size3 base,
-              Forward&& forward, const CaptureRequest* indirect = nullptr) {
+              Forward&& forward, const ParameterRequest* indirect = nullptr) {
     CommandBufferState* cb = find_command_buffer(handle);
     record_workload(
         handle, cb, WorkloadType::dispatch, api,
@@ -31,12 +30,12 @@ void dispatch(VkCommandBuffer handle, const char* api, std::optional<Size3> grou
             w.base = base;
             w.local_size = cb->compute_local_size;
         },
-        forward, indirect, CaptureKind::dispatch);
+        forward, indirect, ParameterKind::dispatch);
 }
 
 // The (buffer, offset) holding a device address, for copying indirect ray tracing parameters.
-std::optional<CaptureRequest> address_request(const CommandBufferState* cb, VkDeviceAddress address,
-                                              uint32_t bytes) {
+std::optional<ParameterRequest> address_request(const CommandBufferState* cb,
+                                                VkDeviceAddress address, uint32_t bytes) {
     if (!cb || !address) {
         return std::nullopt;
     }
@@ -50,7 +49,7 @@ std::optional<CaptureRequest> address_request(const CommandBufferState* cb, VkDe
     if (address + bytes > it->second.first) {
         return std::nullopt;
     }
-    return CaptureRequest{key(it->second.second), address - it->first, bytes};
+    return ParameterRequest{key(it->second.second), address - it->first, bytes};
 }
 
 // `address`/`bytes`: where an indirect command's width, height and depth are.
@@ -58,11 +57,11 @@ template <typename Forward>
 void trace_rays(VkCommandBuffer handle, const char* api, std::optional<Size3> size,
                 Forward&& forward, VkDeviceAddress address = 0) {
     CommandBufferState* cb = find_command_buffer(handle);
-    const std::optional<CaptureRequest> indirect = address_request(cb, address, 12);
+    const std::optional<ParameterRequest> indirect = address_request(cb, address, 12);
     record_workload(
         handle, cb, WorkloadType::trace_rays, api,
         [&](timeline::WorkloadInfo& w, TimelineDevice&) { w.size = size; }, forward,
-        indirect ? &*indirect : nullptr, CaptureKind::trace_rays);
+        indirect ? &*indirect : nullptr, ParameterKind::trace_rays);
 }
 
 template <typename Forward>
@@ -111,7 +110,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdDispatchBaseKHR(VkCommandBuffer commandBu
 
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdDispatchIndirect(VkCommandBuffer commandBuffer,
                                                         VkBuffer buffer, VkDeviceSize offset) {
-    const CaptureRequest args{key(buffer), offset, sizeof(VkDispatchIndirectCommand)};
+    const ParameterRequest args{key(buffer), offset, sizeof(VkDispatchIndirectCommand)};
     dispatch(
         commandBuffer, "vkCmdDispatchIndirect", std::nullopt, {},
         [&](const DeviceDispatch& next) {

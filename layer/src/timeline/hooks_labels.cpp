@@ -3,7 +3,7 @@
 // owns.
 
 #include "timeline/device.hpp"
-#include "timeline/host_sink.hpp"
+#include "timeline/server_sink.hpp"
 
 namespace vkscope {
 namespace {
@@ -57,7 +57,7 @@ VKAPI_ATTR void VKAPI_CALL
 hooks::vkQueueBeginDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* pLabelInfo) {
     if (timeline::TimelineQueue* q = timeline::find_queue(queue)) {
         std::lock_guard lock(q->mutex);
-        timeline::HostSink sink(q->device);
+        timeline::ServerSink sink(q->device);
         q->interpreter.queue_label_begin(pLabelInfo->pLabelName ? pLabelInfo->pLabelName : "",
                                          sink);
     }

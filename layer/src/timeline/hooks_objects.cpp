@@ -5,20 +5,15 @@
 
 #include "timeline/device.hpp"
 
-#include "spirv_reader.hpp"
+#include "timeline/spirv_reader.hpp"
 
 #include <cstring>
 
 namespace vkscope {
 namespace {
 
-using timeline::key;
+using timeline::timeline_of;
 using timeline::TimelineDevice;
-
-TimelineDevice* timeline_of(VkDevice device) {
-    DeviceState* state = find_device(device);
-    return state ? state->timeline.get() : nullptr;
-}
 
 const DeviceDispatch& next_of(VkDevice device) {
     return find_device(device)->next;

@@ -7,10 +7,9 @@
 namespace vkscope {
 namespace {
 
-using timeline::CaptureRequest;
 using timeline::CommandBufferState;
 using timeline::find_command_buffer;
-using timeline::key;
+using timeline::ParameterRequest;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;
@@ -82,7 +81,8 @@ void begin_rendering(VkCommandBuffer handle, const VkRenderingInfo* info, const 
 const DeviceDispatch& count_indirect(VkCommandBuffer handle, VkBuffer count_buffer,
                                      VkDeviceSize offset, uint32_t max_draws) {
     if (CommandBufferState* cb = find_command_buffer(handle)) {
-        cb->recorder.count_indirect_draws(CaptureRequest{key(count_buffer), offset, 4}, max_draws);
+        cb->recorder.count_indirect_draws(ParameterRequest{key(count_buffer), offset, 4},
+                                          max_draws);
         return cb->device->next;
     }
     return next_of(handle);

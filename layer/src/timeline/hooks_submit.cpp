@@ -53,7 +53,6 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
     Submission s(*q, "vkQueueSubmit");
     std::vector<VkSubmitInfo> copies(submits, submits + count);
     std::vector<std::vector<VkCommandBuffer>> lists(count);
-    timing::SubmitPatch patch; // restores the application's structures after the call
     bool boundary = false;
     for (uint32_t i = 0; i < count; ++i) {
         boundary = boundary || ends_frame(submits[i].pNext);
@@ -65,11 +64,11 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
             copies[i].pCommandBuffers = lists[i].data();
         }
         // A device group's per-semaphore device indices must keep matching: no semaphore added.
-        s.serialize(copies[i], !cbs.empty() && !fixed, patch);
+        s.patch(copies[i], !cbs.empty() && !fixed);
     }
     s.before_submit();
     if (count > 0) {
-        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext), patch);
+        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
     const VkResult result = q->device.next.QueueSubmit(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
@@ -84,7 +83,6 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
         return (find_device(queue)->next.*Next)(queue, count, submits, fence);
     }
     Submission s(*q, api);
-    timing::SubmitPatch patch;
     std::vector<VkSubmitInfo2> copies(submits, submits + count);
     std::vector<std::vector<VkCommandBufferSubmitInfo>> infos(count);
     std::vector<VkCommandBuffer> handles;
@@ -99,7 +97,7 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
         }
         const bool fixed = (batch.flags & VK_SUBMIT_PROTECTED_BIT) != 0 || fixed_list(batch.pNext);
         const bool changed = s.batch(i, handles, !fixed, list);
-        s.serialize(copies[i], !handles.empty() && !fixed, patch);
+        s.patch(copies[i], !handles.empty() && !fixed);
         if (!changed) {
             continue;
         }
@@ -118,7 +116,7 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
     }
     s.before_submit();
     if (count > 0) {
-        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext), patch);
+        s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
     const VkResult result = (q->device.next.*Next)(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);

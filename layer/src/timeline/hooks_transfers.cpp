@@ -12,7 +12,6 @@ namespace {
 using protocol::BufferTransferKind;
 using protocol::ImageTransferKind;
 using timeline::find_command_buffer;
-using timeline::key;
 using timeline::TimelineDevice;
 using timeline::WorkloadType;
 

@@ -1,7 +1,6 @@
 #include "timeline/interpreter.hpp"
 
-#include "timing/mode.hpp"
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <thread>
 
@@ -34,7 +33,7 @@ void Interpreter::queue_label_end() {
     }
 }
 
-void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out) {
+void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out) {
     for (const Command& c : stream) {
         switch (c.op) {
         case Op::marker_begin:
@@ -49,12 +48,13 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
         case Op::render_pass_begin:
             if (open_) {
                 // Suspended and never resumed: report what there was.
-                timed(*open_->workload, open_->submit, {}, {}, timing::reason::kNotEnded, out);
+                paired(*open_->workload, open_->submit, open_->begin, {},
+                       MarkedInstance::Ending::never, out);
                 finish(*open_, sink, out);
             }
             started(c.workload, sink, out);
-            open_ = Instance{c.workload,          out.submit, c.part->draws, c.part->counts,
-                             c.part->counts_lost, c.ts,       out.quiet};
+            open_ = Instance{c.workload,          out.submit,         c.part->draws, c.part->counts,
+                             c.part->counts_lost, stream.marks_of(c), out.quiet};
             part_ = c.part;
             break;
         case Op::render_pass_resume:
@@ -72,7 +72,7 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
         case Op::image_transfer:
         case Op::acceleration_structure_begin:
             started(c.workload, sink, out);
-            running_ = Running{c.workload.get(), out.submit, c.ts};
+            running_ = Running{c.workload.get(), out.submit, stream.marks_of(c)};
             break;
         case Op::workload_end:
             if (part_) {
@@ -80,14 +80,15 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
                     if (part_->tag_end_deferred && open_->workload->tagged) {
                         ++out.deferred_tag_ends;
                     }
-                    timed(*open_->workload, open_->submit, open_->begin, c.ts,
-                          timing::reason::kSplitPartUntimed, out);
+                    paired(*open_->workload, open_->submit, open_->begin, stream.marks_of(c),
+                           MarkedInstance::Ending::render_pass, out);
                     finish(*open_, sink, out);
                     open_.reset();
                 }
                 part_.reset();
             } else if (running_.workload) {
-                timed(*running_.workload, running_.submit, running_.begin, c.ts, nullptr, out);
+                paired(*running_.workload, running_.submit, running_.begin, stream.marks_of(c),
+                       MarkedInstance::Ending::workload, out);
                 running_ = {};
             }
             break;
@@ -98,7 +99,7 @@ void Interpreter::run(std::span<const Command> stream, InterpreterSink& sink, Su
             Readback readback;
             readback.submit = out.submit;
             readback.workload = c.workload;
-            readback.captures.push_back(c.capture);
+            readback.copies.push_back(c.copy);
             add_readback(std::move(readback), out);
         } break;
         }
@@ -117,57 +118,17 @@ void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& s
     out.workloads.push_back(SubmittedWorkload{w->tag, label_stack()});
 }
 
-void Interpreter::timed(const Workload& w, uint64_t submit, timing::Timestamp begin,
-                        timing::Timestamp end, const char* why, SubmitRecord& out) {
-    if (!out.timing) {
-        return;
+void Interpreter::paired(const Workload& w, uint64_t submit, const Marks& begin, const Marks& end,
+                         MarkedInstance::Ending ending, SubmitRecord& out) {
+    if (out.pair_marks) {
+        out.instances.push_back(MarkedInstance{submit, w.tag, begin, end, ending});
     }
-    TimingEntry e{submit, w.tag, begin, end, nullptr, false};
-    if (!begin || !end) {
-        // The workload's own reason when it has one (recorded outside a captured frame, ...).
-        e.untimed = w.untimed ? w.untimed : why;
-        e.begin = {};
-        e.end = {};
-    }
-    out.timings.push_back(e);
-}
-
-void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later) {
-    auto first_user = [](std::vector<TimingEntry>& list, size_t n,
-                         timing::Timestamp ts) -> TimingEntry* {
-        for (size_t i = 0; i < n; ++i) {
-            if (list[i].begin == ts) {
-                return &list[i];
-            }
-        }
-        return nullptr;
-    };
-    size_t kept = 0;
-    for (size_t i = 0; i < later.size(); ++i) {
-        TimingEntry& e = later[i];
-        TimingEntry* user = nullptr;
-        if (e.begin) {
-            user = first_user(earlier, earlier.size(), e.begin);
-            if (!user) {
-                user = first_user(later, kept, e.begin);
-            }
-        }
-        if (user) {
-            user->ambiguous = true;
-            if (user->submit == e.submit && user->tag == e.tag) {
-                continue; // one instance executed twice: one entry says it
-            }
-            e.ambiguous = true;
-        }
-        later[kept++] = e;
-    }
-    later.resize(kept);
 }
 
 void Interpreter::add_readback(Readback readback, SubmitRecord& out) {
     for (Readback& earlier : out.readbacks) {
-        for (const Capture& a : earlier.captures) {
-            for (const Capture& b : readback.captures) {
+        for (const ParameterCopy& a : earlier.copies) {
+            for (const ParameterCopy& b : readback.copies) {
                 if (a.slot == b.slot) {
                     earlier.ambiguous = true;
                     return;
@@ -201,7 +162,7 @@ void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord
     Readback readback;
     readback.submit = instance.submit;
     readback.workload = instance.workload;
-    readback.captures = std::move(instance.counts);
+    readback.copies = std::move(instance.counts);
     readback.draws = instance.draws;
     readback.counts_lost = instance.counts_lost;
     add_readback(std::move(readback), out);

@@ -39,46 +39,32 @@ struct SubmittedWorkload {
 struct Readback {
     uint64_t submit = 0; // the instance is submit.tag
     std::shared_ptr<Workload> workload;
-    std::vector<Capture> captures;
-    uint64_t draws = 0;       // render passes: draws counted without the captures
+    std::vector<ParameterCopy> copies;
+    uint64_t draws = 0;       // render passes: draws counted without the copies
     bool counts_lost = false; // render passes: some counts could not be copied
     // The same slot ran more than once in one submission (a secondary executed twice): only the
     // last run's values survive, so none are reported.
     bool ambiguous = false;
 };
 
-// A workload instance's two timer queries, paired by the interpreter (the timing feature). A
-// split render pass pairs the start written in the command buffer that began it with the end
-// written in the one that ended it.
-struct TimingEntry {
-    uint64_t submit = 0; // the instance is submit.tag
-    uint64_t tag = 0;
-    timing::Timestamp begin;
-    timing::Timestamp end;
-    const char* untimed = nullptr; // why begin or end is missing
-    // Its timestamps ran more than once before anyone could read them (a secondary executed
-    // twice): the values left are the last run's, so none are reported.
-    bool ambiguous = false;
-};
-
 // What one submitted command buffer did.
 struct SubmitRecord {
     uint64_t submit = 0;
-    // Pair timer queries into `timings` (only while timing a captured frame).
-    bool timing = false;
+    // Pair the instruments' marks into `instances` (only when an instrument asks for them).
+    bool pair_marks = false;
     // Outside captured frames: only the queue's state (labels, a suspended render pass) is kept
     // up; nothing is described, sent or read back.
     bool quiet = false;
     std::vector<SubmittedWorkload> workloads;
     std::vector<Readback> readbacks;
-    std::vector<TimingEntry> timings;
+    std::vector<MarkedInstance> instances;
     // Tag labels to end right after this command buffer (RenderPassPart::tag_end_deferred).
     uint32_t deferred_tag_ends = 0;
 
     void clear() {
         workloads.clear();
         readbacks.clear();
-        timings.clear();
+        instances.clear();
         deferred_tag_ends = 0;
     }
 };
@@ -92,7 +78,7 @@ public:
     void queue_label_end();
 
     // Runs one submitted command buffer's stream. `out.submit` names the submission.
-    void run(std::span<const Command> stream, InterpreterSink& sink, SubmitRecord& out);
+    void run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out);
 
     uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
     // A render pass instance is suspended between command buffers: nothing may run in between.
@@ -106,23 +92,23 @@ private:
         std::shared_ptr<Workload> workload;
         uint64_t submit = 0;
         uint64_t draws = 0;
-        std::vector<Capture> counts;
+        std::vector<ParameterCopy> counts;
         bool counts_lost = false;
-        timing::Timestamp begin;
+        Marks begin;
         bool quiet = false; // begun outside a captured frame
     };
     // A workload outside render passes, between its begin and its end.
     struct Running {
         const Workload* workload = nullptr;
         uint64_t submit = 0;
-        timing::Timestamp begin;
+        Marks begin;
     };
 
     void started(const std::shared_ptr<Workload>& w, InterpreterSink& sink, SubmitRecord& out);
     void add_readback(Readback readback, SubmitRecord& out);
     void finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out);
-    void timed(const Workload& w, uint64_t submit, timing::Timestamp begin, timing::Timestamp end,
-               const char* why, SubmitRecord& out);
+    void paired(const Workload& w, uint64_t submit, const Marks& begin, const Marks& end,
+                MarkedInstance::Ending ending, SubmitRecord& out);
 
     LabelInterner& labels_;
     std::vector<uint64_t> stack_;
@@ -130,11 +116,6 @@ private:
     std::shared_ptr<RenderPassPart> part_; // the part being run
     Running running_;
 };
-
-// Marks entries of `later` whose timestamps some entry of `earlier` (or an earlier entry of
-// `later`) already uses: the same recorded queries run twice before a read. The first user is
-// flagged ambiguous and the repeat dropped (both executions are one instance).
-void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later);
 
 // Waits for, or claims, the right to send a workload's WORKLOAD message. True for the one caller
 // that must send it, which then calls mark_sent().

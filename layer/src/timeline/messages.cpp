@@ -1,7 +1,7 @@
 #include "timeline/messages.hpp"
 
+#include "core/wire_format.hpp"
 #include "timeline/metadata.hpp"
-#include "wire_format.hpp"
 
 #include <vulkan/vulkan.h>
 

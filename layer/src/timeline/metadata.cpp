@@ -1,6 +1,6 @@
 #include "timeline/metadata.hpp"
 
-#include "wire_format.hpp"
+#include "core/wire_format.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -130,21 +130,21 @@ std::string describe_fields(const Workload& w) {
 }
 
 std::string readback_annex(const Readback& r, std::span<const Size3> values) {
-    if (r.captures.empty() || values.size() != r.captures.size()) {
+    if (r.copies.empty() || values.size() != r.copies.size()) {
         return "{}";
     }
-    switch (r.captures[0].kind) {
-    case CaptureKind::dispatch:
+    switch (r.copies[0].kind) {
+    case ParameterKind::dispatch:
         if (r.ambiguous) {
             return flagged({"groups", "invocations"}, protocol::AnnexFlag::indirect_ambiguous);
         }
         return dispatch_annex(values[0], r.workload->local_size);
-    case CaptureKind::trace_rays:
+    case ParameterKind::trace_rays:
         if (r.ambiguous) {
             return flagged({"width", "height", "depth"}, protocol::AnnexFlag::indirect_ambiguous);
         }
         return trace_rays_annex(values[0]);
-    case CaptureKind::draw_count:
+    case ParameterKind::draw_count:
         break;
     }
     if (r.ambiguous) {
@@ -154,8 +154,8 @@ std::string readback_annex(const Readback& r, std::span<const Size3> values) {
         return flagged({"draws"}, protocol::AnnexFlag::draws_lost);
     }
     uint64_t draws = r.draws;
-    for (size_t i = 0; i < r.captures.size(); ++i) {
-        draws += std::min(values[i][0], r.captures[i].max_draws);
+    for (size_t i = 0; i < r.copies.size(); ++i) {
+        draws += std::min(values[i][0], r.copies[i].max_draws);
     }
     JsonWriter json;
     json.begin_object().field("draws", draws).end_object();

@@ -38,7 +38,7 @@ ReadbackWorker::~ReadbackWorker() {
 void ReadbackWorker::claim(ReadbackJob& job) {
     job.generations.clear();
     for (const Readback& r : job.readbacks) {
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             job.generations.push_back(c.slot->generation.load(std::memory_order_acquire));
             c.slot->in_flight.store(true, std::memory_order_release);
         }
@@ -53,7 +53,7 @@ void ReadbackWorker::push(ReadbackJob job) {
     wake_.notify_all();
 }
 
-bool ReadbackWorker::wait_read(CaptureSlot& slot, std::chrono::milliseconds timeout) {
+bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     if (done_.wait_for(lock, timeout, [&] { return !slot.in_flight.load(); })) {
         return true;
@@ -64,6 +64,22 @@ bool ReadbackWorker::wait_read(CaptureSlot& slot, std::chrono::milliseconds time
 }
 
 void ReadbackWorker::run() {
+    // Instruments' results go out as the timeline's messages.
+    class Sink final : public CompletionSink {
+    public:
+        explicit Sink(const Config& config) : config_(config) {}
+        void annex(uint64_t submit, uint64_t tag, std::string_view fields) override {
+            config_.annex(submit, tag, std::string(fields));
+        }
+        void post(std::string frame) override {
+            if (config_.post) {
+                config_.post(std::move(frame));
+            }
+        }
+
+    private:
+        const Config& config_;
+    } sink(config_);
     std::unique_lock lock(mutex_);
     auto deadline = std::chrono::steady_clock::time_point::max();
     for (;;) {
@@ -121,8 +137,8 @@ void ReadbackWorker::run() {
         lock.unlock();
         for (ReadbackJob& job : ready) {
             process(job);
-            if (job.done) {
-                job.done(seen_ns);
+            for (const CompletionJob& completion : job.completions) {
+                completion(seen_ns, sink);
             }
         }
         lock.lock();
@@ -132,7 +148,7 @@ void ReadbackWorker::run() {
     for (ReadbackJob& job : jobs_) {
         size_t g = 0;
         for (const Readback& r : job.readbacks) {
-            for (const Capture& c : r.captures) {
+            for (const ParameterCopy& c : r.copies) {
                 if (c.slot->generation.load() == job.generations[g++]) {
                     c.slot->in_flight.store(false);
                 }
@@ -146,24 +162,24 @@ void ReadbackWorker::run() {
 void ReadbackWorker::process(ReadbackJob& job) {
     size_t g = 0;
     for (const Readback& r : job.readbacks) {
-        // A capture whose generation moved on belongs to a later submission now: neither read
+        // A copy whose slot's generation moved on belongs to a later submission now: neither read
         // nor released here.
         std::vector<bool> ours;
         std::vector<std::array<uint32_t, 3>> copies;
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             ours.push_back(c.slot->generation.load(std::memory_order_acquire) ==
                            job.generations[g++]);
             if (ours.back()) {
                 config_.invalidate(*c.slot);
-                copies.push_back({c.slot->host[0], c.slot->host[1], c.slot->host[2]});
+                copies.push_back({c.slot->mapped[0], c.slot->mapped[1], c.slot->mapped[2]});
             }
         }
-        if (copies.size() == r.captures.size()) {
+        if (copies.size() == r.copies.size()) {
             config_.annex(r.submit, r.workload->tag, readback_annex(r, copies));
         }
-        for (size_t i = 0; i < r.captures.size(); ++i) {
+        for (size_t i = 0; i < r.copies.size(); ++i) {
             if (ours[i]) {
-                r.captures[i].slot->in_flight.store(false, std::memory_order_release);
+                r.copies[i].slot->in_flight.store(false, std::memory_order_release);
             }
         }
     }

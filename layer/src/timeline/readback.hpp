@@ -1,13 +1,15 @@
 #pragma once
 // The async half of the command stream: a device's thread that waits until the GPU has run a
-// submission, reads the indirect parameters its workloads copied, and sends them as annexes.
+// submission, reads the indirect parameters its workloads copied and sends them as annexes, then
+// runs the instruments' completion jobs.
 //
 // It waits on the layer's own timeline semaphores, which an extra empty submission signals after
 // the application's, so it never depends on the application's fences or on objects the
 // application may destroy.
 
-#include "timeline/capture_slot.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
+#include "timeline/parameter_slot.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -26,10 +28,9 @@ struct ReadbackJob {
     VkSemaphore semaphore = VK_NULL_HANDLE;
     uint64_t value = 0; // done when the semaphore reaches it
     std::vector<Readback> readbacks;
-    std::vector<uint64_t> generations; // of every capture, in order
-    // Run after the readbacks, with the CLOCK_MONOTONIC time the completion was seen (timing:
-    // SUBMIT_DONE and the timing annexes). A job dropped unrun just destroys it.
-    std::function<void(uint64_t)> done;
+    std::vector<uint64_t> generations; // of every copy's slot, in order
+    // The instruments' work, run after the readbacks. A job dropped unrun just destroys them.
+    std::vector<CompletionJob> completions;
 };
 
 class ReadbackWorker {
@@ -38,10 +39,12 @@ public:
         VkDevice device = VK_NULL_HANDLE;
         PFN_vkWaitSemaphores wait = nullptr;
         PFN_vkGetSemaphoreCounterValue counter = nullptr;
-        // Makes the GPU's writes to a slot visible to the host (CapturePool::invalidate).
-        std::function<void(const CaptureSlot&)> invalidate;
+        // Makes the GPU's writes to a slot visible to the host (ParameterPool::invalidate).
+        std::function<void(const ParameterSlot&)> invalidate;
         // Sends one ANNEX frame (submit, tag, payload).
         std::function<void(uint64_t, uint64_t, const std::string&)> annex;
+        // Sends a frame an instrument built; null: dropped.
+        std::function<void(std::string)> post;
     };
 
     explicit ReadbackWorker(Config config);
@@ -55,7 +58,7 @@ public:
     void push(ReadbackJob job);
     // Waits until `slot` has been read, at most `timeout`. On timeout the pending readback is
     // disowned (it will report nothing) and false is returned.
-    bool wait_read(CaptureSlot& slot, std::chrono::milliseconds timeout);
+    bool wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout);
 
 private:
     void run();

@@ -54,60 +54,23 @@ void VulkanRecordSink::end_tag() {
     end_label(*cb_.device, cb_.handle);
 }
 
-void VulkanTimestampWriter::reset(VkQueryPool pool, uint32_t first, uint32_t count) {
-    next_.CmdResetQueryPool(cb_, pool, first, count);
-}
-
-void VulkanTimestampWriter::write(VkQueryPool pool, uint32_t slot, bool top_of_pipe) {
-    next_.CmdWriteTimestamp(
-        cb_, top_of_pipe ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-        pool, slot);
-}
-
-void VulkanTimestampWriter::barrier() {
-    // An execution dependency only: serialization needs later work not to start, not caches
-    // flushed. A memory dependency would cost the next workload a flush (measured on the H200)
-    // and could hide a missing barrier of the application's while it is profiled.
-    next_.CmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr, 0,
-                             nullptr);
-}
-
-timing::Timestamp VulkanRecordSink::workload_start() {
-    if (!cb_.timing.active()) {
-        return {};
-    }
-    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
-    return cb_.timing.start(writer);
-}
-
-timing::Timestamp VulkanRecordSink::workload_finish() {
-    if (!cb_.timing.active()) {
-        return {};
-    }
-    VulkanTimestampWriter writer(cb_.device->next, cb_.handle);
-    return cb_.timing.finish(writer);
-}
-
-void VulkanRecordSink::capture(std::span<const CaptureRequest> requests,
-                               std::span<CaptureSlot*> out) {
+void VulkanRecordSink::copy_parameters(std::span<const ParameterRequest> requests,
+                                       std::span<ParameterSlot*> out) {
     TimelineDevice& device = *cb_.device;
-    // The copy runs between two workloads: the next one cannot start at the last one's end.
-    cb_.timing.interrupt();
     std::vector<VkBufferCopy> regions;
-    std::vector<std::pair<VkBuffer, size_t>> sources; // per capture: buffer, region index
+    std::vector<std::pair<VkBuffer, size_t>> sources; // per copy: buffer, region index
     for (size_t i = 0; i < requests.size(); ++i) {
         out[i] = nullptr;
-        const CaptureRequest& r = requests[i];
+        const ParameterRequest& r = requests[i];
         const BufferInfo* buffer = device.buffers.find(r.buffer);
         // Without a readback thread nobody would read the slot; without TRANSFER_SRC (a buffer
         // the layer did not see created) the copy would be invalid.
         if (!cb_.instrumented || !device.readback || !buffer ||
             !(buffer->usage & VK_BUFFER_USAGE_TRANSFER_SRC_BIT) ||
-            r.offset + r.bytes > buffer->size || r.bytes > CapturePool::kSlotBytes) {
+            r.offset + r.bytes > buffer->size || r.bytes > ParameterPool::kSlotBytes) {
             continue;
         }
-        CaptureSlot* slot = cb_.captures.next(device.captures);
+        ParameterSlot* slot = cb_.parameters.next(device.parameter_pool);
         if (!slot) {
             continue;
         }

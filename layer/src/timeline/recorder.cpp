@@ -29,6 +29,12 @@ Recorder::Recorder() {
 void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) {
     reset();
     options_ = options;
+    if (!options_.instruments.empty() && marks_.capacity() == 0) {
+        marks_.reserve(2 * kReservedCommands * options_.instruments.size());
+    }
+    for (size_t i = 0; i < options_.instruments.size(); ++i) {
+        deferred_marks_[i] = Mark::none(options_.instruments[i]->unmarked());
+    }
     primary_ = primary;
     one_time_ = one_time_submit;
     // A recording submitted more than once runs the same tags each time.
@@ -37,6 +43,7 @@ void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) 
 
 void Recorder::reset() {
     stream_.clear();
+    marks_.clear();
     deferred_.clear();
     has_deferred_.store(false, std::memory_order_relaxed);
     draws_ = 0;
@@ -52,6 +59,23 @@ void Recorder::reset() {
     depth_ = 0;
     foreign_end_ = false;
     current_tagged_ = false;
+}
+
+uint32_t Recorder::mark(bool start) {
+    if (options_.instruments.empty()) {
+        return kNoMarks;
+    }
+    const auto at = static_cast<uint32_t>(marks_.size());
+    for (const auto& instrument : options_.instruments) {
+        marks_.push_back(start ? instrument->start() : instrument->finish());
+    }
+    return at;
+}
+
+void Recorder::copying() {
+    for (const auto& instrument : options_.instruments) {
+        instrument->interrupt(Interruption::parameter_copy);
+    }
 }
 
 void Recorder::tag_begin(RecordSink& sink, uint64_t tag) {
@@ -106,14 +130,15 @@ void Recorder::marker_end() {
 }
 
 Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
-                                   const CaptureRequest* indirect, CaptureKind kind) {
+                                   const ParameterRequest* indirect, ParameterKind kind) {
     auto w = std::make_shared<Workload>();
     w->tag = next_tag();
     w->type = type;
     has_workloads_ = true;
-    CaptureSlot* slot = nullptr;
+    ParameterSlot* slot = nullptr;
     if (indirect) {
-        sink.capture({indirect, 1}, {&slot, 1});
+        copying();
+        sink.copy_parameters({indirect, 1}, {&slot, 1});
     }
     w->tagged = can_tag();
     if (w->tagged) {
@@ -121,16 +146,13 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
     }
     current_tagged_ = w->tagged;
     Command begin = command(begin_op(type), w);
-    begin.ts = sink.workload_start();
-    if (!begin.ts) {
-        w->untimed = sink.untimed();
-    }
+    begin.marks = mark(true);
     stream_.push_back(std::move(begin));
     if (slot) {
         // Only a submission can name the instance its parameters belong to.
         needs_submit_label_ = true;
         Command c = command(Op::indirect_readback, w);
-        c.capture = Capture{slot, kind, 0};
+        c.copy = ParameterCopy{slot, kind, 0};
         stream_.push_back(std::move(c));
     }
     current_ = std::move(w);
@@ -142,7 +164,7 @@ void Recorder::end_workload(RecordSink& sink) {
         return;
     }
     Command end = command(Op::workload_end);
-    end.ts = sink.workload_finish();
+    end.marks = mark(false);
     if (current_tagged_) {
         tag_end(sink);
     }
@@ -160,6 +182,13 @@ void Recorder::materialize() const {
     }
     std::vector<Command> merged;
     merged.reserve(stream_.size() + 2 * deferred_.size());
+    // Every logged workload says the same: one set of marks for all of them.
+    uint32_t deferred_marks = kNoMarks;
+    if (!options_.instruments.empty()) {
+        deferred_marks = static_cast<uint32_t>(marks_.size());
+        marks_.insert(marks_.end(), deferred_marks_.begin(),
+                      deferred_marks_.begin() + options_.instruments.size());
+    }
     size_t next = 0;
     for (const DeferredWorkload& d : deferred_) {
         for (; next < d.position; ++next) {
@@ -173,8 +202,9 @@ void Recorder::materialize() const {
         w->tag = next_tag();
         w->type = d.type;
         w->tagged = false;
-        w->untimed = options_.deferred_untimed;
-        merged.push_back(command(begin_op(d.type), std::move(w)));
+        Command begin = command(begin_op(d.type), std::move(w));
+        begin.marks = deferred_marks;
+        merged.push_back(std::move(begin));
         merged.push_back(command(Op::workload_end));
     }
     for (; next < stream_.size(); ++next) {
@@ -206,13 +236,10 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         }
         part_ = std::make_shared<RenderPassPart>();
         part_->workload = w;
-        // Timed as a whole, from before its first begin: no timestamp or barrier may go between
-        // its draws, nor between a suspension and its resumption.
+        // Measured as a whole, from before its first begin: no instrument's command may go
+        // between its draws, nor between a suspension and its resumption.
         Command begin = command(Op::render_pass_begin, w, part_);
-        begin.ts = sink.workload_start();
-        if (!begin.ts) {
-            w->untimed = sink.untimed();
-        }
+        begin.marks = mark(true);
         stream_.push_back(std::move(begin));
         has_workloads_ = true;
     }
@@ -231,7 +258,7 @@ void Recorder::end_render_pass(RecordSink& sink) {
     }
     std::shared_ptr<RenderPassPart> part = std::move(part_);
     Command end = command(Op::workload_end);
-    end.ts = sink.workload_finish();
+    end.marks = mark(false);
     stream_.push_back(std::move(end));
     if (part->workload) {
         part->workload->draws = part->draws;
@@ -246,16 +273,28 @@ void Recorder::end_render_pass(RecordSink& sink) {
             tag_end(sink);
         }
     }
-    capture_counts(sink, *part);
+    copy_counts(sink, *part);
 }
 
-void Recorder::count_indirect_draws(const CaptureRequest& count, uint32_t max_draws) {
+void Recorder::count_indirect_draws(const ParameterRequest& count, uint32_t max_draws) {
     (part_ ? pending_counts_ : continued_counts_).push_back(PendingCount{count, max_draws});
 }
 
 void Recorder::execute(const Recorder& secondary) {
     secondary.materialize();
-    stream_.insert(stream_.end(), secondary.stream_.begin(), secondary.stream_.end());
+    if (secondary.marks_.empty()) {
+        stream_.insert(stream_.end(), secondary.stream_.begin(), secondary.stream_.end());
+    } else {
+        // The secondary's marks join this recording's table, its commands pointing at them there.
+        const auto base = static_cast<uint32_t>(marks_.size());
+        marks_.insert(marks_.end(), secondary.marks_.begin(), secondary.marks_.end());
+        for (const Command& c : secondary.stream_) {
+            stream_.push_back(c);
+            if (c.marks != kNoMarks) {
+                stream_.back().marks += base;
+            }
+        }
+    }
     if (secondary.has_workloads_) {
         has_workloads_ = true;
         needs_submit_label_ =
@@ -276,23 +315,24 @@ void Recorder::flush_draws() {
     draws_ = 0;
 }
 
-void Recorder::capture_counts(RecordSink& sink, RenderPassPart& part) {
+void Recorder::copy_counts(RecordSink& sink, RenderPassPart& part) {
     if (pending_counts_.empty()) {
         return;
     }
-    std::vector<CaptureRequest> requests;
+    std::vector<ParameterRequest> requests;
     requests.reserve(pending_counts_.size());
     for (const PendingCount& p : pending_counts_) {
         requests.push_back(p.request);
     }
-    std::vector<CaptureSlot*> slots(requests.size(), nullptr);
+    std::vector<ParameterSlot*> slots(requests.size(), nullptr);
     // Copies are illegal inside a render pass, so the counts are copied right after it: nothing
     // of the application's runs in between to change them.
-    sink.capture(requests, slots);
+    copying();
+    sink.copy_parameters(requests, slots);
     for (size_t i = 0; i < slots.size(); ++i) {
         if (slots[i]) {
             part.counts.push_back(
-                Capture{slots[i], CaptureKind::draw_count, pending_counts_[i].max_draws});
+                ParameterCopy{slots[i], ParameterKind::draw_count, pending_counts_[i].max_draws});
         } else {
             part.counts_lost = true;
         }

@@ -20,7 +20,7 @@
 namespace vkscope::timeline {
 
 // Bytes of an application buffer to copy into a layer-owned slot.
-struct CaptureRequest {
+struct ParameterRequest {
     uint64_t buffer = 0; // VkBuffer
     uint64_t offset = 0;
     uint32_t bytes = 0;
@@ -33,13 +33,9 @@ public:
     virtual void begin_tag(uint64_t tag) = 0;
     virtual void end_tag() = 0;
     // Records copies of the requested bytes into fresh layer-owned slots (with the barriers they
-    // need) at this point of the command buffer. out[i] is null when request i cannot be captured.
-    virtual void capture(std::span<const CaptureRequest> requests, std::span<CaptureSlot*> out) = 0;
-    // Timer queries around a workload (the timing feature; docs/timing.md). Null when the
-    // recording is not timed, and then untimed() says why.
-    virtual timing::Timestamp workload_start() { return {}; }
-    virtual timing::Timestamp workload_finish() { return {}; }
-    virtual const char* untimed() const { return nullptr; }
+    // need) at this point of the command buffer. out[i] is null when request i cannot be copied.
+    virtual void copy_parameters(std::span<const ParameterRequest> requests,
+                                 std::span<ParameterSlot*> out) = 0;
 };
 
 struct RecordOptions {
@@ -52,10 +48,14 @@ struct RecordOptions {
     bool defer_foreign_ends = false;
     // Outside captured frames: workloads outside render passes are only logged, and become
     // commands of the stream when a captured frame submits the command buffer (materialize()),
-    // which most recordings made there never are. `deferred_untimed` is what such workloads say
-    // about their timing (a static string, or null).
+    // which most recordings made there never are; their instruments' marks say why there are
+    // none (InstrumentRecording::unmarked()).
     bool defer_workloads = false;
-    const char* deferred_untimed = nullptr;
+    // The command buffer's instruments, by slot (begun before the recorder): asked for a mark
+    // right before and right after each workload (a render pass instance: before its first begin,
+    // after its final end), and told of the parameter copies between workloads. None: no mark is
+    // asked for or kept.
+    std::span<const std::unique_ptr<InstrumentRecording>> instruments;
     uint64_t device = 0; // the layer's id of the device, for logged workloads
 };
 
@@ -84,8 +84,8 @@ public:
     // them first so that the copy is not part of the workload's own time. The workload's command
     // goes between begin_workload and end_workload; the caller describes the returned workload.
     Workload& begin_workload(WorkloadType type, RecordSink& sink,
-                             const CaptureRequest* indirect = nullptr,
-                             CaptureKind kind = CaptureKind::dispatch);
+                             const ParameterRequest* indirect = nullptr,
+                             ParameterKind kind = ParameterKind::dispatch);
     void end_workload(RecordSink& sink);
 
     // RecordOptions::defer_workloads: a workload outside render passes is only logged (nothing is
@@ -110,7 +110,7 @@ public:
     // Draws: inside a render pass, or in a secondary that continues one.
     void count_draws(uint64_t n) { draws_ += n; }
     // A draw whose count the GPU reads from `count`; at most max_draws.
-    void count_indirect_draws(const CaptureRequest& count, uint32_t max_draws);
+    void count_indirect_draws(const ParameterRequest& count, uint32_t max_draws);
 
     // vkCmdExecuteCommands: inlines the secondary's stream; draws it recorded for the render pass
     // it continues count for the current one, once per execution.
@@ -118,7 +118,7 @@ public:
 
     // Logged workloads are missing until materialize(): what is left (labels, render passes)
     // keeps a queue's label stack right in frames that are not captured.
-    std::span<const Command> stream() const { return stream_; }
+    CommandStream stream() const { return {stream_, marks_, options_.instruments.size()}; }
     // The command buffer needs an s<submitID> label around each submission: its workloads can run
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
@@ -127,12 +127,17 @@ public:
 
 private:
     struct PendingCount {
-        CaptureRequest request;
+        ParameterRequest request;
         uint32_t max_draws = 0;
     };
 
+    // Asks the instruments for their marks at a workload's start or finish; their index in
+    // marks_, or kNoMarks without instruments.
+    uint32_t mark(bool start);
+    // Parameter copies follow: what ran between two workloads was no workload.
+    void copying();
     void flush_draws();
-    void capture_counts(RecordSink& sink, RenderPassPart& part);
+    void copy_counts(RecordSink& sink, RenderPassPart& part);
     bool can_tag() const { return options_.tags && !(options_.defer_foreign_ends && foreign_end_); }
     void tag_begin(RecordSink& sink, uint64_t tag);
     void tag_end(RecordSink& sink);
@@ -149,6 +154,8 @@ private:
     };
 
     mutable std::vector<Command> stream_;
+    mutable std::vector<Mark> marks_; // the commands' marks, one per instrument each
+    Marks deferred_marks_;            // what logged workloads carry
     mutable std::vector<DeferredWorkload> deferred_;
     mutable std::atomic<bool> has_deferred_{false};
     mutable std::mutex materialize_mutex_;

@@ -1,6 +1,6 @@
 #include "timeline/setup.hpp"
 
-#include "log.hpp"
+#include "core/log.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -65,8 +65,9 @@ VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCal
 
 DevicePatch::DevicePatch(const InstanceState& instance, VkPhysicalDevice physical,
                          const VkDeviceCreateInfo* info)
-    : info_(*info), extensions_(info->ppEnabledExtensionNames,
-                                info->ppEnabledExtensionNames + info->enabledExtensionCount) {
+    : instance_(instance), physical_(physical), info_(*info),
+      extensions_(info->ppEnabledExtensionNames,
+                  info->ppEnabledExtensionNames + info->enabledExtensionCount) {
     for (uint32_t i = 0; i < info->queueCreateInfoCount; ++i) {
         VkDeviceQueueCreateInfo q = info->pQueueCreateInfos[i];
         q.pNext = nullptr;
@@ -86,12 +87,25 @@ DevicePatch::DevicePatch(const InstanceState& instance, VkPhysicalDevice physica
                       VK_EXT_DEBUG_MARKER_EXTENSION_NAME)) {
         setup_.label_api = LabelApi::debug_marker;
     }
-    enable_timeline_semaphores(instance, physical);
-    if (instance.settings.timing != Timing::off) {
-        enable_calibration(instance, physical);
-    }
+    enable_timeline_semaphores();
     info_.enabledExtensionCount = static_cast<uint32_t>(extensions_.size());
     info_.ppEnabledExtensionNames = extensions_.data();
+}
+
+bool DevicePatch::offers(const char* extension) const {
+    return device_has_extension(instance_, physical_, extension);
+}
+
+bool DevicePatch::enables(const char* extension) const {
+    return listed(extensions_.data(), static_cast<uint32_t>(extensions_.size()), extension);
+}
+
+void DevicePatch::enable(const char* extension) {
+    if (!enables(extension)) {
+        extensions_.push_back(extension);
+        info_.enabledExtensionCount = static_cast<uint32_t>(extensions_.size());
+        info_.ppEnabledExtensionNames = extensions_.data();
+    }
 }
 
 DevicePatch::~DevicePatch() {
@@ -100,8 +114,9 @@ DevicePatch::~DevicePatch() {
     }
 }
 
-void DevicePatch::enable_timeline_semaphores(const InstanceState& instance,
-                                             VkPhysicalDevice physical) {
+void DevicePatch::enable_timeline_semaphores() {
+    const InstanceState& instance = instance_;
+    const VkPhysicalDevice physical = physical_;
     const InstanceDispatch& in = instance.next;
     VkPhysicalDeviceProperties props{};
     in.GetPhysicalDeviceProperties(physical, &props);
@@ -156,58 +171,6 @@ void DevicePatch::enable_timeline_semaphores(const InstanceState& instance,
         extensions_.push_back("VK_KHR_timeline_semaphore");
     }
     setup_.timeline_semaphores = true;
-}
-
-void DevicePatch::enable_calibration(const InstanceState& instance, VkPhysicalDevice physical) {
-    struct Candidate {
-        const char* extension;
-        const char* domains;
-        const char* calibrate;
-    };
-    // EXT first: layers older than the KHR promotion (validation 1.3.239) warn about KHR.
-    static constexpr Candidate kCandidates[] = {
-        {"VK_EXT_calibrated_timestamps", "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT",
-         "vkGetCalibratedTimestampsEXT"},
-        {"VK_KHR_calibrated_timestamps", "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
-         "vkGetCalibratedTimestampsKHR"},
-    };
-    const Candidate* chosen = nullptr;
-    // One the application enabled itself comes first: enabling the other as well is pointless.
-    for (const Candidate& c : kCandidates) {
-        if (listed(extensions_.data(), static_cast<uint32_t>(extensions_.size()), c.extension)) {
-            chosen = &c;
-        }
-    }
-    for (const Candidate& c : kCandidates) {
-        if (!chosen && device_has_extension(instance, physical, c.extension)) {
-            chosen = &c;
-        }
-    }
-    if (!chosen) {
-        return;
-    }
-    // Both sides of the calibration must be there: the device clock and CLOCK_MONOTONIC.
-    auto domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
-        instance.next_gipa(instance.handle, chosen->domains));
-    uint32_t count = 0;
-    if (!domains || domains(physical, &count, nullptr) != VK_SUCCESS) {
-        return;
-    }
-    std::vector<VkTimeDomainEXT> list(count);
-    if (domains(physical, &count, list.data()) < 0) {
-        return;
-    }
-    list.resize(count);
-    auto has = [&](VkTimeDomainEXT d) {
-        return std::find(list.begin(), list.end(), d) != list.end();
-    };
-    if (!has(VK_TIME_DOMAIN_DEVICE_EXT) || !has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT)) {
-        return;
-    }
-    if (!listed(extensions_.data(), static_cast<uint32_t>(extensions_.size()), chosen->extension)) {
-        extensions_.push_back(chosen->extension);
-    }
-    setup_.calibrate_command = chosen->calibrate;
 }
 
 } // namespace vkscope::timeline

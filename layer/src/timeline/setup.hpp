@@ -3,7 +3,7 @@
 // and timeline semaphores for knowing when the GPU is done, both enabled even if the application
 // did not ask for them.
 
-#include "state.hpp"
+#include "core/state.hpp"
 #include "timeline/device.hpp"
 
 #include <vector>
@@ -20,7 +20,7 @@ VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCal
 
 // Holds a modified copy of a VkDeviceCreateInfo for the duration of vkCreateDevice. A feature
 // flag it had to switch on inside the application's own structures is switched back when it
-// goes out of scope.
+// goes out of scope. Instruments add what they need through it (InstrumentProvider::prepare).
 class DevicePatch {
 public:
     DevicePatch(const InstanceState& instance, VkPhysicalDevice physical,
@@ -32,11 +32,19 @@ public:
     const VkDeviceCreateInfo* info() const { return &info_; }
     const DeviceSetup& setup() const { return setup_; }
 
-private:
-    void enable_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical);
-    // Timing: VK_KHR/EXT_calibrated_timestamps, to put GPU times on CLOCK_MONOTONIC.
-    void enable_calibration(const InstanceState& instance, VkPhysicalDevice physical);
+    const InstanceState& instance() const { return instance_; }
+    VkPhysicalDevice physical() const { return physical_; }
+    // The physical device offers the extension.
+    bool offers(const char* extension) const;
+    // The device will be created with it (the application's or added).
+    bool enables(const char* extension) const;
+    void enable(const char* extension);
 
+private:
+    void enable_timeline_semaphores();
+
+    const InstanceState& instance_;
+    const VkPhysicalDevice physical_;
     VkDeviceCreateInfo info_;
     std::vector<const char*> extensions_;
     VkPhysicalDeviceTimelineSemaphoreFeatures ours_{};

@@ -1,13 +1,12 @@
 #include "timeline/submission.hpp"
 
-#include "log.hpp"
-#include "message_channel.hpp"
+#include "core/log.hpp"
+#include "core/message_channel.hpp"
 #include "protocol.gen.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 #include "timeline/record_sink.hpp"
 
-#include <algorithm>
 #include <ctime>
 #include <map>
 
@@ -33,23 +32,6 @@ bool ensure_semaphore(TimelineQueue& q) {
     return q.semaphore != VK_NULL_HANDLE;
 }
 
-// Timing's device, when this queue's submissions can be timed at all (results are read after
-// the queue's semaphore says the GPU is done).
-timing::TimingDevice* timing_of(TimelineQueue& q) {
-    return q.device.timing && ensure_semaphore(q) ? q.device.timing.get() : nullptr;
-}
-
-timing::QueueResults* results_of(TimelineQueue& q) {
-    TimelineDevice& d = q.device;
-    if (!d.timing) {
-        return nullptr;
-    }
-    if (!q.results) {
-        q.results = std::make_unique<timing::QueueResults>(d.handle, d.next, d.timing->memory);
-    }
-    return q.results.get();
-}
-
 } // namespace
 
 uint64_t monotonic_ns() {
@@ -62,35 +44,43 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     TimelineDevice& device = queue.device;
     const uint64_t frame = device.frame.fetch_add(1, std::memory_order_relaxed);
     // The next frame's fate is decided as it begins (a trigger file is looked at now, and the
-    // host's latest CAPTURE command taken).
-    bool next = device.frames.captures(frame + 1);
-    if (device.frames.host_driven() && device.host) {
-        if (const auto asked = device.host->take_capture_request()) {
-            device.host_frames_left.store(*asked, std::memory_order_relaxed);
+    // capture server's latest CAPTURE command taken).
+    bool next = device.frames.selects(frame + 1);
+    if (device.frames.server_driven() && device.server) {
+        if (const auto asked = device.server->take_frame_request()) {
+            device.server_frames_left.store(*asked, std::memory_order_relaxed);
         }
-        uint64_t left = device.host_frames_left.load(std::memory_order_relaxed);
-        while (left > 0 && !device.host_frames_left.compare_exchange_weak(
+        uint64_t left = device.server_frames_left.load(std::memory_order_relaxed);
+        while (left > 0 && !device.server_frames_left.compare_exchange_weak(
                                left, left - 1, std::memory_order_relaxed)) {
         }
         next = left > 0;
     }
-    const bool was_captured = device.captured.exchange(next, std::memory_order_relaxed);
+    const bool was_selected = device.frame_selected.exchange(next, std::memory_order_relaxed);
     if (device.sending()) {
-        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_captured));
+        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_selected));
     }
 }
 
 Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
       frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
-      captured_(queue.device.captured.load(std::memory_order_relaxed)),
-      timing_(timing_of(queue), results_of(queue), queue.family, captured_) {
-    // Layer command buffers are only reused once the semaphore says so.
-    can_label_ = ensure_semaphore(queue_) && device_.label_api != LabelApi::none;
-    if (device_.timing && device_.timing->chain_semaphore) {
-        chain_lock_ = device_.timing->chain.lock();
+      frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)) {
+    // Layer command buffers are only reused, and results only read, once the semaphore says so.
+    const bool completes = ensure_semaphore(queue_);
+    can_label_ = completes && device_.label_api != LabelApi::none;
+    const SubmissionStart start{frame_selected_, completes};
+    for (const auto& instrument : queue_.instruments) {
+        instrument->begin_submission(start);
+        pair_marks_ = pair_marks_ || instrument->pairs_marks();
     }
     recycle();
+}
+
+Submission::~Submission() {
+    for (const auto& instrument : queue_.instruments) {
+        instrument->end_submission();
+    }
 }
 
 bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, bool wrappable,
@@ -105,15 +95,18 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     description.batch = index;
     // Labels that must close are closed in any frame; new ones open only in captured frames.
     const bool insert = can_label_ && wrappable;
-    const bool open_labels = insert && captured_;
-    const bool copies = timing_.active() && wrappable;
-    const auto layer_cb = [this] { return begin_layer_cb(); };
+    const bool open_labels = insert && frame_selected_;
     const size_t wrappers_before = wrappers_.size();
     Interpreter& interpreter = queue_.interpreter;
+    // Where instruments may place layer command buffers: not between the parts of a render pass
+    // instance suspended in one command buffer and resumed in the next.
+    const auto boundary = [&]() -> LayerCommandBuffers* {
+        return wrappable && !interpreter.render_pass_open() ? this : nullptr;
+    };
     for (VkCommandBuffer handle : cbs) {
         const CommandBufferState* cb = find_command_buffer(handle);
         record_.clear();
-        record_.quiet = !captured_;
+        record_.quiet = !frame_selected_;
         record_.submit = next_submit_id();
         // A label opened before a command buffer closes only where everything opened inside it
         // is closed again: command buffers that share a split render pass or a label of the
@@ -124,18 +117,20 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
             queue_.s_label = record_.submit;
             queue_.s_label_depth = interpreter.depth();
         }
-        record_.timing = timing_.active();
+        for (const auto& instrument : queue_.instruments) {
+            instrument->before_command_buffer(handle, boundary(), out);
+        }
+        record_.pair_marks = pair_marks_;
         if (cb) {
-            if (captured_) {
+            if (frame_selected_) {
                 cb->recorder.materialize();
             }
             interpreter.run(cb->recorder.stream(), sink_, record_);
         }
         description.s_label = queue_.s_label;
-        if (captured_ && device_.sending()) {
+        if (frame_selected_ && device_.sending()) {
             device_.post(submit_frame(record_.submit, description, record_.workloads));
         }
-        timing_.add(record_.submit, record_);
         for (Readback& r : record_.readbacks) {
             job_.readbacks.push_back(std::move(r));
         }
@@ -143,103 +138,29 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         if (record_.deferred_tag_ends && insert) {
             out.push_back(wrapper(record_.deferred_tag_ends, 0));
         }
-        // The results are copied as soon as nothing is suspended: a later command buffer may
-        // run the same queries again (the same secondary, or this one twice).
-        if (copies && !interpreter.render_pass_open()) {
-            timing_.flush(layer_cb, out);
+        // Instruments copy their results as soon as nothing is suspended: a later command buffer
+        // may run the same queries again (the same secondary, or this one twice).
+        for (const auto& instrument : queue_.instruments) {
+            instrument->after_command_buffer(record_, boundary(), out);
         }
     }
     close_s_label(interpreter.depth(), insert, out);
-    if (copies) {
-        timing_.flush(layer_cb, out);
-    } else {
-        timing_.drop_pending(timing::reason::kFixedBatch);
+    for (const auto& instrument : queue_.instruments) {
+        instrument->end_batch(wrappable ? this : nullptr, out);
     }
     return wrappers_.size() != wrappers_before;
 }
 
-timing::SubmissionChain::Decision Submission::decide(const timing::BatchSemaphores& semaphores,
-                                                     bool has_work) {
-    timing::SubmissionChain::Decision d;
-    const char* serialization = serialization_name();
-    const char* caveat = nullptr;
-    if (chain_lock_.owns_lock()) {
-        timing::SubmissionChain::Probe probe;
-        probe.counter = [this](uint64_t semaphore) {
-            uint64_t value = 0;
-            device_.semaphore_value(device_.handle, (VkSemaphore)(semaphore), &value);
-            return value;
-        };
-        probe.queue_reached = [this](uint64_t) {
-            uint64_t value = 0; // without a semaphore the queue never counts as past a batch
-            if (queue_.semaphore) {
-                device_.semaphore_value(device_.handle, queue_.semaphore, &value);
-            }
-            return value;
-        };
-        timing::SubmissionChain::Batch batch;
-        batch.queue = queue_.id;
-        // The signal after_submit() makes once this call's batches are submitted.
-        batch.completion = queue_.signalled + 1;
-        batch.waits = semaphores.waits;
-        batch.signals = semaphores.signals;
-        batch.serialize = timing_.active() && has_work;
-        d = device_.timing->chain.batch(batch, probe);
-        // Its queue counts as blocked until that signal says the device ran past it.
-        must_signal_ = must_signal_ || d.blocks_queue;
-        if (d.unserialized) {
-            // Within its queue it is serialized all the same.
-            serialization = "queue";
-            caveat = timing::reason::kNotSerialized;
-        }
-        if (d.wait || d.signal) {
-            chain_first_wait_ = std::min(chain_first_wait_, d.wait);
-        }
-        chain_last_signal_ = std::max(chain_last_signal_, d.signal);
-    }
-    timing_.end_batch(serialization, caveat);
-    return d;
-}
-
-void Submission::end_batch() {
-    if (timing_.active()) {
-        timing_.end_batch(serialization_name(), nullptr);
-    }
-}
-
-const char* Submission::serialization_name() const {
-    if (!device_.timing) {
-        return "none";
-    }
-    // `full` without its semaphore serializes within queues only.
-    const timing::Mode mode = device_.timing->mode;
-    return timing::mode_name(mode == timing::Mode::full && !device_.timing->chain_semaphore
-                                 ? timing::Mode::queue
-                                 : mode);
-}
-
 bool Submission::needs_signal() const {
-    return !wrappers_.empty() || !job_.readbacks.empty() || timing_.active() || must_signal_;
-}
-
-void Submission::chain_failed() {
-    // The IDs this call took will not be signalled by its batches: signal them anyway, in order
-    // after the IDs before them, or every later batch would wait for them forever.
-    const uint64_t wait = chain_first_wait_ == UINT64_MAX ? 0 : chain_first_wait_;
-    const VkSemaphore s = device_.timing->chain_semaphore;
-    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
-    const VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                               nullptr,
-                                               wait ? 1u : 0u,
-                                               &wait,
-                                               1,
-                                               &chain_last_signal_};
-    const VkSubmitInfo repair{
-        VK_STRUCTURE_TYPE_SUBMIT_INFO, &values, wait ? 1u : 0u, &s, &stage, 0, nullptr, 1, &s};
-    if (device_.next.QueueSubmit(queue_.handle, 1, &repair, VK_NULL_HANDLE) != VK_SUCCESS) {
-        log_once(LogLevel::warn, "timing: a failed submission left the cross-queue chain "
-                                 "unsignalled; later submissions of this device may not run");
+    if (!wrappers_.empty() || !job_.readbacks.empty()) {
+        return true;
     }
+    for (const auto& instrument : queue_.instruments) {
+        if (instrument->needs_completion()) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void Submission::close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out) {
@@ -264,10 +185,10 @@ void Submission::before_submit() {
     }
     // Two command buffers of this call running the same slot (one secondary executed by both):
     // the first readback would see the second's values.
-    std::map<CaptureSlot*, size_t> owner;
+    std::map<ParameterSlot*, size_t> owner;
     std::vector<Readback> unique;
     for (Readback& r : job_.readbacks) {
-        auto [it, fresh] = owner.emplace(r.captures.front().slot, unique.size());
+        auto [it, fresh] = owner.emplace(r.copies.front().slot, unique.size());
         if (fresh) {
             unique.push_back(std::move(r));
         } else {
@@ -276,7 +197,7 @@ void Submission::before_submit() {
     }
     job_.readbacks = std::move(unique);
     for (const Readback& r : job_.readbacks) {
-        for (const Capture& c : r.captures) {
+        for (const ParameterCopy& c : r.copies) {
             if (c.slot->in_flight.load(std::memory_order_acquire) &&
                 !device_.readback->wait_read(*c.slot, kSlotWait)) {
                 log_once(LogLevel::warn,
@@ -290,8 +211,8 @@ void Submission::before_submit() {
 }
 
 void Submission::after_submit(VkResult result, bool frame_boundary) {
-    if (result != VK_SUCCESS && chain_last_signal_) {
-        chain_failed();
+    for (const auto& instrument : queue_.instruments) {
+        instrument->submitted(result);
     }
     bool signalled = false;
     if (result == VK_SUCCESS && queue_.semaphore && needs_signal()) {
@@ -317,12 +238,12 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
             for (VkCommandBuffer w : wrappers_) {
                 queue_.busy_wrappers.emplace_back(value, w);
             }
-            if (timing_.active()) {
-                TimelineDevice* device = &device_;
-                job_.done =
-                    timing_.take_job([device](std::string f) { device->post(std::move(f)); });
+            for (const auto& instrument : queue_.instruments) {
+                if (CompletionJob completion = instrument->take_completion()) {
+                    job_.completions.push_back(std::move(completion));
+                }
             }
-            if (!job_.readbacks.empty() || job_.done) {
+            if (!job_.readbacks.empty() || !job_.completions.empty()) {
                 job_.semaphore = queue_.semaphore;
                 job_.value = value;
                 device_.readback->push(std::move(job_));
@@ -337,7 +258,7 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
                                         wrappers_.end());
         }
         for (const Readback& r : job_.readbacks) {
-            for (const Capture& c : r.captures) {
+            for (const ParameterCopy& c : r.copies) {
                 c.slot->in_flight.store(false, std::memory_order_release);
             }
         }
@@ -354,7 +275,7 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
 }
 
 VkCommandBuffer Submission::wrapper(uint32_t ends, uint64_t begin_submit) {
-    const VkCommandBuffer cb = begin_layer_cb();
+    const VkCommandBuffer cb = begin();
     for (uint32_t i = 0; i < ends; ++i) {
         end_label(device_, cb);
     }
@@ -365,7 +286,7 @@ VkCommandBuffer Submission::wrapper(uint32_t ends, uint64_t begin_submit) {
     return cb;
 }
 
-VkCommandBuffer Submission::begin_layer_cb() {
+VkCommandBuffer Submission::begin() {
     const DeviceDispatch& next = device_.next;
     if (!queue_.pool) {
         const VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr,

@@ -4,96 +4,90 @@
 // queue's interpreter, and the command buffers that need it are wrapped in s<submitID> labels by
 // layer-owned command buffers. After the application's submission, an empty one signals the
 // queue's timeline semaphore, which tells when the wrappers can be reused and when the indirect
-// parameters can be read.
+// parameters can be read. The device's instruments take part at every step (instrument.hpp).
 
 #include "timeline/device.hpp"
-#include "timeline/host_sink.hpp"
-#include "timing/submit.hpp"
-#include "timing/submit_patch.hpp"
+#include "timeline/server_sink.hpp"
+#include "timeline/submit_patch.hpp"
 
 #include <mutex>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace vkscope::timeline {
 
-class Submission {
+class Submission final : private LayerCommandBuffers {
 public:
     Submission(TimelineQueue& queue, const char* api);
     Submission(const Submission&) = delete;
     Submission& operator=(const Submission&) = delete;
+    ~Submission() override;
 
     // Runs batch `index`. Fills `out` with the command buffers to submit in its place and
-    // returns true when it differs from `cbs` (wrappers inserted). `wrappable` is false for
-    // batches whose command buffer list cannot grow (device groups, protected submissions).
+    // returns true when it differs from `cbs` (layer command buffers inserted). `wrappable` is
+    // false for batches whose command buffer list cannot grow (device groups, protected
+    // submissions).
     bool batch(uint32_t index, std::span<const VkCommandBuffer> cbs, bool wrappable,
                std::vector<VkCommandBuffer>& out);
-    // Timing, after batch(): what the batch waits for and signals decides its place in the
-    // cross-queue chain (`full`); `patch` adds the layer semaphore to the batch when it has one.
-    // `has_work`: the batch runs command buffers and its semaphore lists may grow.
-    template <typename Info>
-    void serialize(Info& batch, bool has_work, timing::SubmitPatch& patch) {
-        if (!chain_lock_.owns_lock()) {
-            end_batch();
-            return;
+    // After batch(): the instruments may patch the batch (a copy of the application's) with
+    // semaphores or pNext structures. `has_work`: it runs command buffers and its semaphore lists
+    // may grow.
+    template <typename Info> void patch(Info& batch, bool has_work) {
+        BatchPatch p;
+        if constexpr (std::is_same_v<Info, VkSubmitInfo>) {
+            p.info = &batch;
+        } else {
+            p.info2 = &batch;
         }
-        const timing::SubmissionChain::Decision d = decide(timing::semaphores_of(batch), has_work);
-        if (d.wait || d.signal) {
-            patch.apply(batch, device_.timing->chain_semaphore, d);
+        p.has_work = has_work;
+        p.semaphores = &patch_;
+        for (const auto& instrument : queue_.instruments) {
+            instrument->patch(p);
         }
     }
     // Before the application's submission: slots its copies write must have been read.
     void before_submit();
-    // With timing on, after before_submit(): the signal that says when the GPU is done with this
-    // call rides along in the application's last batch (a copy of it) instead of costing a
+    // With instruments on, after before_submit(): the signal that says when the GPU is done with
+    // this call rides along in the application's last batch (a copy of it) instead of costing a
     // submission of its own; `allowed` is false for a batch whose semaphore lists must stay as
     // they are (device groups).
-    template <typename Info>
-    void merge_signal(Info& last, bool allowed, timing::SubmitPatch& patch) {
-        if (device_.timing && allowed && queue_.semaphore && needs_signal()) {
+    template <typename Info> void merge_signal(Info& last, bool allowed) {
+        if (!queue_.instruments.empty() && allowed && queue_.semaphore && needs_signal()) {
             merged_signal_ = queue_.signalled + 1;
-            timing::SubmissionChain::Decision d;
-            d.signal = merged_signal_;
-            patch.apply(last, queue_.semaphore, d);
+            patch_.apply(last, queue_.semaphore, 0, merged_signal_);
         }
     }
-    // After it: the signal, the readback job, the frame accounting.
+    // After it: the instruments' synchronous work, the signal, the readback job, the frame
+    // accounting.
     void after_submit(VkResult result, bool frame_boundary);
 
 private:
     // A layer command buffer that ends `ends` labels, or begins s<begin_submit>: never both, as
     // an end that crosses command buffers may break a later begin (RecordOptions).
     VkCommandBuffer wrapper(uint32_t ends, uint64_t begin_submit);
-    // A begun layer command buffer, recycled with the wrappers; the caller ends it.
-    VkCommandBuffer begin_layer_cb();
-    timing::SubmissionChain::Decision decide(const timing::BatchSemaphores& semaphores,
-                                             bool has_work);
-    void chain_failed();
-    void end_batch();
+    // LayerCommandBuffers: a begun layer command buffer, recycled with the wrappers; the caller
+    // ends it.
+    VkCommandBuffer begin() override;
     bool needs_signal() const;
-    const char* serialization_name() const;
     void close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out);
     void recycle();
 
     TimelineQueue& queue_;
     TimelineDevice& device_;
     std::lock_guard<std::mutex> lock_;
-    HostSink sink_;
+    ServerSink sink_;
     const char* api_;
     const uint64_t frame_;
     const uint64_t cpu_ns_;
-    const bool captured_; // the frame is one the `frames` setting captures
-    bool can_label_;      // layer command buffers with labels can be inserted
+    const bool frame_selected_; // the frame is one the `frames` setting captures
+    bool can_label_;            // layer command buffers with labels can be inserted
+    bool pair_marks_ = false;   // some instrument resolves this submission's workloads
     std::vector<VkCommandBuffer> wrappers_;
     ReadbackJob job_;
     SubmitRecord record_;
-    // Timing (inactive when off or outside captured frames). `full` serializes across queues
-    // under the chain's lock, held from the first decision until the batches are submitted.
-    timing::SubmitTiming timing_;
-    std::unique_lock<std::mutex> chain_lock_;
-    uint64_t chain_first_wait_ = UINT64_MAX; // the IDs this call's batches wait for and take
-    uint64_t chain_last_signal_ = 0;
-    bool must_signal_ = false;   // the chain needs to see this call's batches done
+    // The application's structures it changed are put back when the call is over.
+    SubmitPatch patch_;
     uint64_t merged_signal_ = 0; // the signal merge_signal() added, 0: none
 };
 

@@ -12,8 +12,8 @@ namespace vkscope::timeline {
 template <typename Describe, typename Forward>
 void record_workload(VkCommandBuffer handle, CommandBufferState* cb, WorkloadType type,
                      const char* api, Describe&& describe, Forward&& forward,
-                     const CaptureRequest* indirect = nullptr,
-                     CaptureKind kind = CaptureKind::dispatch) {
+                     const ParameterRequest* indirect = nullptr,
+                     ParameterKind kind = ParameterKind::dispatch) {
     if (!cb) {
         forward(find_device(handle)->next);
         return;

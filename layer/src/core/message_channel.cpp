@@ -1,0 +1,530 @@
+#include "core/message_channel.hpp"
+
+#include "core/wire_format.hpp"
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <optional>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace vkscope {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::chrono::milliseconds kMinBackoff = 50ms;
+constexpr std::chrono::milliseconds kMaxBackoff = 1000ms;
+constexpr size_t kMaxIovecs = 64;
+
+// A capture server that goes away must cost the application a dropped frame, never a SIGPIPE: Linux
+// takes a per-call flag, Apple platforms a socket option (set in make_socket).
+#ifdef MSG_NOSIGNAL
+constexpr int kSendFlags = MSG_NOSIGNAL;
+#else
+constexpr int kSendFlags = 0;
+#endif
+
+struct SocketAddress {
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    int family = AF_UNSPEC;
+};
+
+std::string errno_text(std::string_view what, int err) {
+    std::string text(what);
+    text += ": ";
+    text += std::error_code(err, std::generic_category()).message();
+    return text;
+}
+
+std::optional<SocketAddress> parse_unix(std::string_view path, std::string& error) {
+    SocketAddress result;
+    auto& un = reinterpret_cast<sockaddr_un&>(result.storage);
+    un.sun_family = AF_UNIX;
+    result.family = AF_UNIX;
+    // An abstract name is not NUL-terminated; a path needs room for its terminator.
+    const bool abstract = !path.empty() && path.front() == '@';
+    if (path.empty() || path.size() + (abstract ? 0 : 1) > sizeof un.sun_path ||
+        path.find('\0') != std::string_view::npos) {
+        error = "unix socket path is empty, too long or contains NUL";
+        return std::nullopt;
+    }
+#ifndef __linux__
+    if (abstract) {
+        error = "abstract unix sockets exist only on Linux";
+        return std::nullopt;
+    }
+#endif
+    std::memcpy(un.sun_path, path.data(), path.size());
+    if (abstract) {
+        un.sun_path[0] = '\0';
+    }
+    result.length =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 0 : 1));
+    return result;
+}
+
+std::optional<SocketAddress> parse_tcp(std::string_view rest, std::string& error) {
+    const size_t colon = rest.rfind(':');
+    std::string host(rest.substr(0, colon == std::string_view::npos ? 0 : colon));
+    const std::string_view port_text =
+        colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    unsigned port = 0;
+    const bool digits = !port_text.empty() && port_text.size() <= 5 &&
+                        std::all_of(port_text.begin(), port_text.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; });
+    for (char c : digits ? port_text : std::string_view()) {
+        port = port * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (!digits || port == 0 || port > 65535) {
+        error = "tcp address needs HOST:PORT with a port from 1 to 65535";
+        return std::nullopt;
+    }
+    if (host == "localhost") {
+        host = "127.0.0.1";
+    }
+    SocketAddress result;
+    auto& in = reinterpret_cast<sockaddr_in&>(result.storage);
+    in.sin_family = AF_INET;
+    in.sin_port = htons(static_cast<uint16_t>(port));
+    // Literals only: resolving a name could block the application's thread inside open().
+    if (inet_pton(AF_INET, host.c_str(), &in.sin_addr) != 1) {
+        error = "tcp host must be an IPv4 literal or localhost, not '" + host + "'";
+        return std::nullopt;
+    }
+    result.family = AF_INET;
+    result.length = sizeof(sockaddr_in);
+    return result;
+}
+
+std::optional<SocketAddress> parse_address(std::string_view address, std::string& error) {
+    if (address.starts_with("unix:")) {
+        return parse_unix(address.substr(5), error);
+    }
+    if (address.starts_with("tcp:")) {
+        return parse_tcp(address.substr(4), error);
+    }
+    error = "host address must start with unix: or tcp:";
+    return std::nullopt;
+}
+
+// Non-blocking, so that every wait goes through poll() where close() can interrupt it, and
+// close-on-exec, so that the application's child processes do not inherit the connection.
+int make_socket(int family) {
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+#ifdef SO_NOSIGPIPE
+    if (fd >= 0) {
+        const int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+    }
+#endif
+    return fd;
+}
+
+size_t total_size(const std::vector<std::string>& frames) {
+    size_t bytes = 0;
+    for (const std::string& f : frames) {
+        bytes += f.size();
+    }
+    return bytes;
+}
+
+} // namespace
+
+struct MessageChannel::Endpoint {
+    SocketAddress address;
+};
+
+std::unique_ptr<MessageChannel> MessageChannel::open(std::string address, size_t max_messages,
+                                                     size_t max_bytes, std::string* error) {
+    std::string why;
+    const std::optional<SocketAddress> parsed = parse_address(address, why);
+    int wake[2] = {-1, -1};
+    if (parsed && pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        why = errno_text("pipe", errno);
+    }
+    if (!parsed || wake[0] < 0) {
+        if (error != nullptr) {
+            *error = std::move(why);
+        }
+        return nullptr;
+    }
+    std::unique_ptr<MessageChannel> channel;
+    try {
+        channel.reset(new MessageChannel(std::move(address),
+                                         std::make_unique<Endpoint>(Endpoint{*parsed}),
+                                         max_messages, max_bytes, wake[0], wake[1]));
+        // The sender thread starts with every signal blocked: the application's handlers expect
+        // to run on the application's threads, not in the middle of the layer's.
+        sigset_t all;
+        sigset_t previous;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &previous);
+        try {
+            channel->thread_ = std::thread([c = channel.get()] { c->run(); });
+        } catch (...) {
+            pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+            throw;
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    } catch (const std::exception& e) {
+        if (!channel) {
+            ::close(wake[0]);
+            ::close(wake[1]);
+        }
+        if (error != nullptr) {
+            *error = std::string("cannot start the vkscope sender: ") + e.what();
+        }
+        return nullptr;
+    }
+    return channel;
+}
+
+MessageChannel::MessageChannel(std::string address, std::unique_ptr<Endpoint> endpoint,
+                               size_t max_messages, size_t max_bytes, int wake_read, int wake_write)
+    : address_(std::move(address)), endpoint_(std::move(endpoint)), max_messages_(max_messages),
+      max_bytes_(max_bytes), wake_read_(wake_read), wake_write_(wake_write) {}
+
+MessageChannel::~MessageChannel() {
+    close(kDefaultGrace);
+    ::close(wake_read_);
+    ::close(wake_write_);
+}
+
+bool MessageChannel::post(std::string frame) {
+    bool queued = false;
+    bool was_empty = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (!stopping_ && link_.load(std::memory_order_relaxed) != Link::Down &&
+            pending_messages_ < max_messages_ && frame.size() <= max_bytes_ - pending_bytes_) {
+            was_empty = queue_.empty();
+            ++pending_messages_;
+            pending_bytes_ += frame.size();
+            queue_.push_back(std::move(frame));
+            queued = true;
+        }
+    }
+    if (!queued) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    // The sender only sleeps on an empty queue.
+    if (was_empty) {
+        wake_cv_.notify_one();
+    }
+    return true;
+}
+
+void MessageChannel::set_greeting(std::string frames) {
+    {
+        std::lock_guard lock(mutex_);
+        greeting_ = std::move(frames);
+        ++greeting_version_;
+    }
+    wake_cv_.notify_one();
+}
+
+std::string MessageChannel::last_error() const {
+    std::lock_guard lock(mutex_);
+    return last_error_;
+}
+
+void MessageChannel::close(std::chrono::milliseconds grace) {
+    std::lock_guard closing(close_mutex_);
+    {
+        std::lock_guard lock(mutex_);
+        if (!stopping_) {
+            stopping_ = true;
+            deadline_ = Clock::now() + grace;
+            stop_flag_.store(true, std::memory_order_release);
+        }
+    }
+    wake_cv_.notify_all();
+    // After stop_flag_ is set, so a sender about to poll() without having seen it still wakes.
+    const char byte = 0;
+    if (::write(wake_write_, &byte, 1) < 0) {
+        // Full pipe: a wake-up is already pending.
+    }
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+void MessageChannel::record_error(std::string why) {
+    std::lock_guard lock(mutex_);
+    last_error_ = std::move(why);
+}
+
+void MessageChannel::run() {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), "vkscope-sender");
+#endif
+    std::chrono::milliseconds backoff = kMinBackoff;
+    // Between attempts, and after a connection breaks too: a server that accepts and hangs up at
+    // once must not turn the sender into a busy loop.
+    const auto pause = [&] {
+        std::unique_lock lock(mutex_);
+        wake_cv_.wait_for(lock, backoff, [&] { return stopping_; });
+        backoff = std::min(backoff * 2, kMaxBackoff);
+    };
+    std::vector<std::string> batch;
+    std::string greeting;
+    for (;;) {
+        if (fd_ < 0) {
+            if (stop_flag_.load(std::memory_order_acquire) &&
+                link_.load(std::memory_order_relaxed) == Link::Down) {
+                break; // Nothing is queued while down, so there is nothing left to flush.
+            }
+            fd_ = connect_endpoint();
+            if (fd_ < 0) {
+                disconnect();
+                pause();
+                continue;
+            }
+            backoff = kMinBackoff;
+            greeting_sent_ = 0;
+            commands_ = ServerCommandReader{};
+            std::lock_guard lock(mutex_);
+            link_.store(Link::Up, std::memory_order_relaxed);
+        }
+
+        uint64_t greeting_version = 0;
+        {
+            std::unique_lock lock(mutex_);
+            wake_cv_.wait(lock, [&] {
+                return !queue_.empty() || stopping_ || greeting_sent_ != greeting_version_;
+            });
+            if (greeting_sent_ != greeting_version_) {
+                greeting = greeting_;
+                greeting_version = greeting_version_;
+            } else if (queue_.empty() || (stopping_ && Clock::now() >= deadline_)) {
+                break;
+            } else {
+                batch.swap(queue_);
+            }
+        }
+        size_t done = 0;
+        if (greeting_version != 0) {
+            if (!send_all(&greeting, 1, done)) {
+                disconnect();
+                pause();
+                continue;
+            }
+            greeting_sent_ = greeting_version;
+            continue;
+        }
+
+        // The server learns about drops before the next frame it does get.
+        bool ok = true;
+        const uint64_t drops = dropped_.load(std::memory_order_relaxed);
+        if (drops != reported_drops_) {
+            JsonWriter json;
+            json.begin_object().field("dropped", drops).end_object();
+            scratch_.clear();
+            append_frame(scratch_, MessageType::Dropped, 0, json.view());
+            ok = send_all(&scratch_, 1, done);
+            if (ok) {
+                reported_drops_ = drops;
+            }
+        }
+        size_t written = 0;
+        if (ok) {
+            ok = send_all(batch.data(), batch.size(), written);
+        }
+        {
+            std::lock_guard lock(mutex_);
+            pending_messages_ -= batch.size();
+            pending_bytes_ -= total_size(batch);
+        }
+        sent_.fetch_add(written, std::memory_order_relaxed);
+        dropped_.fetch_add(batch.size() - written, std::memory_order_relaxed);
+        batch.clear();
+        if (!ok) {
+            disconnect();
+            pause();
+        } else {
+            read_commands();
+        }
+    }
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    std::lock_guard lock(mutex_);
+    link_.store(Link::Down, std::memory_order_relaxed);
+    dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
+    pending_messages_ = 0;
+    pending_bytes_ = 0;
+    queue_.clear();
+}
+
+void MessageChannel::read_commands() {
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n <= 0) {
+            // Nothing more now (EAGAIN), or the server closed its side: the next send says so.
+            return;
+        }
+        const bool broken = !commands_.error().empty();
+        if (const auto capture = commands_.feed({buffer, static_cast<size_t>(n)})) {
+            frame_request_.store(*capture, std::memory_order_release);
+        }
+        if (!broken && !commands_.error().empty()) {
+            record_error(commands_.error());
+        }
+    }
+}
+
+void MessageChannel::disconnect() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    // What was queued for the lost connection is dropped rather than kept for the next one: while
+    // down, post() drops too, so the count the server gets stays the only gap in its stream.
+    std::vector<std::string> lost;
+    {
+        std::lock_guard lock(mutex_);
+        link_.store(Link::Down, std::memory_order_relaxed);
+        lost.swap(queue_);
+        pending_messages_ -= lost.size();
+        pending_bytes_ -= total_size(lost);
+    }
+    dropped_.fetch_add(lost.size(), std::memory_order_relaxed);
+}
+
+int MessageChannel::connect_endpoint() {
+    const SocketAddress& a = endpoint_->address;
+    const int fd = make_socket(a.family);
+    if (fd < 0) {
+        record_error(errno_text("socket", errno));
+        return -1;
+    }
+    if (a.family == AF_INET) {
+        // Frames are small and the server wants them promptly (a FRAME marks the end of a frame).
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    int err = 0;
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length) == 0) {
+        return fd;
+    }
+    err = errno;
+    if (err == EINPROGRESS || err == EINTR) {
+        if (!wait_writable(fd)) {
+            ::close(fd);
+            return -1;
+        }
+        socklen_t length = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &length) != 0) {
+            err = errno;
+        }
+        if (err == 0) {
+            return fd;
+        }
+    }
+    ::close(fd);
+    record_error(errno_text("connect to " + address_, err));
+    return -1;
+}
+
+bool MessageChannel::send_all(const std::string* frames, size_t count, size_t& done) {
+    done = 0;
+    size_t offset = 0; // bytes of frames[done] already written
+    for (;;) {
+        while (done < count && frames[done].size() == offset) {
+            ++done;
+            offset = 0;
+        }
+        if (done == count) {
+            return true;
+        }
+        iovec iov[kMaxIovecs];
+        size_t n = 0;
+        for (size_t i = done; i < count && n < kMaxIovecs; ++i) {
+            const size_t skip = i == done ? offset : 0;
+            iov[n].iov_base = const_cast<char*>(frames[i].data() + skip);
+            iov[n].iov_len = frames[i].size() - skip;
+            n += iov[n].iov_len != 0 ? 1 : 0;
+        }
+        msghdr message{};
+        message.msg_iov = iov;
+        message.msg_iovlen = n;
+        const ssize_t result = ::sendmsg(fd_, &message, kSendFlags);
+        if (result < 0) {
+            const int err = errno;
+            if (err == EINTR) {
+                continue;
+            }
+            if ((err == EAGAIN || err == EWOULDBLOCK) && wait_writable(fd_)) {
+                continue;
+            }
+            if (err != EAGAIN && err != EWOULDBLOCK) {
+                record_error(errno_text("send to " + address_, err));
+            }
+            return false;
+        }
+        for (auto left = static_cast<size_t>(result); left > 0;) {
+            const size_t rest = frames[done].size() - offset;
+            if (left < rest) {
+                offset += left;
+                left = 0;
+            } else {
+                left -= rest;
+                ++done;
+                offset = 0;
+            }
+        }
+    }
+}
+
+// Waits until fd is writable (or has an error for the caller to collect). Unbounded until close()
+// sets a deadline; false once that deadline has passed.
+bool MessageChannel::wait_writable(int fd) {
+    for (;;) {
+        int timeout_ms = -1;
+        if (stop_flag_.load(std::memory_order_acquire)) {
+            Clock::time_point deadline;
+            {
+                std::lock_guard lock(mutex_);
+                deadline = deadline_;
+            }
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                record_error("close()'s grace period ran out before the host took everything");
+                return false;
+            }
+            timeout_ms = static_cast<int>(std::min<int64_t>(left.count(), INT_MAX));
+        }
+        pollfd fds[2] = {{fd, POLLOUT, 0}, {wake_read_, POLLIN, 0}};
+        if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR) {
+            record_error(errno_text("poll", errno));
+            return false;
+        }
+        if ((fds[1].revents & POLLIN) != 0) {
+            char drain[16];
+            while (::read(wake_read_, drain, sizeof drain) > 0) {
+            }
+        }
+        if (fds[0].revents != 0) {
+            return true;
+        }
+    }
+}
+
+} // namespace vkscope

@@ -1,0 +1,81 @@
+#include "instruments/timing/query_pool.hpp"
+
+#include "core/query_pool_count.hpp"
+
+namespace vkscope::timing {
+
+QueryPoolCache::QueryPoolCache(Backend backend, size_t max_pools)
+    : backend_(std::move(backend)), max_pools_(max_pools) {}
+
+QueryPoolCache::~QueryPoolCache() {
+    for (const auto& block : all_) {
+        backend_.destroy(block->pool);
+    }
+}
+
+QueryBlock* QueryPoolCache::acquire() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) {
+        if (failed_ || all_.size() >= max_pools_) {
+            return nullptr;
+        }
+        const VkQueryPool pool = backend_.create();
+        if (!pool) {
+            // A driver out of memory now is unlikely to do better on every later recording.
+            failed_ = true;
+            return nullptr;
+        }
+        count_query_pool();
+        auto block = std::make_unique<QueryBlock>();
+        block->pool = pool;
+        free_.push_back(block.get());
+        all_.push_back(std::move(block));
+    }
+    QueryBlock* block = free_.back();
+    free_.pop_back();
+    block->used = 0;
+    return block;
+}
+
+void QueryPoolCache::release(std::vector<QueryBlock*>& blocks) {
+    std::lock_guard lock(mutex_);
+    free_.insert(free_.end(), blocks.begin(), blocks.end());
+    blocks.clear();
+}
+
+size_t QueryPoolCache::created() const {
+    std::lock_guard lock(mutex_);
+    return all_.size();
+}
+
+size_t QueryPoolCache::free_blocks() const {
+    std::lock_guard lock(mutex_);
+    return free_.size();
+}
+
+std::optional<QueryArena::Slots> QueryArena::take(QueryPoolCache& cache, uint32_t count) {
+    if (count == 0 || count > QueryBlock::kSlots) {
+        return std::nullopt;
+    }
+    if (!blocks_.empty() && blocks_.back()->used + count <= QueryBlock::kSlots) {
+        QueryBlock* block = blocks_.back();
+        const uint32_t first = block->used;
+        block->used += count;
+        return Slots{block, first, false};
+    }
+    QueryBlock* block = cache.acquire();
+    if (!block) {
+        return std::nullopt;
+    }
+    blocks_.push_back(block);
+    block->used = count;
+    return Slots{block, 0, true};
+}
+
+void QueryArena::release(QueryPoolCache& cache) {
+    if (!blocks_.empty()) {
+        cache.release(blocks_);
+    }
+}
+
+} // namespace vkscope::timing

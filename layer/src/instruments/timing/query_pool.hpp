@@ -1,0 +1,77 @@
+#pragma once
+// Layer-owned timestamp query pools: 64 slots each, created on demand per device, handed to a
+// command buffer while it records, and back on a free list when that command buffer is reset,
+// freed, or its pool reset or destroyed. Pools are only destroyed with the device, so the number
+// of pools is the most ever held at once, not the number of recordings: a long run reuses the
+// same few.
+//
+// The Vulkan calls come through a Backend so the accounting is tested without a GPU.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+#include <vulkan/vulkan.h>
+
+namespace vkscope::timing {
+
+struct QueryBlock {
+    static constexpr uint32_t kSlots = 64;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    // Slots written by the recording that holds the block; final once that recording has ended.
+    uint32_t used = 0;
+};
+
+class QueryPoolCache {
+public:
+    struct Backend {
+        std::function<VkQueryPool()> create; // VK_NULL_HANDLE on failure
+        std::function<void(VkQueryPool)> destroy;
+    };
+
+    QueryPoolCache(Backend backend, size_t max_pools);
+    QueryPoolCache(const QueryPoolCache&) = delete;
+    QueryPoolCache& operator=(const QueryPoolCache&) = delete;
+    ~QueryPoolCache();
+
+    // A block with `used` = 0, from the free list or newly created. Null at the limit or when
+    // the driver refuses a pool.
+    QueryBlock* acquire();
+    void release(std::vector<QueryBlock*>& blocks);
+
+    size_t created() const;
+    size_t free_blocks() const;
+
+private:
+    const Backend backend_;
+    const size_t max_pools_;
+    mutable std::mutex mutex_;
+    std::vector<std::unique_ptr<QueryBlock>> all_;
+    std::vector<QueryBlock*> free_;
+    bool failed_ = false;
+};
+
+// The blocks of one command buffer's recording. Used by the one thread recording it.
+class QueryArena {
+public:
+    struct Slots {
+        QueryBlock* block = nullptr;
+        uint32_t first = 0;
+        // The block is new to this recording: reset it (all its slots) before the first write.
+        bool fresh = false;
+    };
+
+    // `count` consecutive slots of one block (count <= QueryBlock::kSlots); nullopt when no
+    // block can be had.
+    std::optional<Slots> take(QueryPoolCache& cache, uint32_t count = 1);
+    void release(QueryPoolCache& cache);
+    size_t blocks() const { return blocks_.size(); }
+
+private:
+    std::vector<QueryBlock*> blocks_;
+};
+
+} // namespace vkscope::timing

@@ -1,0 +1,229 @@
+#include "instruments/timing/submit.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+namespace vkscope::timing {
+
+struct SubmitTiming::Job {
+    TimingDevice* device = nullptr;
+    QueueResults* results = nullptr;
+    uint32_t family = 0;
+    std::vector<Resolved> entries;
+    std::vector<uint64_t> regions;
+    std::vector<uint64_t> submits;
+
+    Job() = default;
+    Job(const Job&) = delete;
+    Job& operator=(const Job&) = delete;
+    // Run or dropped (the device goes away first), the ring regions go back.
+    ~Job() {
+        for (uint64_t r : regions) {
+            results->release(r);
+        }
+    }
+
+    void run(uint64_t done_ns, timeline::CompletionSink& sink) {
+        for (uint64_t s : submits) {
+            sink.post(submit_done_frame(s, done_ns));
+        }
+        results->invalidate();
+        const std::optional<Calibration> calibration = device->calibration();
+        const TickFormat format = device->format(family);
+        for (const Resolved& e : entries) {
+            InstanceTiming t;
+            t.status = e.status;
+            t.reason = e.reason;
+            t.serialization = e.serialization;
+            if (t.status == Outcome::ok) {
+                std::optional<GpuInterval> interval;
+                if (results->available(e.begin) && results->available(e.end)) {
+                    interval = timing::interval(results->value(e.begin), results->value(e.end),
+                                                format, calibration);
+                }
+                if (interval) {
+                    t.begin_ns = interval->begin_ns;
+                    t.end_ns = interval->end_ns;
+                } else {
+                    t.status = Outcome::untimed;
+                    t.reason = reason::kNotAvailable;
+                }
+            }
+            sink.annex(e.submit, e.tag, timing_annex(t));
+        }
+    }
+};
+
+SubmitTiming::SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family,
+                           bool frame_selected)
+    : device_(device), results_(results), family_(family),
+      active_(device != nullptr && results != nullptr && frame_selected) {}
+
+SubmitTiming::~SubmitTiming() {
+    for (uint64_t r : regions_) {
+        results_->release(r);
+    }
+}
+
+void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
+    if (!active_) {
+        return;
+    }
+    submits_.push_back(record.submit);
+    for (const timeline::SubmittedWorkload& w : record.workloads) {
+        listed_.emplace_back(record.submit, w.tag);
+    }
+    std::vector<TimingEntry> entries;
+    entries.reserve(record.instances.size());
+    for (const timeline::MarkedInstance& instance : record.instances) {
+        entries.push_back(entry_of(instance, slot));
+    }
+    mark_repeats(pending_, entries);
+    pending_.insert(pending_.end(), entries.begin(), entries.end());
+}
+
+void SubmitTiming::settle(const TimingEntry& e, const char* why) {
+    Resolved r;
+    r.submit = e.submit;
+    r.tag = e.tag;
+    if (e.ambiguous) {
+        r.status = Outcome::ambiguous;
+        r.reason = reason::kSecondaryTwice;
+    } else {
+        r.status = Outcome::untimed;
+        r.reason = e.untimed ? e.untimed : why;
+    }
+    batch_.push_back(r);
+}
+
+void SubmitTiming::drop_pending(const char* why) {
+    for (const TimingEntry& e : pending_) {
+        settle(TimingEntry{e.submit, e.tag, {}, {}, e.untimed ? e.untimed : why, e.ambiguous}, why);
+    }
+    pending_.clear();
+}
+
+void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out) {
+    if (!active_ || pending_.empty()) {
+        return;
+    }
+    // Every block a timed entry uses is copied whole (its used slots), each once. Every used slot
+    // was written by the recording that holds the block, earlier on this queue, so the copy may
+    // wait for availability (without the wait some drivers copy before the timestamps land, a
+    // pipeline barrier notwithstanding).
+    std::map<QueryBlock*, uint32_t> base;
+    uint32_t total = 0;
+    for (const TimingEntry& e : pending_) {
+        if (e.ambiguous || !e.begin || !e.end) {
+            continue;
+        }
+        for (QueryBlock* b : {e.begin.block, e.end.block}) {
+            if (base.emplace(b, total).second) {
+                total += b->used;
+            }
+        }
+    }
+    if (total == 0) {
+        drop_pending(reason::kNotAvailable);
+        return;
+    }
+    if (!results_->ready()) {
+        drop_pending(reason::kNoResultBuffer);
+        return;
+    }
+    const auto region = results_->allocate(total);
+    if (!region) {
+        drop_pending(reason::kResultsFull);
+        return;
+    }
+    const VkCommandBuffer cb = layer.begin();
+    if (!cb) {
+        results_->release(region->id);
+        drop_pending(reason::kFixedBatch);
+        return;
+    }
+    regions_.push_back(region->id);
+    const DeviceDispatch& next = device_->next;
+    // The timestamps (and an earlier copy into this part of the ring) are done before the copy.
+    const VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+                                 VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
+    next.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            0, 1, &before, 0, nullptr, 0, nullptr);
+    for (auto& [block, offset] : base) {
+        offset += region->first;
+        next.CmdCopyQueryPoolResults(cb, block->pool, 0, block->used, results_->buffer(),
+                                     offset * QueueResults::kEntryBytes, QueueResults::kEntryBytes,
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
+                                         VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+    }
+    const VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+                                VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
+    next.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                            &after, 0, nullptr, 0, nullptr);
+    next.EndCommandBuffer(cb);
+    out.push_back(cb);
+    for (const TimingEntry& e : pending_) {
+        if (e.ambiguous || !e.begin || !e.end) {
+            settle(e, reason::kNotAvailable);
+            continue;
+        }
+        Resolved r;
+        r.submit = e.submit;
+        r.tag = e.tag;
+        r.status = Outcome::ok;
+        r.begin = base[e.begin.block] + e.begin.slot;
+        r.end = base[e.end.block] + e.end.slot;
+        batch_.push_back(r);
+    }
+    pending_.clear();
+}
+
+void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
+    if (!active_) {
+        return;
+    }
+    drop_pending(reason::kNotEnded);
+    // An instance listed in a SUBMIT must say something, even when no end of it was seen.
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    for (const Resolved& r : batch_) {
+        seen.emplace_back(r.submit, r.tag);
+    }
+    std::sort(seen.begin(), seen.end());
+    std::sort(listed_.begin(), listed_.end());
+    listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
+    for (const auto& [submit, tag] : listed_) {
+        if (!std::binary_search(seen.begin(), seen.end(), std::pair{submit, tag})) {
+            settle(TimingEntry{submit, tag, {}, {}, reason::kNotEnded, false}, reason::kNotEnded);
+        }
+    }
+    listed_.clear();
+    for (Resolved& r : batch_) {
+        const bool injected = r.reason != reason::kOutsideFrame;
+        r.serialization = injected ? serialization : "none";
+        if (r.status == Outcome::ok && caveat) {
+            r.reason = caveat;
+        }
+        done_.push_back(r);
+    }
+    batch_.clear();
+}
+
+timeline::CompletionJob SubmitTiming::take_job() {
+    if (!active_ || (done_.empty() && submits_.empty())) {
+        return {};
+    }
+    auto job = std::make_shared<Job>();
+    job->device = device_;
+    job->results = results_;
+    job->family = family_;
+    job->entries = std::move(done_);
+    job->regions = std::move(regions_);
+    job->submits = std::move(submits_);
+    done_.clear();
+    regions_.clear();
+    submits_.clear();
+    return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
+}
+
+} // namespace vkscope::timing

@@ -1,0 +1,229 @@
+// The instrument points of a recording: the recorder asks every instrument for a mark right before
+// and right after each workload (render pass instances as wholes, split ones included; workloads
+// of a secondary in the secondary), in order with the tag labels, tells them of parameter copies,
+// and the queue's interpreter hands each workload instance the marks of its own begin and end.
+
+#include "timeline/instrument.hpp"
+#include "timeline/interpreter.hpp"
+#include "timeline/recorder.hpp"
+
+#include "timeline_fakes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace vkscope::timeline {
+namespace {
+
+using test::InstrumentedRecording;
+using Events = std::vector<std::string>;
+
+constexpr size_t kInstruments = 2;
+
+// The tags written as "tag", and what the first instrument was asked, in order.
+Events points(const InstrumentedRecording& r) {
+    Events out;
+    for (const std::string& e : r.sink.events) {
+        out.push_back(e[0] == 't' ? "tag" : e);
+    }
+    return out;
+}
+
+// Both instruments' marks of an instance at `begin`/`end`: the nth calls of `from`/`to`.
+void expect_marks(const MarkedInstance& m, InstrumentedRecording& from, uint32_t begin,
+                  InstrumentedRecording* to, uint32_t end) {
+    for (size_t slot = 0; slot < kInstruments; ++slot) {
+        EXPECT_EQ(m.begin[slot], from.instrument(slot).nth(begin)) << "slot " << slot;
+        EXPECT_EQ(m.end[slot], to ? to->instrument(slot).nth(end) : Mark()) << "slot " << slot;
+    }
+    for (size_t slot = kInstruments; slot < kMaxInstruments; ++slot) {
+        EXPECT_FALSE(m.begin[slot]);
+        EXPECT_FALSE(m.end[slot]);
+    }
+}
+
+struct Queue {
+    LabelInterner labels;
+    Interpreter interpreter{labels};
+    test::FakeInterpreterSink sink;
+    uint64_t next_submit = 1;
+
+    SubmitRecord submit(const Recorder& r, bool pair = true) {
+        SubmitRecord out;
+        out.submit = next_submit++;
+        out.pair_marks = pair;
+        interpreter.run(r.stream(), sink, out);
+        return out;
+    }
+};
+
+void dispatch(InstrumentedRecording& r, const ParameterRequest* indirect = nullptr) {
+    r.recorder.begin_workload(WorkloadType::dispatch, r.sink, indirect);
+    r.recorder.end_workload(r.sink);
+}
+
+TEST(TimelineMark, CarriesAnObjectAndIndexOrAReason) {
+    int object = 0;
+    const Mark at = Mark::at(&object, 7);
+    EXPECT_TRUE(at);
+    EXPECT_EQ(at.object(), &object);
+    EXPECT_EQ(at.index(), 7u);
+    EXPECT_EQ(at.why(), nullptr);
+    const Mark none = Mark::none("no query pool");
+    EXPECT_FALSE(none);
+    EXPECT_STREQ(none.why(), "no query pool");
+    EXPECT_EQ(none.index(), 0u);
+    EXPECT_EQ(Mark(), Mark::none(nullptr));
+    EXPECT_NE(at, Mark::at(&object, 8));
+}
+
+TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
+    InstrumentedRecording r(kInstruments);
+    r.begin(true, true);
+    dispatch(r);
+    r.recorder.begin_render_pass("", {}, r.sink);
+    r.recorder.count_draws(2);
+    r.recorder.end_render_pass(r.sink);
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    dispatch(r, &args);
+    r.recorder.end();
+    // The tag opens before the instruments' start and closes after their finish, so that what
+    // they measure is inside the workload's label; nothing between the draws. A parameter copy
+    // runs before its workload's tag, and the instruments hear of it first.
+    EXPECT_EQ(points(r), (Events{"begin", "tag", "start", "finish", "end", "tag", "start", "finish",
+                                 "end", "interrupt", "copy 1@0", "tag", "start", "finish", "end"}));
+}
+
+TEST(TimelineInstrumentPoints, SplitRenderPassAndSecondaryGetTheirOwnBeginAndEnd) {
+    // a: a dispatch, then a render pass instance suspended at its end.
+    InstrumentedRecording a(kInstruments);
+    a.begin(true, true);
+    dispatch(a);
+    a.recorder.begin_render_pass("", {false, true}, a.sink);
+    a.recorder.count_draws(1);
+    a.recorder.end_render_pass(a.sink);
+    a.recorder.end();
+    // A secondary with a dispatch of its own.
+    InstrumentedRecording s(kInstruments);
+    s.begin(false, false);
+    dispatch(s);
+    s.recorder.end();
+    // b: resumes and ends the instance, executes the secondary, then a dispatch.
+    InstrumentedRecording b(kInstruments);
+    b.begin(true, true);
+    b.recorder.begin_render_pass("", {true, false}, b.sink);
+    b.recorder.count_draws(1);
+    b.recorder.end_render_pass(b.sink);
+    b.recorder.execute(s.recorder);
+    dispatch(b);
+    b.recorder.end();
+
+    // Before the first begin in a, after the final end in b, nothing at the suspension and the
+    // resumption; the secondary's dispatch in the secondary.
+    EXPECT_EQ(points(a), (Events{"begin", "tag", "start", "finish", "end", "tag", "start"}));
+    EXPECT_EQ(points(s), (Events{"begin", "tag", "start", "finish", "end"}));
+    EXPECT_EQ(points(b), (Events{"begin", "finish", "end", "tag", "start", "finish", "end"}));
+
+    Queue q;
+    const SubmitRecord sa = q.submit(a.recorder);
+    const SubmitRecord sb = q.submit(b.recorder);
+    ASSERT_EQ(sa.instances.size(), 1u); // the render pass is still open after a
+    ASSERT_EQ(sb.instances.size(), 3u);
+
+    const MarkedInstance& first = sa.instances[0];
+    EXPECT_EQ(first.submit, sa.submit);
+    EXPECT_EQ(first.tag, sa.workloads[0].tag);
+    EXPECT_EQ(first.ending, MarkedInstance::Ending::workload);
+    expect_marks(first, a, 1, &a, 2);
+
+    // The split instance belongs to a's submission and runs from a's start to b's finish.
+    const MarkedInstance& pass = sb.instances[0];
+    EXPECT_EQ(pass.submit, sa.submit);
+    EXPECT_EQ(pass.tag, sa.workloads[1].tag);
+    EXPECT_EQ(pass.ending, MarkedInstance::Ending::render_pass);
+    expect_marks(pass, a, 3, &b, 1);
+
+    // The secondary's dispatch carries the secondary's marks, in b's submission.
+    const MarkedInstance& inner = sb.instances[1];
+    EXPECT_EQ(inner.submit, sb.submit);
+    expect_marks(inner, s, 1, &s, 2);
+
+    expect_marks(sb.instances[2], b, 2, &b, 3);
+}
+
+TEST(TimelineInstrumentPoints, ARenderPassNeverResumedEndsWithoutEndMarks) {
+    InstrumentedRecording a(kInstruments), b(kInstruments);
+    a.begin(true, true);
+    a.recorder.begin_render_pass("", {false, true}, a.sink);
+    a.recorder.end_render_pass(a.sink);
+    a.recorder.end();
+    b.begin(true, true);
+    b.recorder.begin_render_pass("", {}, b.sink); // a new instance: a's is abandoned
+    b.recorder.end_render_pass(b.sink);
+    b.recorder.end();
+    Queue q;
+    const SubmitRecord sa = q.submit(a.recorder);
+    const SubmitRecord sb = q.submit(b.recorder);
+    EXPECT_TRUE(sa.instances.empty());
+    ASSERT_EQ(sb.instances.size(), 2u);
+    EXPECT_EQ(sb.instances[0].tag, sa.workloads[0].tag);
+    EXPECT_EQ(sb.instances[0].ending, MarkedInstance::Ending::never);
+    expect_marks(sb.instances[0], a, 1, nullptr, 0);
+    EXPECT_EQ(sb.instances[1].ending, MarkedInstance::Ending::render_pass);
+    expect_marks(sb.instances[1], b, 1, &b, 2);
+}
+
+TEST(TimelineInstrumentPoints, WithoutInstrumentsNoneIsAskedAndNoMarkKept) {
+    InstrumentedRecording r(0);
+    r.begin(true, true);
+    dispatch(r);
+    r.recorder.begin_render_pass("", {}, r.sink);
+    r.recorder.end_render_pass(r.sink);
+    r.recorder.end();
+    for (const Command& c : r.recorder.stream()) {
+        EXPECT_EQ(c.marks, kNoMarks);
+    }
+    EXPECT_TRUE(r.recorder.stream().marks.empty());
+    Queue q;
+    const SubmitRecord s = q.submit(r.recorder);
+    ASSERT_EQ(s.instances.size(), 2u);
+    EXPECT_EQ(s.instances[0].begin[0], Mark());
+}
+
+TEST(TimelineInstrumentPoints, NothingIsPairedWhenNoInstrumentAsks) {
+    InstrumentedRecording r(kInstruments);
+    r.begin(true, true);
+    dispatch(r);
+    r.recorder.end();
+    Queue q;
+    EXPECT_TRUE(q.submit(r.recorder, false).instances.empty());
+    EXPECT_EQ(q.submit(r.recorder, true).instances.size(), 1u);
+}
+
+TEST(TimelineInstrumentPoints, LoggedWorkloadsCarryEachInstrumentsReason) {
+    InstrumentedRecording r(kInstruments, "recorded outside a captured frame");
+    RecordOptions options;
+    options.tags = false;
+    options.defer_workloads = true;
+    r.begin(true, true, options);
+    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
+    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
+    r.recorder.end();
+    r.recorder.materialize();
+    EXPECT_EQ(points(r), (Events{"begin"})) << "no instrument was asked to write";
+    Queue q;
+    const SubmitRecord s = q.submit(r.recorder);
+    ASSERT_EQ(s.instances.size(), 2u);
+    for (const MarkedInstance& m : s.instances) {
+        for (size_t slot = 0; slot < kInstruments; ++slot) {
+            EXPECT_FALSE(m.begin[slot]);
+            EXPECT_STREQ(m.begin[slot].why(), "recorded outside a captured frame");
+            EXPECT_FALSE(m.end[slot]);
+        }
+    }
+}
+
+} // namespace
+} // namespace vkscope::timeline
