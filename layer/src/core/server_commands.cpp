@@ -39,7 +39,7 @@ std::optional<uint64_t> ServerCommandReader::feed(std::string_view bytes) {
         if (pending_.size() - at < kHeader + length) {
             break;
         }
-        if (type == static_cast<uint8_t>(ServerCommand::ParameterCopy)) {
+        if (type == static_cast<uint8_t>(ServerCommand::Capture)) {
             capture = tag;
         }
         at += kHeader + length;
