@@ -3,6 +3,7 @@ apart, and each message names the file and what to do about it."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 
@@ -45,3 +46,13 @@ class NewerCaptureError(CaptureError):
         )
         self.file_version = file_version
         self.supported = supported
+
+
+def from_sqlite(path: Path | str, exc: sqlite3.Error | sqlite3.Warning) -> CaptureError:
+    """What an error SQLite raised while reading the capture at `path` says about the file."""
+    text = str(exc)
+    if "not a database" in text:
+        return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")
+    if "malformed" in text or "corrupt" in text or "disk I/O" in text:
+        return CorruptCaptureError(path, f"truncated or damaged: SQLite says {text!r}")
+    return CaptureError(path, f"cannot read: SQLite says {text!r}")

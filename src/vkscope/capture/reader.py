@@ -17,7 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from . import schema
-from .compat import present_current_schema
+from .compat import indexed_workloads, present_current_schema
 from .errors import (
     CaptureError,
     CaptureNotFoundError,
@@ -26,6 +26,7 @@ from .errors import (
     NewerCaptureError,
     NotACaptureError,
     NotSQLiteError,
+    from_sqlite,
 )
 from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
 
@@ -94,13 +95,8 @@ def _connect(path: Path) -> sqlite3.Connection:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
 
-def _translate(path: Path, exc: sqlite3.Error | sqlite3.Warning) -> CaptureError:
-    text = str(exc)
-    if "not a database" in text:
-        return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")
-    if "malformed" in text or "corrupt" in text or "disk I/O" in text:
-        return CorruptCaptureError(path, f"truncated or damaged: SQLite says {text!r}")
-    return CaptureError(path, f"cannot read: SQLite says {text!r}")
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _refuse_attach(action: int, *_: object) -> int:
@@ -127,18 +123,21 @@ def open_capture(path: Path | str) -> Capture:
         present_current_schema(db, version)
     except sqlite3.Error as exc:
         db.close()
-        raise _translate(path, exc) from None
+        raise from_sqlite(path, exc) from None
     except CaptureError:
         db.close()
         raise
-    return Capture(path, db, meta)
+    return Capture(path, db, meta, version)
 
 
 class Capture:
     """A capture file open for reading. Use as a context manager, or call close()."""
 
-    def __init__(self, path: Path, db: sqlite3.Connection, meta: dict[str, Any]) -> None:
+    def __init__(
+        self, path: Path, db: sqlite3.Connection, meta: dict[str, Any], version: int
+    ) -> None:
         self.path = path
+        self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
         self._workloads: str | None = None
         known: dict[str, Any] = {k: meta.get(k) for k in _META_FIELDS}
@@ -161,7 +160,7 @@ class Capture:
         try:
             yield from self._db.execute(sql, params)
         except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
+            raise from_sqlite(self.path, exc) from None
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], Iterator[Any]]:
         """Runs one SELECT: its column names, and its rows streamed from SQLite.
@@ -171,7 +170,7 @@ class Capture:
         try:
             cursor = self._db.execute(sql, params)
         except (sqlite3.Error, sqlite3.Warning) as exc:  # Warning: several statements at once
-            raise _translate(self.path, exc) from None
+            raise from_sqlite(self.path, exc) from None
         columns = [d[0] for d in cursor.description or ()]
         return columns, self._stream(cursor)
 
@@ -182,7 +181,7 @@ class Capture:
             for row in cursor:  # noqa: UP028
                 yield row
         except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
+            raise from_sqlite(self.path, exc) from None
 
     def lock(self) -> None:
         """From now on, no statement on this connection may change anything or attach a file.
@@ -267,31 +266,17 @@ class Capture:
     def workloads_table(self) -> str:
         """The name of the workloads table to join in SQL of one's own: indexed by (process,
         tag_id), one row per tagID, also for a capture that was never finalized."""
-        if self._workloads is not None:
-            return self._workloads
-        found = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-            (schema.WORKLOADS_INDEX,),
-        ).fetchone()
-        if found:
-            self._workloads = "main.workloads"
-            return self._workloads
-        # Never finalized (killed, or still being written), so not indexed yet: index a copy of
-        # our own, in this connection's temporary database, rather than let every query build
-        # one. Workloads described after this point are not in it.
-        try:
-            self._db.execute(
-                "CREATE TEMP TABLE workloads_indexed AS SELECT * FROM main.workloads WHERE rowid "
-                "IN (SELECT max(rowid) FROM main.workloads GROUP BY process, tag_id)"
-            )
-            self._db.execute(
-                "CREATE UNIQUE INDEX temp.workloads_indexed_by_tag "
-                "ON workloads_indexed (process, tag_id)"
-            )
-        except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
-        self._workloads = "temp.workloads_indexed"
+        if self._workloads is None:
+            try:
+                self._workloads = indexed_workloads(self._db)
+            except sqlite3.Error as exc:
+                raise from_sqlite(self.path, exc) from None
         return self._workloads
+
+    def columns(self, table: str) -> list[str]:
+        """The columns of a table (or view) as this reader presents it, in the current schema's
+        shape; empty when the capture has no such table."""
+        return [r[1] for r in self._rows(f"PRAGMA table_info({_quoted(table)})")]
 
     def submitted_frames(self) -> list[tuple[int, int | None, int | None]]:
         """(process, device, frame) of every frame that has submits, in submission order."""
