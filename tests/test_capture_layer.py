@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 
 from vkscope import paths
+from vkscope.analysis.report import render_report
 from vkscope.capture import CaptureServer, open_capture
-from vkscope.report import render_report
 from vkscope.settings import LAYER_NAME
 
 REPO = Path(__file__).resolve().parents[1]

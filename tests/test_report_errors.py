@@ -1,8 +1,7 @@
 """Bad input to `report`, `query` and `overlap`: one line saying what is wrong, exit code 2, no
 traceback; and `query` cannot change the capture or write any other file.
 
-Each command runs as its own process (python -m vkscope.analysis.commands, what cli.py wires
-in), as a user would run it.
+Each command runs as its own process (python -m vkscope), as a user would run it.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from vkscope.capture.store import CaptureStore
 
 def run(*args: str | Path, cwd: Path | None = None) -> tuple[int, str, str]:
     res = subprocess.run(
-        [sys.executable, "-m", "vkscope.analysis.commands", *map(str, args)],
+        [sys.executable, "-m", "vkscope", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,

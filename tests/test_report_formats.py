@@ -15,10 +15,10 @@ from rich.console import Console
 from test_timing_host_analysis import scene
 from test_timing_host_ingest import capture_from
 
-from vkscope.analysis.commands import main
+from vkscope.analysis.report import render_report
 from vkscope.analysis.selection import Selection
 from vkscope.capture import open_capture
-from vkscope.report import render_report
+from vkscope.cli import main
 
 
 @pytest.fixture(scope="module")

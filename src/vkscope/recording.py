@@ -24,9 +24,9 @@ DRAIN_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
-class HostTrigger:
-    """`vkscope run --frames host`: when to ask the layer for a capture, and for how many
-    frames. SIGUSR1 to vkscope asks again at any time."""
+class FrameRequests:
+    """`vkscope run --frames host`: when the capture server asks the layer to capture frames,
+    and how many each time. SIGUSR1 to vkscope asks again at any time."""
 
     frames: int
     after_s: float | None = None
@@ -56,7 +56,7 @@ def record(
     capture_path: Path,
     console: Console,
     log_file: Path,
-    trigger: HostTrigger | None = None,
+    requests: FrameRequests | None = None,
 ) -> RecordingResult:
     """Runs the application under the layer with the timeline streaming into `capture_path`."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
@@ -74,13 +74,13 @@ def record(
         updater = threading.Thread(target=refresh, name="vkscope-progress", daemon=True)
         timer: threading.Timer | None = None
         previous_handler = None
-        if trigger is not None:
-            frames = trigger.frames
+        if requests is not None:
+            frames = requests.frames
             previous_handler = signal.signal(
                 signal.SIGUSR1, lambda *_: server.request_capture(frames)
             )
-            if trigger.after_s is not None:
-                timer = threading.Timer(trigger.after_s, server.request_capture, (frames,))
+            if requests.after_s is not None:
+                timer = threading.Timer(requests.after_s, server.request_capture, (frames,))
                 timer.daemon = True
                 timer.start()
         try:
