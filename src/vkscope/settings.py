@@ -1,4 +1,5 @@
-"""The layer's settings as the host knows them, from the one definition the layer is built from.
+"""The layer's settings as the Python side knows them, from the one definition the layer is
+built from.
 
 `layer_settings.toml` (next to this file) lists every setting; the build generates the layer's C++
 table from the same file. This module validates values before a launch, so a typo is reported

@@ -156,8 +156,8 @@ def _frame_requests(
     """What the capture server asks the layer for under `--frames host`, or why the options do
     not fit together."""
     after, frames = options.capture_after, options.capture_frames
-    host = settings.get("frames", "").strip() == "host"
-    if not host:
+    requested = settings.get("frames", "").strip() == "host"
+    if not requested:
         if after is not None or frames != 1:
             return None, "--capture-after and --capture-frames need --frames host"
         return None, None
