@@ -13,6 +13,7 @@ class CaptureError(Exception):
     def __init__(self, path: Path | str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path = Path(path)
+        self.reason = message
 
 
 class CaptureNotFoundError(CaptureError):

@@ -28,6 +28,7 @@ from .errors import (
     NotSQLiteError,
     from_sqlite,
 )
+from .read_only import ReadOnly
 from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
 
 _META_FIELDS: Final = tuple(f for f in CaptureMeta.__dataclass_fields__ if f != "extra")
@@ -99,12 +100,6 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _refuse_attach(action: int, *_: object) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
 def open_capture(path: Path | str) -> Capture:
     """Opens a capture file for reading; raises a CaptureError subclass saying what is wrong."""
     path = Path(path)
@@ -140,6 +135,7 @@ class Capture:
         self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
         self._workloads: str | None = None
+        self._read_only = ReadOnly()
         known: dict[str, Any] = {k: meta.get(k) for k in _META_FIELDS}
         for counter in ("connections", "messages", "bad_messages", "skipped_messages", "dropped"):
             known[counter] = known[counter] or 0
@@ -167,10 +163,14 @@ class Capture:
 
         Errors, from SQLite or from the statement itself, are raised as CaptureError.
         """
+        self._read_only.refused = None
         try:
             cursor = self._db.execute(sql, params)
         except (sqlite3.Error, sqlite3.Warning) as exc:  # Warning: several statements at once
-            raise from_sqlite(self.path, exc) from None
+            error = from_sqlite(self.path, exc)
+            if self._read_only.refused is not None:
+                error = CaptureError(self.path, f"{error.reason} ({self._read_only.refused})")
+            raise error from None
         columns = [d[0] for d in cursor.description or ()]
         return columns, self._stream(cursor)
 
@@ -184,14 +184,14 @@ class Capture:
             raise from_sqlite(self.path, exc) from None
 
     def lock(self) -> None:
-        """From now on, no statement on this connection may change anything or attach a file.
+        """From now on, every statement on this connection must be a read (read_only.py).
 
         For SQL typed by a user: the connection is read-only already, but its temp schema is
-        not, and ATTACH could create or write another file.
+        not, and ATTACH or VACUUM INTO could write another file.
         """
         self.workloads_table()  # made now: it needs the temp schema
         self._db.execute("PRAGMA query_only = 1")
-        self._db.set_authorizer(_refuse_attach)
+        self._db.set_authorizer(self._read_only)
 
     def processes(self) -> list[Process]:
         sql = (
