@@ -14,7 +14,7 @@ from ..analysis.report import FORMATS, TerminalWriter, default_tables, write_rep
 from ..analysis.rows import TABLES
 from ..analysis.selection import SelectionError
 from ..analysis.writers import ReportWriter
-from .command import Command, CommandError, guarded, opened, output
+from .command import Command, CommandError, guarded, opened, output, say
 from .filters import add_filters, add_output, chosen_tables, selection
 
 
@@ -80,7 +80,11 @@ def report(options: ReportOptions) -> int:
                     )
                 else:
                     writer = writer_for(options.format, out, tables)
-                write_report(capture, writer, selection=chosen, top=options.top, tables=tables)
+                summary = write_report(
+                    capture, writer, selection=chosen, top=options.top, tables=tables
+                )
+            if summary.workloads == 0:  # each filter matches something, but not all at once
+                say(f"no workload of {options.capture} matches {chosen.describe()}")
 
     return guarded(body, SelectionError)
 
