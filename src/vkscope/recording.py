@@ -4,7 +4,6 @@ application has exited (normally, with an error, or by a crash)."""
 
 from __future__ import annotations
 
-import signal
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from . import launch
 from .capture import CaptureServer, CaptureSummary, Counters
+from .supervisor import Supervisor
 
 # How long the server keeps reading after the application exited: the layer's sender thread
 # flushes its queue at the last vkDestroyInstance, so the data is already in the socket.
@@ -56,9 +56,12 @@ def record(
     capture_path: Path,
     console: Console,
     log_file: Path,
+    supervisor: Supervisor,
     requests: FrameRequests | None = None,
 ) -> RecordingResult:
-    """Runs the application under the layer with the timeline streaming into `capture_path`."""
+    """Runs the application under the layer with the timeline streaming into `capture_path`.
+
+    Call it inside `supervisor` (active before the capture server's threads start)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
         socket_path = Path(tmp) / "capture.sock"
         server = CaptureServer(capture_path, [f"unix:{socket_path}"])
@@ -73,12 +76,9 @@ def record(
 
         updater = threading.Thread(target=refresh, name="vkscope-progress", daemon=True)
         timer: threading.Timer | None = None
-        previous_handler = None
         if requests is not None:
             frames = requests.frames
-            previous_handler = signal.signal(
-                signal.SIGUSR1, lambda *_: server.request_capture(frames)
-            )
+            supervisor.on_request = lambda: server.request_capture(frames)
             if requests.after_s is not None:
                 timer = threading.Timer(requests.after_s, server.request_capture, (frames,))
                 timer.daemon = True
@@ -87,12 +87,11 @@ def record(
             if console.is_terminal:
                 live.start()
                 updater.start()
-            result = launch.run(command, layer_dir, layer_settings, log_file)
+            result = launch.run(command, layer_dir, layer_settings, log_file, supervisor)
         finally:
             if timer is not None:
                 timer.cancel()
-            if previous_handler is not None:
-                signal.signal(signal.SIGUSR1, previous_handler)
+            supervisor.on_request = None
             done.set()
             if updater.is_alive():
                 updater.join()

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import sqlite3
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 
 from .. import launch, paths, recording
-from ..capture import CaptureServerError
-from ..settings import SettingError, parse_assignment
+from ..capture import CaptureServerError, CaptureSummary
+from ..frame_selection import FrameSelectionError, parse_frame_selection
+from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
+from ..supervisor import Stopped, Supervisor, signal_name
 from .command import Command, say
 from .report import ReportOptions, report
 
@@ -152,69 +156,157 @@ def _after_capture(options: RunOptions, capture: Path) -> None:
 
 def _frame_requests(
     options: RunOptions, settings: dict[str, str]
-) -> tuple[recording.FrameRequests | None, str | None]:
-    """What the capture server asks the layer for under `--frames host`, or why the options do
-    not fit together."""
+) -> recording.FrameRequests | None:
+    """What the capture server asks the layer for under `--frames host`; _Refused when the
+    options do not fit together."""
     after, frames = options.capture_after, options.capture_frames
-    requested = settings.get("frames", "").strip() == "host"
+    requested = parse_frame_selection(settings.get("frames", "")).kind == "host"
     if not requested:
         if after is not None or frames != 1:
-            return None, "--capture-after and --capture-frames need --frames host"
-        return None, None
+            raise _Refused("run: --capture-after and --capture-frames need --frames host")
+        return None
     if options.no_capture:
-        return None, "--frames host needs a capture (drop --no-capture)"
+        raise _Refused("run: --frames host needs a capture (drop --no-capture)")
     if frames < 1:
-        return None, f"--capture-frames must be at least 1, got {frames}"
+        raise _Refused(f"run: --capture-frames must be at least 1, got {frames}")
     if after is not None and not 0 <= after < 1e9:
-        return None, f"--capture-after must be a number of seconds >= 0, got {after}"
-    return recording.FrameRequests(frames, after), None
+        raise _Refused(f"run: --capture-after must be a number of seconds >= 0, got {after}")
+    return recording.FrameRequests(frames, after)
+
+
+class _Refused(Exception):
+    """Options that cannot work together, or an output that cannot be written: exit 2."""
+
+
+def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
+    """The settings the layer gets and notes on what vkscope run overrode.
+
+    VK_VKSCOPE_* variables come first, then -s, then --timing and --frames, each checked as the
+    layer checks it (a SettingError says which one is wrong). Under a capture, the layer must
+    stream to vkscope run's own capture server with the timeline on: an option saying otherwise
+    is refused, a variable saying otherwise is overridden with a note.
+    """
+    from_env = from_environment(os.environ)
+    settings = dict(from_env)
+    given: dict[str, str] = {}
+    for text in options.settings:
+        name, value = parse_assignment(text)
+        given[name] = value
+    settings.update(given)
+    if options.timing:
+        settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
+    if options.frames is not None:
+        try:
+            parse_frame_selection(options.frames)
+        except FrameSelectionError as exc:
+            raise SettingError(f"--frames {options.frames!r}: {exc}") from None
+        settings["frames"] = options.frames
+    notes: list[str] = []
+    if options.no_capture:
+        return settings, notes
+    # What a capture needs: the layer streams to vkscope run's server, with the timeline on.
+    conflicts: dict[str, Callable[[str], bool]] = {
+        "host": lambda _: True,
+        "timeline": lambda value: not _as_bool(value),
+    }
+    needs = {"host": "to be vkscope run's own capture server", "timeline": "on"}
+    for name, conflicting in conflicts.items():
+        if name in given and conflicting(given[name]):
+            raise _Refused(
+                f"run: -s {name}={given[name]}: a capture needs the layer's {name} "
+                f"{needs[name]} (add --no-capture to run without one)"
+            )
+        if name in from_env and name not in given and conflicting(from_env[name]):
+            notes.append(
+                f"{ENV_PREFIX}{name.upper()}={from_env[name]} from the environment is "
+                f"overridden: a capture needs {name} {needs[name]} (--no-capture keeps it)"
+            )
+            del settings[name]
+    return settings, notes
+
+
+def _as_bool(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "on", "yes")
+
+
+def _check_writable(path: Path, what: str) -> None:
+    """Refuses, before the application starts, a file that could not be created or appended
+    to: a missing folder, a read-only file system, no permission."""
+    existed = path.exists()
+    try:
+        with path.open("x" if not existed else "a"):
+            pass
+    except OSError as exc:
+        folder = path.parent if str(path.parent) else Path(".")
+        reason = exc.strerror or str(exc)
+        if not folder.is_dir():
+            reason = f"the folder {folder} does not exist"
+        raise _Refused(f"cannot write {what} {path}: {reason}") from None
+    if not existed:
+        path.unlink()
 
 
 def execute(options: RunOptions) -> int:
-    """Runs the application as `options` say; returns its exit code (2: bad options)."""
+    """Runs the application as `options` say; returns its exit code (2: bad options), or 128 + N
+    when vkscope was stopped by signal N (supervisor.py)."""
     command = list(options.command)
     if not command:
         say("run: no application given; usage: vkscope run [OPTIONS] -- APP [ARGS...]")
         return 2
+    output: Path | None = None
     try:
-        settings = dict(parse_assignment(s) for s in options.settings)
-        if options.timing:
-            settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
-        if options.frames:
-            settings["frames"] = options.frames
+        settings, notes = _layer_settings(options)
         layer_dir = paths.layer_dir()
-    except (SettingError, paths.NotBuilt) as exc:
-        say(str(exc))
-        return 2
-    requests, why = _frame_requests(options, settings)
-    if why:
-        say(f"run: {why}")
-        return 2
-    console = Console(stderr=True)
-    try:
-        launch.resolve_program(command[0])  # before a capture file is created for nothing
+        requests = _frame_requests(options, settings)
+        launch.resolve_program(command[0])  # before a capture is made for nothing
+        if not options.no_capture:
+            output = options.output or _default_capture_path(command[0])
+            if output.exists():
+                raise _Refused(f"{output} already exists; choose another -o or remove it")
+            _check_writable(output, "the capture")
+        if settings.get("log_file"):
+            _check_writable(Path(settings["log_file"]), "the layer's log file")
     except launch.LaunchError as exc:
         say(str(exc))
         return exc.exit_code
+    except (SettingError, paths.NotBuilt, _Refused) as exc:
+        say(str(exc))
+        return 2
+    for note in notes:
+        say(note)
+    with Supervisor(say) as supervisor:
+        return _supervised(options, settings, layer_dir, output, requests, supervisor)
+
+
+def _supervised(
+    options: RunOptions,
+    settings: dict[str, str],
+    layer_dir: Path,
+    output: Path | None,
+    requests: recording.FrameRequests | None,
+    supervisor: Supervisor,
+) -> int:
+    """The run itself, with vkscope's signals held by `supervisor` from before the capture
+    server starts until vkscope exits."""
+    command = list(options.command)
+    console = Console(stderr=True)
+    summary: CaptureSummary | None = None
     with tempfile.TemporaryDirectory(prefix="vkscope-run-") as tmp:
         log_file = Path(settings.get("log_file") or Path(tmp) / "layer.log")
         try:
-            if options.no_capture:
-                result = launch.run(command, layer_dir, settings, log_file)
-                summary = None
+            if output is None:
+                result = launch.run(command, layer_dir, settings, log_file, supervisor)
             else:
-                output = options.output or _default_capture_path(command[0])
-                if output.exists():
-                    say(f"{output} already exists; choose another -o or remove it")
-                    return 2
                 recorded = recording.record(
-                    command, layer_dir, settings, output, console, log_file, requests
+                    command, layer_dir, settings, output, console, log_file, supervisor, requests
                 )
                 result, summary = recorded.launch, recorded.summary
         except launch.LaunchError as exc:
+            if output is not None:
+                output.unlink(missing_ok=True)  # nothing ran: no capture to keep
             say(str(exc))
             return exc.exit_code
-        except (CaptureServerError, FileExistsError, OSError) as exc:
+        except (CaptureServerError, FileExistsError, OSError, sqlite3.Error) as exc:
             say(f"capture: {exc}")
             return 2
     for line in result.layer_messages:
@@ -236,9 +328,28 @@ def execute(options: RunOptions) -> int:
             highlight=False,
             soft_wrap=True,
         )
-    if summary is not None and summary.counters.instances:
-        _after_capture(options, summary.path)
-    return result.exit_code
+    supervisor.take_pending()
+    received = supervisor.received
+    code = result.exit_code
+    if received.termination is not None:
+        code = 128 + received.termination
+    if summary is None or not summary.counters.instances:
+        return code
+    if received.skip_outputs:
+        got = dict.fromkeys(signal_name(s) for s in received.while_finishing)
+        why = ", ".join(got) or signal_name(received.termination or 0)
+        say(f"{why}: the capture is finished; no report, trace or page written")
+        print(f"vkscope: wrote {summary.path}")
+        return code
+    try:
+        with supervisor.interruptible():
+            _after_capture(options, summary.path)
+    except KeyboardInterrupt:
+        say(f"interrupted: the capture {summary.path} is finished; other outputs may be missing")
+    except Stopped as stopped:
+        say(f"{stopped}: the capture {summary.path} is finished; other outputs may be missing")
+        code = 128 + stopped.signo
+    return code
 
 
 def run(args: argparse.Namespace) -> int:
