@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ..capture import Capture, WorkloadInstance
-from .selection import Selection
+from .selection import Selection, SelectionError
 from .source import (
     FrameKey,
     count_frames,
@@ -63,13 +63,16 @@ def frame_keys(capture: Capture, selection: Selection) -> Iterator[tuple[FrameKe
     Raises SelectionError, before yielding anything, for frames or queues asked for by number,
     types asked for by name and label patterns that the capture has none of.
     """
-    selection.check_frames(partial(count_frames, capture), frame_bounds(capture))
-    if selection.queues is not None:
-        selection.check_queues(partial(count_queues, capture), queue_ids(capture))
-    if selection.types is not None:
-        selection.check_types(workload_types(capture))
-    if selection.label is not None:
-        selection.check_label(label_paths(capture))
+    try:
+        selection.check_frames(partial(count_frames, capture), frame_bounds(capture))
+        if selection.queues is not None:
+            selection.check_queues(partial(count_queues, capture), queue_ids(capture))
+        if selection.types is not None:
+            selection.check_types(workload_types(capture))
+        if selection.label is not None:
+            selection.check_label(label_paths(capture))
+    except SelectionError as exc:  # which capture, where two are compared
+        raise SelectionError(f"{capture.path}: {exc}") from None
     return (
         (key, captured)
         for key, captured in frames_with_work(capture)

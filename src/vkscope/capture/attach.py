@@ -61,8 +61,7 @@ class ScratchDatabase:
         if not schema.isidentifier():
             raise ValueError(f"not a schema name: {schema!r}")
         with open_capture(path) as capture:
-            meta, checked = capture.meta, capture.schema_version
-        uri = path.resolve().as_uri() + "?mode=ro"
+            meta, checked, uri = capture.meta, capture.schema_version, capture.uri
         try:
             self.db.execute(f"ATTACH DATABASE ? AS {schema}", (uri,))
             version = self.db.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
@@ -70,6 +69,6 @@ class ScratchDatabase:
                 raise CaptureError(path, "changed while it was being read")
             views = present_current_schema(self.db, version, schema)
             workloads = indexed_workloads(self.db, schema)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise from_sqlite(path, exc) from None
         return AttachedCapture(path, schema, meta, workloads, views)

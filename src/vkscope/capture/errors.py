@@ -49,8 +49,12 @@ class NewerCaptureError(CaptureError):
         self.supported = supported
 
 
-def from_sqlite(path: Path | str, exc: sqlite3.Error | sqlite3.Warning) -> CaptureError:
+def from_sqlite(
+    path: Path | str, exc: sqlite3.Error | sqlite3.Warning | UnicodeDecodeError
+) -> CaptureError:
     """What an error SQLite raised while reading the capture at `path` says about the file."""
+    if isinstance(exc, UnicodeDecodeError):  # Python's sqlite3 decoding a TEXT value
+        return CorruptCaptureError(path, "damaged: it holds text that is not UTF-8")
     text = str(exc)
     if "not a database" in text:
         return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")

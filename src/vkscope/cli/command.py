@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from ..capture import Capture, CaptureError, open_capture
+from ..capture.integrity import damage_found
 
 BAD_INPUT = 2
 
@@ -45,9 +47,9 @@ def say(message: str) -> None:
 
 
 @contextlib.contextmanager
-def opened(path: Path) -> Iterator[Capture]:
+def opened(path: Path, *, check_cells: bool = True) -> Iterator[Capture]:
     try:
-        capture = open_capture(path)
+        capture = open_capture(path, check_cells=check_cells)
     except CaptureError as exc:
         raise CommandError(str(exc)) from None
     with capture:
@@ -68,9 +70,20 @@ def output(path: Path | None) -> Iterator[TextIO]:
         yield out
 
 
-def guarded(body: Callable[[], None], *errors: type[Exception]) -> int:
+# What a reader may raise on a value it did not expect: a capture damaged in a way the checks at
+# open_capture cannot see (an index that disagrees with its table, say).
+_UNEXPECTED: tuple[type[Exception], ...] = (
+    TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError,
+    UnicodeError, sqlite3.Error,
+)  # fmt: skip
+
+
+def guarded(
+    body: Callable[[], None], *errors: type[Exception], reading: Sequence[Path] = ()
+) -> int:
     """Runs a command body: CommandError, CaptureError and `errors` become one line and exit
-    code 2, never a traceback."""
+    code 2, never a traceback. So does anything unexpected met while reading the captures in
+    `reading` when SQLite finds one of them damaged; on a sound file it is a bug, and raised."""
     caught: tuple[type[Exception], ...] = (CommandError, CaptureError, *errors)
     try:
         body()
@@ -80,4 +93,11 @@ def guarded(body: Callable[[], None], *errors: type[Exception]) -> int:
     except BrokenPipeError:  # `vkscope report ... | head`: the reader has all it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except _UNEXPECTED:
+        for path in reading:
+            found = damage_found(path)
+            if found is not None:
+                say(f"{path}: damaged: {found}")
+                return BAD_INPUT
+        raise
     return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .command import Command
+from .command import Command, guarded
 
 
 def percentage(text: str) -> float:
@@ -92,16 +92,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..diff import run_diff
 
-    return run_diff(
-        args.base,
-        args.new,
-        threshold_pct=args.threshold,
-        min_frames=args.min_frames,
-        fmt=args.fmt,
-        console=Console(),
-        noise_k=args.noise_k,
-        limit=args.limit or None,
-    )
+    code = 0
+
+    def body() -> None:
+        nonlocal code
+        code = run_diff(
+            args.base,
+            args.new,
+            threshold_pct=args.threshold,
+            min_frames=args.min_frames,
+            fmt=args.fmt,
+            console=Console(),
+            noise_k=args.noise_k,
+            limit=args.limit or None,
+        )
+
+    failed = guarded(body, reading=[args.base, args.new])
+    return failed or code
 
 
 COMMAND = Command(

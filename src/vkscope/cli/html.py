@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
         print(f"vkscope: wrote {output}")
 
-    return guarded(body)
+    return guarded(body, reading=[args.capture])
 
 
 COMMAND = Command(

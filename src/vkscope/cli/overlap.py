@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                     tables=tables, top=args.top, console=console,
                 )  # fmt: skip
 
-    return guarded(body, SelectionError, OverlapError)
+    return guarded(body, SelectionError, OverlapError, reading=[args.none, args.serialized])
 
 
 COMMAND = Command(

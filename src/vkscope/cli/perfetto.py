@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         summary = export_perfetto(args.capture, output, merge=args.merge)
         print(f"vkscope: wrote {output} ({summary.workloads:,} workloads)")
 
-    return guarded(body, PerfettoExportError)
+    return guarded(body, PerfettoExportError, reading=[args.capture])
 
 
 COMMAND = Command(

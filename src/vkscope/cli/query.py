@@ -25,13 +25,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     def body() -> None:
-        with opened(args.capture) as capture, output(args.output) as out:
+        # SQL sees the values as stored, so a damaged cell is shown rather than refused.
+        with opened(args.capture, check_cells=False) as capture, output(args.output) as out:
             console = Console(file=out) if args.output else Console()
             query.run_query(
                 capture, args.sql, args.format, out, console=console, max_rows=args.max_rows
             )
 
-    return guarded(body)
+    return guarded(body, reading=[args.capture])
 
 
 COMMAND = Command(

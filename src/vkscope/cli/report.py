@@ -86,7 +86,7 @@ def report(options: ReportOptions) -> int:
             if summary.workloads == 0:  # each filter matches something, but not all at once
                 say(f"no workload of {options.capture} matches {chosen.describe()}")
 
-    return guarded(body, SelectionError)
+    return guarded(body, SelectionError, reading=[options.capture])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..capture import Capture, Device, Queue, WorkloadInstance, open_capture
+from ..capture import (
+    Capture,
+    CorruptCaptureError,
+    Device,
+    Queue,
+    WorkloadInstance,
+    open_capture,
+)
 from ..capture.schema import from_sql_id
 from .perfetto_model import (
     SEP,
@@ -151,6 +158,10 @@ def export_perfetto(
             os.replace(tmp, out_path)
         except OSError as exc:
             raise PerfettoExportError(f"{out_path}: cannot write: {exc.strerror or exc}") from None
+        except ValueError as exc:  # protobuf: a number out of its field's range
+            raise CorruptCaptureError(
+                capture_path, f"damaged: it holds a value a Perfetto trace cannot ({exc})"
+            ) from None
         finally:
             tmp.unlink(missing_ok=True)
     return summary
