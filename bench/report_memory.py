@@ -156,7 +156,7 @@ def measure(module_args: list[str], tmp: Path) -> dict[str, Any]:
 
 
 def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]:
-    mod = "vkscope.analysis.commands"
+    mod = "vkscope"
     out: list[tuple[str, str, list[str]]] = [
         ("-", "python, vkscope imports, argparse (--help)", [mod, "--help"])
     ]

@@ -123,3 +123,14 @@ def test_every_error_is_a_capture_error() -> None:
     for cls in (CaptureNotFoundError, EmptyCaptureError, NotSQLiteError, NotACaptureError,
                 CorruptCaptureError, NewerCaptureError):  # fmt: skip
         assert issubclass(cls, CaptureError)
+
+
+def test_only_the_capture_package_opens_capture_files() -> None:
+    # The schema and its compatibility rules live in one package: every reader goes through it.
+    package = Path(__file__).resolve().parents[1] / "src" / "vkscope"
+    for source in package.rglob("*.py"):
+        if source.parent.name == "capture":
+            continue
+        text = source.read_text()
+        for needle in ("sqlite3.connect", "ATTACH DATABASE", "table_info", "user_version"):
+            assert needle not in text, f"{source.relative_to(package)} uses {needle}"

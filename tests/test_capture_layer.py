@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from vkscope.analysis.report import render_report
 from vkscope.capture import CaptureServer, open_capture
-from vkscope.report import render_report
 from vkscope.settings import LAYER_NAME
 
 pytestmark = pytest.mark.vulkan

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from vkscope.analysis.report import render_report
 from vkscope.capture import open_capture
 from vkscope.capture.client import Stream
 from vkscope.capture.store import CaptureStore, ingest_stream
-from vkscope.report import render_report
 
 
 def build(path: Path, *, goodbye: bool = True) -> Path:

@@ -16,7 +16,8 @@ from test_diff_captures import W, capture, diff, diff_json, layer_stream, scene,
 
 from vkscope.capture import SCHEMA_VERSION
 from vkscope.capture.store import CaptureStore, ingest_stream
-from vkscope.diff import cli as diff_command
+from vkscope.cli import diff as diff_command
+from vkscope.cli import main
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "diff.md"
 
@@ -177,7 +178,7 @@ def test_json_output_has_the_documented_schema(tmp_path: Path) -> None:
 def test_every_option_is_documented() -> None:
     text = DOC.read_text()
     parser = argparse.ArgumentParser()
-    diff_command.configure_parser(parser)
+    diff_command.configure(parser)
     for action in parser._actions:
         for flag in action.option_strings:
             if flag not in ("-h", "--help"):
@@ -189,17 +190,17 @@ def test_every_option_is_documented() -> None:
 
 def test_command_line(tmp_path: Path, good: Path, capsys: pytest.CaptureFixture[str]) -> None:
     slower = capture(tmp_path / "slow.vkscope", scene(cull=steady(150)))
-    assert diff_command.main([str(good), str(slower), "--threshold", "30%"]) == 0
+    assert main(["diff", str(good), str(slower), "--threshold", "30%"]) == 0
     assert "No regression beyond 30% and 3x the noise" in capsys.readouterr().out
-    assert diff_command.main([str(good), str(slower), "--format", "json", "--threshold", "5"]) == 1
+    assert main(["diff", str(good), str(slower), "--format", "json", "--threshold", "5"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["settings"]["threshold_pct"] == 5.0 and doc["counts"]["regression"] == 1
-    code = diff_command.main([str(good), str(slower), "--min-frames", "10", "--noise", "0"])
+    code = main(["diff", str(good), str(slower), "--min-frames", "10", "--noise", "0"])
     assert code == 0 and "Not judged: fewer than 10 timed frames" in capsys.readouterr().out
-    assert diff_command.main([str(good), str(tmp_path / "missing")]) == 2
+    assert main(["diff", str(good), str(tmp_path / "missing")]) == 2
     assert "no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exited:
-        diff_command.main([str(good), str(good), "--threshold", "five"])
+        main(["diff", str(good), str(good), "--threshold", "five"])
     assert exited.value.code == 2 and "not a percentage: 'five'" in capsys.readouterr().err
 
 

@@ -1,8 +1,7 @@
 """Bad input to `report`, `query` and `overlap`: one line saying what is wrong, exit code 2, no
 traceback; and `query` cannot change the capture or write any other file.
 
-Each command runs as its own process (python -m vkscope.analysis.commands, what cli.py wires
-in), as a user would run it.
+Each command runs as its own process (python -m vkscope), as a user would run it.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from vkscope.capture.store import CaptureStore
 
 def run(*args: str | Path, cwd: Path | None = None) -> tuple[int, str, str]:
     res = subprocess.run(
-        [sys.executable, "-m", "vkscope.analysis.commands", *map(str, args)],
+        [sys.executable, "-m", "vkscope", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -87,9 +86,17 @@ def test_a_capture_with_no_workloads(tmp_path: Path) -> None:
         ),
         (["--frames", "3-12"], "no frame 5-12"),
         (["--frames", "50-"], "no frame 50-"),
-        (["--frames", "99999999999999999999"], "no frame 99999999999999999999 "),
-        (["--frames", "two"], "'two' is not a number or a range"),
+        (["--frames", str(2**64 - 1)], f"no frame {2**64 - 1} "),
+        (["--frames", "99999999999999999999"], "(frame numbers end at 2^64 - 1)"),
+        (["--frames", "two"], "'two' is not a frame number"),
+        (["--frames", "every:2"], "a report takes frame numbers and ranges"),
+        (["--frames", "5-3"], "range '5-3' runs backwards"),
         (["--queue", "0-x"], "--queue '0-x'"),
+        (["--queue", "99"], "--queue 99: the capture has no queue 99 (its queues with work: 0, 1)"),
+        (["--type", "bogus"], "--type bogus: the capture has no bogus workload (its types: "),
+        (["--type", "dispatch,trace_rays"], "the capture has no trace_rays workload"),
+        (["--label", "no such pass"], "--label 'no such pass': is in no label path"),
+        (["--label", "x*/y"], "--label 'x*/y': matches no label path"),
         (["--type", ","], "--type: no type given"),
         (["--format", "csv", "--table", "frames", "--table", "labels"], "writes one table"),
         (["--top", "-1"], "--top must be 0 or more"),
@@ -99,6 +106,14 @@ def test_a_capture_with_no_workloads(tmp_path: Path) -> None:
 def test_options_that_do_not_fit(cap: Path, args: list[str], words: str) -> None:
     err = refused("report", cap, *args)
     assert words in err, err
+
+
+def test_filters_that_match_nothing_together_say_so(cap: Path) -> None:
+    # Each filter names something the capture has; no workload has both.
+    code, out, err = run("report", cap, "--type", "image_transfer", "--queue", "0", "--format",
+                         "csv", "--table", "workloads")  # fmt: skip
+    assert code == 0 and out.count("\n") == 1  # the heading only
+    assert err == f"vkscope: no workload of {cap} matches --queue 0 --type image_transfer\n"
 
 
 def test_query_formats(cap: Path) -> None:
@@ -130,12 +145,22 @@ def test_query_cannot_change_anything(cap: Path, tmp_path: Path) -> None:
     before = cap.read_bytes()
     other = tmp_path / "other.db"
     for sql, words in (
-        ("DELETE FROM submits", "readonly"),
-        ("UPDATE meta SET value = 'x'", "readonly"),
-        ("CREATE TABLE t (a)", "readonly"),
-        ("CREATE TEMP TABLE t (a)", "readonly"),
-        (f"ATTACH '{other}' AS o", "not authorized"),
-        ("PRAGMA user_version = 9", "readonly"),
+        ("DELETE FROM submits", "(DELETE submits)"),
+        ("UPDATE meta SET value = 'x'", "(UPDATE meta)"),
+        ("CREATE TABLE t (a)", "(INSERT sqlite_master)"),
+        ("CREATE TEMP TABLE t (a)", "(INSERT sqlite_temp_master)"),
+        (f"ATTACH '{other}' AS o", "(ATTACH"),
+        (f"VACUUM INTO '{other}'", "(ATTACH"),
+        ("PRAGMA user_version = 9", "(PRAGMA user_version=9)"),
+        ("PRAGMA writable_schema = 1", "(PRAGMA writable_schema=1)"),
+        ("PRAGMA journal_mode = WAL", "(PRAGMA journal_mode=WAL)"),
+        ("PRAGMA query_only = 0", "(PRAGMA query_only=0)"),
+        ("PRAGMA optimize", "(PRAGMA optimize)"),
+        ("BEGIN", "(TRANSACTION BEGIN)"),
+        ("BEGIN IMMEDIATE", "(TRANSACTION BEGIN)"),
+        ("SAVEPOINT s", "(SAVEPOINT BEGIN)"),
+        ("ANALYZE", "not authorized"),
+        ("REINDEX", "not authorized"),
         ("SELECT 1; DELETE FROM submits", "one statement"),
         ("SELEC 1", "syntax error"),
     ):
@@ -143,7 +168,20 @@ def test_query_cannot_change_anything(cap: Path, tmp_path: Path) -> None:
         assert "the query failed: SQLite says" in err and words in err, (sql, err)
     assert cap.read_bytes() == before
     assert not other.exists()
-    assert not list(cap.parent.glob("*-journal")) and not list(cap.parent.glob("*-wal"))
+    assert sorted(p.name for p in cap.parent.iterdir()) == [cap.name]
+
+
+def test_query_reads_with_pragmas_that_only_report(cap: Path) -> None:
+    for sql, words in (
+        ("PRAGMA table_info(submits)", "first_instance"),
+        ("PRAGMA user_version", f"{SCHEMA_VERSION}"),
+        ("PRAGMA quick_check", "ok"),
+        ("EXPLAIN QUERY PLAN SELECT * FROM submits WHERE frame = 1", "submits_by_frame"),
+        ("WITH n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3) SELECT sum(x) "
+         "AS total FROM n", "6"),
+    ):  # fmt: skip
+        code, out, err = run("query", cap, sql, "--format", "csv")
+        assert code == 0 and words in out, (sql, out, err)
 
 
 def test_overlap_errors(cap: Path, tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def run_timed(tmp_path: Path, mode: str, *args: str) -> Path:
 
 def report(*args: str | Path) -> str:
     res = subprocess.run(
-        [sys.executable, "-m", "vkscope.analysis.commands", "report", *map(str, args)],
+        [sys.executable, "-m", "vkscope", "report", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -7,17 +7,15 @@ VK_INSTANCE_LAYERS, for this one process tree only.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes.util
 import os
 import shutil
-import signal
-import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .settings import LAYER_NAME, all_settings, environment
+from .supervisor import Supervisor
 
 LOADED_MARK = f"{LAYER_NAME} loaded"
 LEVELS = ("error", "warn", "info", "debug")
@@ -39,14 +37,16 @@ class LaunchResult:
 
 
 def resolve_program(program: str) -> str:
-    """The executable to run; LaunchError with the shell's 127 (missing) or 126 (not runnable)."""
+    """The file to execute for `program`, found as a shell finds it: a name with a slash is a
+    path (relative to the working directory), any other is looked up on PATH. LaunchError with
+    the shell's 127 (missing) or 126 (not runnable)."""
     if os.sep in program:
         path = Path(program)
         if not path.exists():
             raise LaunchError(f"{program}: no such file", 127)
         if path.is_dir() or not os.access(path, os.X_OK):
             raise LaunchError(f"{program}: not an executable file", 126)
-        return str(path)
+        return program  # as typed: Path() would turn ./app into app, a name to look up
     found = shutil.which(program)
     if found is None:
         raise LaunchError(f"{program}: command not found", 127)
@@ -83,26 +83,17 @@ def not_loaded_reason(program: str) -> str:
     )
 
 
-@contextlib.contextmanager
-def _parent_ignores_interrupts() -> Iterator[None]:
-    # Ctrl-C reaches the whole process group; the application decides what it means, and vkscope
-    # waits for it to exit so its exit code (and, later, its capture) is not lost.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def run(
     argv: Sequence[str],
     layer_dir: Path,
     settings: Mapping[str, str],
     log_file: Path,
+    supervisor: Supervisor,
     extra_env: Mapping[str, str] | None = None,
 ) -> LaunchResult:
     """Runs the application to completion with the layer; its messages go to `log_file`.
 
+    The application keeps argv[0] as typed. `supervisor` passes signals on to it (supervisor.py).
     The layer always logs at `info` into the file so vkscope can tell whether it loaded; the
     level the user asked for decides which of those lines are shown.
     """
@@ -115,14 +106,11 @@ def run(
     env.update(extra_env or {})
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log_file.write_text("")
-    with _parent_ignores_interrupts():
-        try:
-            proc = subprocess.Popen([program, *argv[1:]], env=env)
-        except OSError as exc:
-            raise LaunchError(f"{argv[0]}: {exc.strerror}", 126) from exc
-        code = proc.wait()
-    if code < 0:
-        code = 128 - code  # killed by a signal, as a shell reports it
+    try:
+        pid = supervisor.spawn(program, argv, env)
+    except OSError as exc:
+        raise LaunchError(f"{argv[0]}: {exc.strerror}", 126) from exc
+    code = supervisor.wait(pid)
     lines = log_file.read_text(errors="replace").splitlines()
     shown = LEVELS[: LEVELS.index(wanted_level) + 1]
     messages = [ln for ln in lines if any(ln.startswith(f"vkscope: {lv}:") for lv in shown)]

@@ -4,7 +4,6 @@ application has exited (normally, with an error, or by a crash)."""
 
 from __future__ import annotations
 
-import signal
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from . import launch
 from .capture import CaptureServer, CaptureSummary, Counters
+from .supervisor import Supervisor
 
 # How long the server keeps reading after the application exited: the layer's sender thread
 # flushes its queue at the last vkDestroyInstance, so the data is already in the socket.
@@ -24,9 +24,9 @@ DRAIN_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
-class HostTrigger:
-    """`vkscope run --frames host`: when to ask the layer for a capture, and for how many
-    frames. SIGUSR1 to vkscope asks again at any time."""
+class FrameRequests:
+    """`vkscope run --frames host`: when the capture server asks the layer to capture frames,
+    and how many each time. SIGUSR1 to vkscope asks again at any time."""
 
     frames: int
     after_s: float | None = None
@@ -56,9 +56,12 @@ def record(
     capture_path: Path,
     console: Console,
     log_file: Path,
-    trigger: HostTrigger | None = None,
+    supervisor: Supervisor,
+    requests: FrameRequests | None = None,
 ) -> RecordingResult:
-    """Runs the application under the layer with the timeline streaming into `capture_path`."""
+    """Runs the application under the layer with the timeline streaming into `capture_path`.
+
+    Call it inside `supervisor` (active before the capture server's threads start)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
         socket_path = Path(tmp) / "capture.sock"
         server = CaptureServer(capture_path, [f"unix:{socket_path}"])
@@ -73,26 +76,22 @@ def record(
 
         updater = threading.Thread(target=refresh, name="vkscope-progress", daemon=True)
         timer: threading.Timer | None = None
-        previous_handler = None
-        if trigger is not None:
-            frames = trigger.frames
-            previous_handler = signal.signal(
-                signal.SIGUSR1, lambda *_: server.request_capture(frames)
-            )
-            if trigger.after_s is not None:
-                timer = threading.Timer(trigger.after_s, server.request_capture, (frames,))
+        if requests is not None:
+            frames = requests.frames
+            supervisor.on_request = lambda: server.request_capture(frames)
+            if requests.after_s is not None:
+                timer = threading.Timer(requests.after_s, server.request_capture, (frames,))
                 timer.daemon = True
                 timer.start()
         try:
             if console.is_terminal:
                 live.start()
                 updater.start()
-            result = launch.run(command, layer_dir, layer_settings, log_file)
+            result = launch.run(command, layer_dir, layer_settings, log_file, supervisor)
         finally:
             if timer is not None:
                 timer.cancel()
-            if previous_handler is not None:
-                signal.signal(signal.SIGUSR1, previous_handler)
+            supervisor.on_request = None
             done.set()
             if updater.is_alive():
                 updater.join()

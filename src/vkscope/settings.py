@@ -1,4 +1,5 @@
-"""The layer's settings as the host knows them, from the one definition the layer is built from.
+"""The layer's settings as the Python side knows them, from the one definition the layer is
+built from.
 
 `layer_settings.toml` (next to this file) lists every setting; the build generates the layer's C++
 table from the same file. This module validates values before a launch, so a typo is reported
@@ -7,10 +8,14 @@ before the application starts, and turns settings into the layer's environment v
 
 from __future__ import annotations
 
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from .frame_selection import FrameSelectionError, parse_frame_selection
 
 LAYER_NAME = "VK_LAYER_VKSCOPE_profiler"
 ENV_PREFIX = "VK_VKSCOPE_"
@@ -18,6 +23,7 @@ SETTINGS_FILE_KEY = "vkscope_profiler"
 
 _TRUE = ("1", "true", "on", "yes")
 _FALSE = ("0", "false", "off", "no")
+_INTEGER = re.compile(r"-?[0-9]+")  # what the layer's std::from_chars reads, no more
 
 
 class SettingError(ValueError):
@@ -47,16 +53,20 @@ class Setting:
         if self.type == "bool" and value not in _TRUE + _FALSE:
             raise SettingError(f"setting {self.name}={value!r}: expected true or false")
         if self.type == "int":
-            try:
-                number = int(value, 10)
-            except ValueError:
-                raise SettingError(f"setting {self.name}={value!r}: expected an integer") from None
+            if not _INTEGER.fullmatch(value):
+                raise SettingError(f"setting {self.name}={value!r}: expected an integer")
+            number = int(value, 10)
             lo = self.minimum if self.minimum is not None else -(2**63)
             hi = self.maximum if self.maximum is not None else 2**63 - 1
             if not lo <= number <= hi:
                 raise SettingError(
                     f"setting {self.name}={value!r}: expected an integer from {lo} to {hi}"
                 )
+        if self.name == "frames":
+            try:
+                parse_frame_selection(value)
+            except FrameSelectionError as exc:
+                raise SettingError(f"setting frames={value!r}: {exc}") from None
 
 
 def _as_text(value: object) -> str:
@@ -93,6 +103,29 @@ def parse_assignment(text: str) -> tuple[str, str]:
         raise SettingError(f"unknown setting {name!r}; settings are: {', '.join(known)}")
     known[name].check(value.strip())
     return name, value.strip()
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The settings given by VK_VKSCOPE_* variables, checked as the layer would check them;
+    SettingError naming the variable for an unknown setting or a value the layer would
+    ignore."""
+    known = all_settings()
+    found: dict[str, str] = {}
+    for var, value in sorted(environ.items()):
+        if not var.startswith(ENV_PREFIX):
+            continue
+        name = var[len(ENV_PREFIX) :].lower()
+        if name not in known:
+            raise SettingError(
+                f"{var} (from the environment): unknown setting {name!r}; settings are: "
+                f"{', '.join(known)}"
+            )
+        try:
+            known[name].check(value)
+        except SettingError as exc:
+            raise SettingError(f"{var} (from the environment): {exc}") from None
+        found[name] = value
+    return found
 
 
 def environment(assignments: dict[str, str]) -> dict[str, str]:

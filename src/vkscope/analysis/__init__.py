@@ -4,8 +4,10 @@
   idle gaps, overlap);
 - summary.py: the costliest workloads and GPU time by label subtree (self and inclusive);
 - overlap.py: a `none` capture against a serialized one, the overlap serialization removed;
-- rows.py, writers.py, text.py: the report's tables in CSV, JSON, Markdown (report.py adds the
-  terminal); query.py: SQL over a capture; commands.py: the command-line entry points.
+- report.py: the report, through rows.py, writers.py and text.py (CSV, JSON, Markdown) or its
+  terminal writer; query.py: SQL over a capture.
+
+The command line (`vkscope report`, `query`, `overlap`) is in vkscope/cli/.
 """
 
 from __future__ import annotations

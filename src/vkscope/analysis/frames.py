@@ -17,14 +17,18 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ..capture import Capture, WorkloadInstance
-from .selection import Selection
+from .selection import Selection, SelectionError
 from .source import (
     FrameKey,
     count_frames,
+    count_queues,
     frame_bounds,
     frames_with_work,
+    label_paths,
+    queue_ids,
     queue_span,
     queue_totals,
+    workload_types,
 )
 from .spans import Span
 
@@ -56,10 +60,19 @@ def frame_keys(capture: Capture, selection: Selection) -> Iterator[tuple[FrameKe
     """The frames with work that the selection wants, by process, device and number, each with
     its `captured` flag.
 
-    Raises SelectionError, before yielding anything, for frames asked for by number that the
-    capture does not have.
+    Raises SelectionError, before yielding anything, for frames or queues asked for by number,
+    types asked for by name and label patterns that the capture has none of.
     """
-    selection.check_frames(partial(count_frames, capture), frame_bounds(capture))
+    try:
+        selection.check_frames(partial(count_frames, capture), frame_bounds(capture))
+        if selection.queues is not None:
+            selection.check_queues(partial(count_queues, capture), queue_ids(capture))
+        if selection.types is not None:
+            selection.check_types(workload_types(capture))
+        if selection.label is not None:
+            selection.check_label(label_paths(capture))
+    except SelectionError as exc:  # which capture, where two are compared
+        raise SelectionError(f"{capture.path}: {exc}") from None
     return (
         (key, captured)
         for key, captured in frames_with_work(capture)

@@ -1,7 +1,8 @@
 """`vkscope query CAPTURE "SQL"`: any SELECT over a capture, as a table, CSV or JSON.
 
-The capture is opened read-only and locked (Capture.lock): a statement that would write, or
-attach another file, fails with SQLite's own message. Rows stream from SQLite to CSV and JSON;
+The capture is opened read-only and locked (Capture.lock): a statement that is not a read (a
+write, BEGIN, a PRAGMA that sets something, ATTACH) fails with SQLite's own message and what was
+refused. Rows stream from SQLite to CSV and JSON;
 a terminal table shows the first `max_rows`.
 """
 
@@ -19,7 +20,7 @@ from rich.text import Text
 from ..capture import Capture, CaptureError
 
 FORMATS: Final = ("table", "csv", "json")
-_READ_ONLY: Final = ("readonly", "not authorized", "one statement")
+_READ_ONLY: Final = ("readonly", "not authorized", "one statement", "authorization denied")
 
 
 class QueryError(CaptureError):
@@ -30,7 +31,7 @@ def _why(message: str) -> str:
     said = message.split("SQLite says ", 1)[-1]
     text = f"the query failed: SQLite says {said}"
     if any(word in said for word in _READ_ONLY):
-        text += "; a query is one SELECT, and cannot write or ATTACH"
+        text += "; a query is one SELECT (or a PRAGMA that only reports), and cannot write"
     return text
 
 

@@ -8,13 +8,14 @@ label path (`frame/*/bloom`), any other is a substring of it (`shadow`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Final
 
+from ..frame_selection import FrameSelectionError, parse_frame_selection, parse_ranges
+
 _GLOB: Final = re.compile(r"[*?\[]")
-_RANGE: Final = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d*)\s*)?$")
 
 
 Count = Callable[[int, int | None], int]  # distinct numbers present from lo to hi (None: no end)
@@ -70,26 +71,16 @@ def _missing_in(count: Count, lo: int, hi: int, limit: int) -> list[int]:
 
 
 def parse_numbers(text: str, what: str = "frames") -> Numbers:
-    """`3,5-9,12-` as a Numbers set; raises SelectionError saying what is wrong."""
-    singles: set[int] = set()
-    ranges: list[tuple[int, int | None]] = []
-    for part in text.split(","):
-        found = _RANGE.match(part)
-        if not found:
-            raise SelectionError(
-                f"--{what} {text!r}: {part.strip()!r} is not a number or a range "
-                "(use e.g. 3,5-9 or 10-)"
-            )
-        lo, dash, hi = found.groups()
-        if not dash:
-            singles.add(int(lo))
-        elif hi:
-            if int(hi) < int(lo):
-                raise SelectionError(f"--{what} {text!r}: range {lo}-{hi} runs backwards")
-            ranges.append((int(lo), int(hi)))
-        else:
-            ranges.append((int(lo), None))
-    return Numbers(text, frozenset(singles), tuple(ranges))
+    """`3,5-9,12-` as a Numbers set, with the grammar of the layer's `frames` setting
+    (frame_selection.py); raises SelectionError saying what is wrong."""
+    try:
+        ranges = parse_ranges(text, "frame number" if what == "frames" else "number")
+    except FrameSelectionError as exc:
+        raise SelectionError(f"--{what} {text!r}: {exc}") from None
+    if not ranges:
+        raise SelectionError(f"--{what} {text!r}: no number given (e.g. 3,5-9 or 10-)")
+    singles = frozenset(lo for lo, hi in ranges if lo == hi)
+    return Numbers(text, singles, tuple(r for r in ranges if r[0] != r[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +119,8 @@ class Selection:
             type_names = frozenset(t.strip() for t in types.split(",") if t.strip())
             if not type_names:
                 raise SelectionError("--type: no type given (e.g. dispatch,renderpass)")
+        if frames is not None and not _only_numbers(frames):
+            frames = None  # an empty selection: every frame, as the layer reads it
         return cls(
             frames=parse_numbers(frames, "frames") if frames is not None else None,
             queues=parse_numbers(queues, "queue") if queues is not None else None,
@@ -166,6 +159,70 @@ class Selection:
                 f"--frames {self.frames.text}: the capture has no frame {gone} "
                 f"(its frames with work: {have})"
             )
+
+    def check_queues(self, count: Count, present: list[int]) -> None:
+        """Refuses queues asked for by id that no submit of the capture went to; `count` as for
+        check_frames, over queue ids; `present`: the ids that are there."""
+        if self.queues is None:
+            return
+        missing = self.queues.missing(count)
+        if missing or not self.queues.any_present(count):
+            gone = _describe(missing) if missing else self.queues.text
+            have = ", ".join(map(str, present)) or "none"
+            raise SelectionError(
+                f"--queue {self.queues.text}: the capture has no queue {gone} (its queues with "
+                f"work: {have})"
+            )
+
+    def check_types(self, present: set[str]) -> None:
+        """Refuses workload types the capture has none of; `present` includes "unknown" when
+        some workload was never described."""
+        if self.types is None:
+            return
+        absent = sorted(self.types - present)
+        if absent:
+            have = ", ".join(sorted(present)) or "none"
+            raise SelectionError(
+                f"--type {','.join(sorted(self.types))}: the capture has no {', '.join(absent)} "
+                f"workload (its types: {have})"
+            )
+
+    def check_label(self, label_paths: Iterable[str]) -> None:
+        """Refuses a label pattern that matches no label path of the capture."""
+        if self.label is None:
+            return
+        if not any(self.label.matches(path) for path in label_paths):
+            how = "matches no label path" if self.label.is_glob else "is in no label path"
+            raise SelectionError(f"--label {self.label.text!r}: {how} of the capture")
+
+    def describe(self) -> str:
+        """The options that chose this selection, as typed."""
+        parts = []
+        if self.frames is not None:
+            parts.append(f"--frames {self.frames.text}")
+        if self.queues is not None:
+            parts.append(f"--queue {self.queues.text}")
+        if self.types is not None:
+            parts.append(f"--type {','.join(sorted(self.types))}")
+        if self.label is not None:
+            parts.append(f"--label {self.label.text!r}")
+        return " ".join(parts)
+
+
+def _only_numbers(frames: str) -> bool:
+    """Whether `frames` lists frames (False: it is empty, so selects all). A report looks at
+    frames by number: the selections that choose frames while capturing (every:N,
+    trigger:PATH, host) say nothing about a capture already made."""
+    try:
+        kind = parse_frame_selection(frames).kind
+    except FrameSelectionError:
+        return True  # parse_numbers says what is wrong with it
+    if kind in ("host", "every", "trigger"):
+        raise SelectionError(
+            f"--frames {frames!r}: a report takes frame numbers and ranges (e.g. 3,5-9 or "
+            "10-); every:N, trigger:PATH and host choose frames to capture"
+        )
+    return kind != "all"
 
 
 def _describe(numbers: list[int]) -> str:

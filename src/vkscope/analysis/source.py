@@ -50,6 +50,16 @@ SELECT process, device, number, captured FROM frames WHERE number IS NOT NULL
 ORDER BY process, device, number, id
 """
 _COUNT: Final = "SELECT count(DISTINCT frame) FROM submits WHERE frame >= ? AND frame <= ?"
+_COUNT_QUEUES: Final = "SELECT count(DISTINCT queue) FROM submits WHERE queue >= ? AND queue <= ?"
+_QUEUES: Final = "SELECT DISTINCT queue FROM submits WHERE queue IS NOT NULL ORDER BY queue"
+_TYPES: Final = "SELECT DISTINCT type FROM {workloads}"
+_UNDESCRIBED: Final = """
+SELECT 1 FROM workload_instances i
+WHERE NOT EXISTS (SELECT 1 FROM {workloads} w WHERE w.process = i.process AND w.tag_id = i.tag_id)
+LIMIT 1
+"""
+_LABEL_PATHS: Final = "SELECT DISTINCT label_path FROM label_stacks"
+_UNLABELLED: Final = "SELECT 1 FROM workload_instances WHERE label_stack_id = 0 LIMIT 1"
 _BOUNDS: Final = "SELECT min(frame), max(frame) FROM submits"
 _I64_MAX: Final = 2**63 - 1
 
@@ -98,6 +108,40 @@ def count_frames(capture: Capture, lo: int, hi: int | None) -> int:
         return 0
     _, rows = capture.execute(_COUNT, (lo, _I64_MAX if hi is None else min(hi, _I64_MAX)))
     return int(next(rows)[0])
+
+
+def count_queues(capture: Capture, lo: int, hi: int | None) -> int:
+    """How many distinct queue ids from lo to hi (None: no end) have submits."""
+    if lo > _I64_MAX:
+        return 0
+    _, rows = capture.execute(_COUNT_QUEUES, (lo, _I64_MAX if hi is None else min(hi, _I64_MAX)))
+    return int(next(rows)[0])
+
+
+def queue_ids(capture: Capture) -> list[int]:
+    _, rows = capture.execute(_QUEUES)
+    return [r[0] for r in rows]
+
+
+def workload_types(capture: Capture) -> set[str]:
+    """The types the capture's workloads have; "unknown" for one the layer never described."""
+    workloads = capture.workloads_table()
+    _, rows = capture.execute(_TYPES.format(workloads=workloads))
+    types = {r[0] or "unknown" for r in rows}
+    _, undescribed = capture.execute(_UNDESCRIBED.format(workloads=workloads))
+    if next(undescribed, None) is not None:
+        types.add("unknown")
+    return types
+
+
+def label_paths(capture: Capture) -> Iterator[str]:
+    """Every label path of the capture ("" when some workload has no label)."""
+    _, unlabelled = capture.execute(_UNLABELLED)
+    if next(unlabelled, None) is not None:
+        yield ""
+    _, rows = capture.execute(_LABEL_PATHS)
+    for (path,) in rows:
+        yield path
 
 
 def frame_bounds(capture: Capture) -> tuple[int, int] | None:

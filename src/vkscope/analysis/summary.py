@@ -6,6 +6,7 @@ per label path), so they need no more memory for a long capture than for a short
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -26,7 +27,10 @@ class Costliest:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self._heap: list[tuple[int, int, Costly]] = []  # (gpu_ns, -id, ...): smallest on top
+        # (gpu_ns, -id, arrival, ...): smallest on top; `arrival` settles the tie of an instance
+        # listed twice (only a damaged capture does that) before Costly would be compared.
+        self._heap: list[tuple[int, int, int, Costly]] = []
+        self._arrivals = itertools.count()
 
     def add(self, frame: FrameWork, w: WorkloadInstance) -> None:
         ns = w.gpu_ns
@@ -35,12 +39,14 @@ class Costliest:
         item = (ns, -w.id)
         heap = self._heap
         if len(heap) < self.n:
-            heapq.heappush(heap, (*item, Costly(ns, frame.share(w), frame.key, w)))
+            entry = (*item, next(self._arrivals), Costly(ns, frame.share(w), frame.key, w))
+            heapq.heappush(heap, entry)
         elif item > heap[0][:2]:
-            heapq.heapreplace(heap, (*item, Costly(ns, frame.share(w), frame.key, w)))
+            entry = (*item, next(self._arrivals), Costly(ns, frame.share(w), frame.key, w))
+            heapq.heapreplace(heap, entry)
 
     def result(self) -> list[Costly]:
-        return [c for _, _, c in sorted(self._heap, key=lambda e: (-e[0], -e[1]))]
+        return [e[3] for e in sorted(self._heap, key=lambda e: (-e[0], -e[1], e[2]))]
 
 
 @dataclass(slots=True)

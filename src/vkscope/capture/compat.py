@@ -1,11 +1,13 @@
-"""Reading captures of older schema versions: they are presented in the current shape.
+"""Reading captures of older schema versions and captures that were never finalized: both are
+presented in the current, finalized shape.
 
-A reader connection is read-only, so an older file is never changed. Instead, for each table
-that gained columns since the file's version, a temporary view of the same name is created in
-the connection's temp schema, with the new columns as NULL. SQLite resolves an unqualified
-table name to the temp schema first, so every query (the Python API's and SQL typed by a user)
-sees the current columns; the views are simple enough for SQLite to flatten, so rowid ranges and
-indexes are used as on the tables themselves.
+A reader connection is read-only, so a file is never changed. Instead, for each table that
+gained columns since the file's version, a temporary view is created in the connection's temp
+schema, with the new columns as NULL. For a capture opened alone the view has the table's own
+name: SQLite resolves an unqualified name to the temp schema first, so every query (the Python
+API's and SQL typed by a user) sees the current columns. For a capture attached beside others
+(attach.py) the view is named after its schema (`base_submits`). The views are simple enough for
+SQLite to flatten, so rowid ranges and indexes are used as on the tables themselves.
 
 Migration rule, version by version (docs/capture-schema.md, "Versioning"):
 
@@ -13,6 +15,10 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `devices.clock_max_deviation_ns`, `frames.captured`, `submits.cpu_complete_ns`,
   `workload_instances.timing`, `timing_reason` and `serialization` read as NULL, and
   `instances_view` gains the same columns.
+
+A capture that was never finalized (its writer was killed, or is still writing) has no index on
+`workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
+readers an indexed copy of the rows that stand.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from .schema import INSTANCES_VIEW_SELECT
+from .schema import INSTANCES_VIEW_SELECT, WORKLOADS_INDEX
 
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
@@ -33,19 +39,49 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
 }
 
 
-def present_current_schema(db: sqlite3.Connection, version: int) -> None:
-    """Makes a file of schema `version` read like the current one, through temp views."""
+def _view_name(schema: str, table: str) -> str:
+    return table if schema == "main" else f"{schema}_{table}"
+
+
+def present_current_schema(
+    db: sqlite3.Connection, version: int, schema: str = "main"
+) -> dict[str, str]:
+    """Makes the capture in `schema` (of schema `version`) read like the current one, through
+    temp views; returns, for each table that has one, the view's name to use in SQL."""
     missing: dict[str, list[str]] = {}
     for since, tables in sorted(ADDED.items()):
         if version < since:
             for table, added in tables.items():
                 missing.setdefault(table, []).extend(added)
-    if not missing:
-        return
+    views: dict[str, str] = {}
     for table, columns in missing.items():
-        have = {r[1] for r in db.execute(f"PRAGMA main.table_info({table})")}
+        have = {r[1] for r in db.execute(f"PRAGMA {schema}.table_info({table})")}
         if not have:
             continue  # no such table: the reader's own checks say what is wrong with the file
         nulls = "".join(f", NULL AS {c}" for c in columns if c not in have)
-        db.execute(f"CREATE TEMP VIEW {table} AS SELECT *{nulls} FROM main.{table}")
-    db.execute(f"CREATE TEMP VIEW instances_view AS {INSTANCES_VIEW_SELECT}")
+        view = _view_name(schema, table)
+        db.execute(f"CREATE TEMP VIEW {view} AS SELECT *{nulls} FROM {schema}.{table}")
+        views[table] = f"temp.{view}"
+    if views and schema == "main":
+        db.execute(f"CREATE TEMP VIEW instances_view AS {INSTANCES_VIEW_SELECT}")
+    return views
+
+
+def indexed_workloads(db: sqlite3.Connection, schema: str = "main") -> str:
+    """The name of a workloads table of the capture in `schema` that is indexed by (process,
+    tag_id) with one row per tagID: the capture's own once finalized, else a temp copy."""
+    found = db.execute(
+        f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'index' AND name = ?",
+        (WORKLOADS_INDEX,),
+    ).fetchone()
+    if found:
+        return f"{schema}.workloads"
+    # Not indexed yet: index a copy of our own, in this connection's temporary database, rather
+    # than let every query build one. Workloads described after this point are not in it.
+    copy = _view_name(schema, "workloads_indexed")
+    db.execute(
+        f"CREATE TEMP TABLE {copy} AS SELECT * FROM {schema}.workloads WHERE rowid "
+        f"IN (SELECT max(rowid) FROM {schema}.workloads GROUP BY process, tag_id)"
+    )
+    db.execute(f"CREATE UNIQUE INDEX temp.{copy}_by_tag ON {copy} (process, tag_id)")
+    return f"temp.{copy}"

@@ -3,6 +3,7 @@ apart, and each message names the file and what to do about it."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 
@@ -12,6 +13,7 @@ class CaptureError(Exception):
     def __init__(self, path: Path | str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path = Path(path)
+        self.reason = message
 
 
 class CaptureNotFoundError(CaptureError):
@@ -45,3 +47,17 @@ class NewerCaptureError(CaptureError):
         )
         self.file_version = file_version
         self.supported = supported
+
+
+def from_sqlite(
+    path: Path | str, exc: sqlite3.Error | sqlite3.Warning | UnicodeDecodeError
+) -> CaptureError:
+    """What an error SQLite raised while reading the capture at `path` says about the file."""
+    if isinstance(exc, UnicodeDecodeError):  # Python's sqlite3 decoding a TEXT value
+        return CorruptCaptureError(path, "damaged: it holds text that is not UTF-8")
+    text = str(exc)
+    if "not a database" in text:
+        return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")
+    if "malformed" in text or "corrupt" in text or "disk I/O" in text:
+        return CorruptCaptureError(path, f"truncated or damaged: SQLite says {text!r}")
+    return CaptureError(path, f"cannot read: SQLite says {text!r}")

@@ -8,7 +8,6 @@ truncated or damaged capture. Reads go straight to SQLite cursors; nothing is lo
 from __future__ import annotations
 
 import sqlite3
-import struct
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -17,19 +16,18 @@ from typing import Any, Final
 import msgspec
 
 from . import schema
-from .compat import present_current_schema
+from .compat import indexed_workloads, present_current_schema
 from .errors import (
     CaptureError,
-    CaptureNotFoundError,
     CorruptCaptureError,
-    EmptyCaptureError,
     NewerCaptureError,
     NotACaptureError,
-    NotSQLiteError,
+    from_sqlite,
 )
+from .integrity import check_cells as check_cells_of
+from .integrity import check_header, check_structure, meta_record
+from .read_only import ReadOnly
 from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
-
-_META_FIELDS: Final = tuple(f for f in CaptureMeta.__dataclass_fields__ if f != "extra")
 
 _INSTANCES: Final = """
 SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
@@ -46,107 +44,81 @@ LEFT JOIN label_stacks l
 # instances by rowid range inside. Left to itself, the planner may start from a filter on
 # workloads and scan the instances once per workload.
 
-_decode_json = msgspec.json.Decoder().decode
+_decode_object = msgspec.json.Decoder(dict[str, Any]).decode
+_decode_labels = msgspec.json.Decoder(list[str]).decode
 
 
 @lru_cache(maxsize=4096)
 def _labels(path: str | None) -> tuple[str, ...]:
-    return tuple(_decode_json(path)) if path else ()
+    return tuple(_decode_labels(path)) if path else ()
 
 
-def _check_header(path: Path) -> None:
-    """Classifies the file from its first bytes, before SQLite gets a say."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
-            header = f.read(100)
-    except FileNotFoundError:
-        raise CaptureNotFoundError(path, "no such file") from None
-    except IsADirectoryError:
-        raise NotSQLiteError(path, "is a directory, not a capture file") from None
-    except OSError as exc:
-        raise CaptureError(path, f"cannot read: {exc.strerror}") from None
-    wal = Path(f"{path}-wal")
-    if size == 0 and not (wal.exists() and wal.stat().st_size):
-        raise EmptyCaptureError(path, "the file is empty (0 bytes): no capture was ever written")
-    if not header.startswith(schema.SQLITE_MAGIC):
-        raise NotSQLiteError(
-            path, f"not a vkscope capture: not an SQLite database (it starts {header[:16]!r})"
-        )
-    if len(header) < 100:
-        raise CorruptCaptureError(path, f"truncated: {size} bytes, shorter than an SQLite header")
-    page_size = struct.unpack_from(">H", header, 16)[0]
-    page_size = 65536 if page_size == 1 else page_size
-    pages, valid_for = struct.unpack_from(">I", header, 28)[0], header[92:96]
-    if wal.exists():
-        return  # until the log is folded back in, the main file's size says little
-    expected = pages * page_size if valid_for == header[24:28] else None
-    if size % page_size or (expected is not None and size < expected):
-        what = f"its header says {expected} bytes" if expected else f"{page_size}-byte pages"
-        raise CorruptCaptureError(path, f"truncated or damaged: {size} bytes, but {what}")
+def read_only_uri(path: Path, immutable: bool = False) -> str:
+    """The URI that opens a capture file read-only (immutable: without locks or a -shm)."""
+    return path.resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    uri = path.resolve().as_uri() + "?mode=ro"
+def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
+    uri = read_only_uri(path, immutable)
     try:
         return sqlite3.connect(uri, uri=True, check_same_thread=False)
     except sqlite3.Error as exc:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
 
-def _translate(path: Path, exc: sqlite3.Error | sqlite3.Warning) -> CaptureError:
-    text = str(exc)
-    if "not a database" in text:
-        return NotSQLiteError(path, f"not a vkscope capture: SQLite says {text!r}")
-    if "malformed" in text or "corrupt" in text or "disk I/O" in text:
-        return CorruptCaptureError(path, f"truncated or damaged: SQLite says {text!r}")
-    return CaptureError(path, f"cannot read: SQLite says {text!r}")
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
-def _refuse_attach(action: int, *_: object) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
+    """Opens a capture file for reading; raises a CaptureError subclass saying what is wrong.
 
-
-def open_capture(path: Path | str) -> Capture:
-    """Opens a capture file for reading; raises a CaptureError subclass saying what is wrong."""
+    The file, its structure and its meta table are always checked (integrity.py); so is every
+    cell, unless `check_cells` is False (for SQL of one's own, which sees the values as stored).
+    """
     path = Path(path)
-    _check_header(path)
-    db = _connect(path)
+    immutable = check_header(path)
+    db = _connect(path, immutable)
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if version > schema.SCHEMA_VERSION:
             raise NewerCaptureError(path, version, schema.SCHEMA_VERSION)
         missing = {"meta", "workload_instances", "submits", "workloads"} - tables
-        if version == 0 or missing:
-            what = f"no {', '.join(sorted(missing))} table" if missing else "schema version 0"
+        if version <= 0 or missing:
+            what = (
+                f"no {', '.join(sorted(missing))} table" if missing else f"schema version {version}"
+            )
             raise NotACaptureError(path, f"an SQLite database, but not a vkscope capture ({what})")
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        check_structure(db, path, version)
+        meta = meta_record(
+            path, dict(db.execute("SELECT key, value FROM meta").fetchall()), version
+        )
+        if check_cells:
+            check_cells_of(db, path, version)
         present_current_schema(db, version)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
-        raise _translate(path, exc) from None
+        raise from_sqlite(path, exc) from None
     except CaptureError:
         db.close()
         raise
-    return Capture(path, db, meta)
+    return Capture(path, read_only_uri(path, immutable), db, meta, version)
 
 
 class Capture:
     """A capture file open for reading. Use as a context manager, or call close()."""
 
-    def __init__(self, path: Path, db: sqlite3.Connection, meta: dict[str, Any]) -> None:
+    def __init__(
+        self, path: Path, uri: str, db: sqlite3.Connection, meta: CaptureMeta, version: int
+    ) -> None:
         self.path = path
+        self.uri = uri  # what opened it (read-only), for a connection of one's own
+        self.meta = meta
+        self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
         self._workloads: str | None = None
-        known: dict[str, Any] = {k: meta.get(k) for k in _META_FIELDS}
-        for counter in ("connections", "messages", "bad_messages", "skipped_messages", "dropped"):
-            known[counter] = known[counter] or 0
-        known["status"] = known["status"] or schema.STATUS_CAPTURING
-        extra = {k: v for k, v in meta.items() if k not in known}
-        self.meta = CaptureMeta(**known, extra=extra)
+        self._read_only = ReadOnly()
 
     def __enter__(self) -> Capture:
         return self
@@ -159,19 +131,26 @@ class Capture:
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
         try:
-            yield from self._db.execute(sql, params)
-        except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
+            # Not `yield from`: closing a half-read stream would close the cursor too, which
+            # fails once the capture itself is closed.
+            for row in self._db.execute(sql, params):  # noqa: UP028
+                yield row
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise from_sqlite(self.path, exc) from None
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], Iterator[Any]]:
         """Runs one SELECT: its column names, and its rows streamed from SQLite.
 
         Errors, from SQLite or from the statement itself, are raised as CaptureError.
         """
+        self._read_only.refused = None
         try:
             cursor = self._db.execute(sql, params)
-        except (sqlite3.Error, sqlite3.Warning) as exc:  # Warning: several statements at once
-            raise _translate(self.path, exc) from None
+        except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:  # Warning: several
+            error = from_sqlite(self.path, exc)
+            if self._read_only.refused is not None:
+                error = CaptureError(self.path, f"{error.reason} ({self._read_only.refused})")
+            raise error from None
         columns = [d[0] for d in cursor.description or ()]
         return columns, self._stream(cursor)
 
@@ -181,18 +160,18 @@ class Capture:
             # fails once the capture itself is closed.
             for row in cursor:  # noqa: UP028
                 yield row
-        except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise from_sqlite(self.path, exc) from None
 
     def lock(self) -> None:
-        """From now on, no statement on this connection may change anything or attach a file.
+        """From now on, every statement on this connection must be a read (read_only.py).
 
         For SQL typed by a user: the connection is read-only already, but its temp schema is
-        not, and ATTACH could create or write another file.
+        not, and ATTACH or VACUUM INTO could write another file.
         """
         self.workloads_table()  # made now: it needs the temp schema
         self._db.execute("PRAGMA query_only = 1")
-        self._db.set_authorizer(_refuse_attach)
+        self._db.set_authorizer(self._read_only)
 
     def processes(self) -> list[Process]:
         sql = (
@@ -206,10 +185,15 @@ class Capture:
 
     def queues(self, device: int | None = None) -> list[Queue]:
         sql = "SELECT * FROM queues WHERE ?1 IS NULL OR device = ?1 ORDER BY process, device, id"
-        return [
-            Queue(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6])
-            for r in self._rows(sql, (device,))
-        ]
+        try:
+            return [
+                Queue(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6])
+                for r in self._rows(sql, (device,))
+            ]
+        except msgspec.DecodeError as exc:
+            raise CorruptCaptureError(
+                self.path, f"damaged: queue flags do not parse ({exc})"
+            ) from None
 
     def frames(self) -> list[Frame]:
         sql = (
@@ -255,43 +239,35 @@ class Capture:
         sql += (" WHERE " + " AND ".join(where)) if where else ""
         sql += " ORDER BY s.id, i.id"
         from_id = schema.from_sql_id
-        for r in self._rows(sql, tuple(params)):
-            metadata: dict[str, Any] = _decode_json(r[11]) if r[11] else {}
-            if r[12]:
-                metadata.update(_decode_json(r[12]))
-            yield WorkloadInstance(
-                r[0], r[1], from_id(r[2]), from_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
-                _labels(r[10]), metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19],
-            )  # fmt: skip
+        r: tuple[Any, ...] = ()
+        try:
+            for r in self._rows(sql, tuple(params)):
+                metadata: dict[str, Any] = _decode_object(r[11]) if r[11] else {}
+                if r[12]:
+                    metadata.update(_decode_object(r[12]))
+                yield WorkloadInstance(
+                    r[0], r[1], from_id(r[2]), from_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
+                    _labels(r[10]), metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19],
+                )  # fmt: skip
+        except msgspec.DecodeError as exc:  # only a capture opened without its cells checked
+            raise CorruptCaptureError(
+                self.path, f"damaged: the JSON of workload instance {r[0]} does not parse ({exc})"
+            ) from None
 
     def workloads_table(self) -> str:
         """The name of the workloads table to join in SQL of one's own: indexed by (process,
         tag_id), one row per tagID, also for a capture that was never finalized."""
-        if self._workloads is not None:
-            return self._workloads
-        found = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-            (schema.WORKLOADS_INDEX,),
-        ).fetchone()
-        if found:
-            self._workloads = "main.workloads"
-            return self._workloads
-        # Never finalized (killed, or still being written), so not indexed yet: index a copy of
-        # our own, in this connection's temporary database, rather than let every query build
-        # one. Workloads described after this point are not in it.
-        try:
-            self._db.execute(
-                "CREATE TEMP TABLE workloads_indexed AS SELECT * FROM main.workloads WHERE rowid "
-                "IN (SELECT max(rowid) FROM main.workloads GROUP BY process, tag_id)"
-            )
-            self._db.execute(
-                "CREATE UNIQUE INDEX temp.workloads_indexed_by_tag "
-                "ON workloads_indexed (process, tag_id)"
-            )
-        except sqlite3.Error as exc:
-            raise _translate(self.path, exc) from None
-        self._workloads = "temp.workloads_indexed"
+        if self._workloads is None:
+            try:
+                self._workloads = indexed_workloads(self._db)
+            except sqlite3.Error as exc:
+                raise from_sqlite(self.path, exc) from None
         return self._workloads
+
+    def columns(self, table: str) -> list[str]:
+        """The columns of a table (or view) as this reader presents it, in the current schema's
+        shape; empty when the capture has no such table."""
+        return [r[1] for r in self._rows(f"PRAGMA table_info({_quoted(table)})")]
 
     def submitted_frames(self) -> list[tuple[int, int | None, int | None]]:
         """(process, device, frame) of every frame that has submits, in submission order."""

@@ -64,7 +64,7 @@ class Device:
     driver_info: str | None
     api_version: str | None
     timestamp_period_ns: float | None
-    # With timing on: `clock_monotonic` (GPU times on the host's CLOCK_MONOTONIC, like every
+    # With timing on: `clock_monotonic` (GPU times on the CPU's CLOCK_MONOTONIC, like every
     # cpu_ns) or `device` (the GPU's own clock, comparable within the device only).
     clock_domain: str | None = None
     clock_max_deviation_ns: int | None = None

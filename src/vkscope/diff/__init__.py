@@ -3,8 +3,8 @@ threshold and the captures' own noise, and an exit code a CI can gate on (docs/d
 
 from __future__ import annotations
 
-from .cli import BAD_INPUT, NO_REGRESSION, REGRESSION, command, configure_parser, run_diff
 from .compare import Diff, DiffInputError, Identity, Row
+from .run import BAD_INPUT, NO_REGRESSION, REGRESSION, run_diff
 from .stats import Rule
 
 __all__ = [
@@ -16,7 +16,5 @@ __all__ = [
     "Identity",
     "Row",
     "Rule",
-    "command",
-    "configure_parser",
     "run_diff",
 ]

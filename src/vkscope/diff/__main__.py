@@ -1,5 +1,7 @@
+"""`python -m vkscope.diff BASE NEW ...`: the same as `vkscope diff BASE NEW ...`."""
+
 import sys
 
-from .cli import main
+from ..cli import main
 
-sys.exit(main())
+sys.exit(main(["diff", *sys.argv[1:]]))

@@ -1,7 +1,7 @@
 """Matches the workloads of two captures by identity and judges every cost change.
 
 Both captures are attached read-only to one scratch SQLite connection whose own database is a
-private temporary file. SQL numbers each workload instance within its scope (see
+private temporary file (capture/attach.py). SQL numbers each workload instance within its scope (see
 docs/diff.md, "Identity") and hands the instances of both captures back sorted by identity, so
 Python only ever holds the per-frame times of one identity. Each identity's verdict goes into a
 table of the scratch database, which the output then reads back in whatever order it needs.
@@ -19,8 +19,8 @@ from typing import Any, Final
 
 import msgspec
 
-from ..capture import CaptureError, open_capture
-from ..capture import schema as capture_schema
+from ..capture import CaptureError
+from ..capture.attach import AttachedCapture, ScratchDatabase
 from .stats import (
     IMPROVEMENT,
     REGRESSION,
@@ -53,12 +53,12 @@ FROM (
            coalesce(w.type, '') AS type,
            coalesce(i.gpu_begin_ns, json_extract(i.annex, '$.gpu_begin_ns')) AS gb,
            coalesce(i.gpu_end_ns, json_extract(i.annex, '$.gpu_end_ns')) AS ge
-    FROM {db}.workload_instances i
-    JOIN {db}.submits s ON s.id = i.submit_row
+    FROM {workload_instances} i
+    JOIN {submits} s ON s.id = i.submit_row
     LEFT JOIN {workloads} w ON w.process = i.process AND w.tag_id = i.tag_id
-    LEFT JOIN {db}.label_stacks l
+    LEFT JOIN {label_stacks} l
            ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
-    LEFT JOIN {db}.queues q ON q.process = s.process AND q.device = s.device AND q.id = s.queue
+    LEFT JOIN {queues} q ON q.process = s.process AND q.device = s.device AND q.id = s.queue
 )
 """
 
@@ -155,12 +155,6 @@ class CaptureFacts:
     gpu_per_frame: Summary  # summed workload GPU time per timed frame
 
 
-@dataclass(frozen=True, slots=True)
-class _Source:
-    name: str  # schema name in the scratch connection
-    workloads: str  # its workloads table, indexed by (process, tag_id)
-
-
 class Diff:
     """Two captures compared: facts about each, the frame totals, and the verdict table.
 
@@ -170,27 +164,30 @@ class Diff:
     def __init__(self, base: Path | str, new: Path | str, rule: Rule) -> None:
         self.rule = rule
         self._paths = (Path(base), Path(new))
-        metas = [_check(p) for p in self._paths]
-        self._db = sqlite3.connect("", uri=True, isolation_level=None)
+        self._scratch = ScratchDatabase()
+        self._db = self._scratch.db
         try:
             # Sorts spill to temporary files rather than grow in memory; worker threads make
             # the big sorts faster without raising the peak much (docs/bench/diff-memory.md).
             self._db.execute("PRAGMA temp_store=FILE")
             self._db.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
-            sources = [self._attach(i, p) for i, p in enumerate(self._paths)]
-            self.base, self.new = (
-                self._facts(path, meta, src)
-                for path, meta, src in zip(self._paths, metas, sources, strict=True)
-            )
+            try:
+                sources = [
+                    self._scratch.attach(path, name)
+                    for path, name in zip(self._paths, ("base", "new"), strict=True)
+                ]
+            except CaptureError as exc:
+                raise DiffInputError(str(exc)) from None
+            self.base, self.new = (self._facts(src) for src in sources)
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
             self._match(sources)
             self.counts = self._counts()
             self.queues = self._db.execute("SELECT count(DISTINCT qk) FROM result").fetchone()[0]
         except sqlite3.Error as exc:
-            self._db.close()
+            self._scratch.close()
             raise _problem(self._paths, exc) from None
         except BaseException:
-            self._db.close()
+            self._scratch.close()
             raise
 
     def __enter__(self) -> Diff:
@@ -200,7 +197,7 @@ class Diff:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        self._scratch.close()
 
     @property
     def regressed(self) -> bool:
@@ -230,27 +227,8 @@ class Diff:
 
     # -- building -------------------------------------------------------------------------------
 
-    def _attach(self, index: int, path: Path) -> _Source:
-        name = ("base", "new")[index]
-        uri = path.resolve().as_uri() + "?mode=ro"
-        self._db.execute("ATTACH DATABASE ? AS " + name, (uri,))
-        indexed = self._db.execute(
-            f"SELECT 1 FROM {name}.sqlite_master WHERE type = 'index' AND name = ?",
-            (capture_schema.WORKLOADS_INDEX,),
-        ).fetchone()
-        if indexed:
-            return _Source(name, f"{name}.workloads")
-        # A capture that was never finalized has no index on workloads yet and may still hold
-        # a superseded WORKLOAD row per tagID: use an indexed copy of the rows that stand.
-        copy = f"workloads_{name}"
-        self._db.execute(
-            f"CREATE TEMP TABLE {copy} AS SELECT process, tag_id, type FROM {name}.workloads "
-            f"WHERE rowid IN (SELECT max(rowid) FROM {name}.workloads GROUP BY process, tag_id)"
-        )
-        self._db.execute(f"CREATE UNIQUE INDEX temp.{copy}_by_tag ON {copy} (process, tag_id)")
-        return _Source(name, f"temp.{copy}")
-
-    def _facts(self, path: Path, meta: Any, src: _Source) -> CaptureFacts:
+    def _facts(self, src: AttachedCapture) -> CaptureFacts:
+        path, meta = src.path, src.meta
         per_frame = _PER_FRAME.format(instances=_instances(src, BASE))
         try:
             counts: list[int] = []
@@ -292,7 +270,7 @@ class Diff:
             gpu_per_frame=summarize(totals),
         )
 
-    def _match(self, sources: list[_Source]) -> None:
+    def _match(self, sources: list[AttachedCapture]) -> None:
         db = self._db
         db.execute(_RESULTS)
         sql = _BY_IDENTITY.format(
@@ -350,17 +328,9 @@ def _problem(paths: tuple[Path, ...], exc: sqlite3.Error) -> DiffInputError:
     return DiffInputError(f"{names}: truncated or damaged: SQLite says {text!r}")
 
 
-def _check(path: Path) -> Any:
-    """What open_capture says about the file (a CaptureError becomes a DiffInputError)."""
-    try:
-        with open_capture(path) as capture:
-            return capture.meta
-    except CaptureError as exc:
-        raise DiffInputError(str(exc)) from None
-
-
-def _instances(src: _Source, side: int) -> str:
-    return _INSTANCES.format(side=side, db=src.name, workloads=src.workloads)
+def _instances(src: AttachedCapture, side: int) -> str:
+    tables = ("workload_instances", "submits", "workloads", "label_stacks", "queues")
+    return _INSTANCES.format(side=side, **{t: src.table(t) for t in tables})
 
 
 def _verdict_row(

@@ -21,7 +21,6 @@ before it was submitted.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,6 @@ from typing import Any, Final
 
 from ..capture import (
     Capture,
-    CaptureError,
     CorruptCaptureError,
     Device,
     Queue,
@@ -67,6 +65,25 @@ UNTIMED_DURATION_NS: Final = 10_000
 _MONOTONIC_SLACK_NS: Final = 1_000_000
 _MONOTONIC_MAX_LAG_NS: Final = 60_000_000_000
 _LAST_SEQUENCE_CLOCK: Final = 127
+
+# Per (process, device): timed instances, and how GPU begin times lie relative to submit times.
+# An instance's begin is its column or, in a capture whose timing annex was stored without being
+# copied into it, the annex.
+_GPU_TIME_STATS: Final = """
+SELECT s.process, s.device, count(*), max(s.cpu_ns - t.b), min(t.b - s.cpu_ns), max(t.b - s.cpu_ns)
+FROM (SELECT i.submit_row AS row,
+             coalesce(i.gpu_begin_ns, json_extract(i.annex, '$.gpu_begin_ns')) AS b
+      FROM workload_instances i) t
+JOIN submits s ON s.id = t.row
+WHERE typeof(t.b) = 'integer' AND s.cpu_ns IS NOT NULL
+GROUP BY s.process, s.device
+"""
+_SUBMIT_EXTRAS: Final = ("api", "batch", "cpu_complete_ns")
+_SUBMITS: Final = (
+    "SELECT process, submit_id, device, queue, frame, cpu_ns, instance_count, "
+    + ", ".join(_SUBMIT_EXTRAS)
+    + " FROM submits ORDER BY id"
+)
 
 _STAND_IN_PID: Final = 0x7F000000  # + process, for a process that never said its pid
 _UNTIMED: Final = ("untimed", "ambiguous")
@@ -141,6 +158,10 @@ def export_perfetto(
             os.replace(tmp, out_path)
         except OSError as exc:
             raise PerfettoExportError(f"{out_path}: cannot write: {exc.strerror or exc}") from None
+        except ValueError as exc:  # protobuf: a number out of its field's range
+            raise CorruptCaptureError(
+                capture_path, f"damaged: it holds a value a Perfetto trace cannot ({exc})"
+            ) from None
         finally:
             tmp.unlink(missing_ok=True)
     return summary
@@ -151,15 +172,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve() or (b.exists() and a.samefile(b))
     except OSError:
         return False
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """A second read-only connection, for the tables the Python API does not stream."""
-    return sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-
-
-def _columns(db: sqlite3.Connection, table: str) -> list[str]:
-    return [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
 
 
 def _workload_args(w: WorkloadInstance, times: tuple[int, int] | None) -> dict[str, Any]:
@@ -190,10 +202,6 @@ class _Exporter:
         self.capture = capture
         self.out_path = out_path
         self.sink = sink
-        try:
-            self.db = _connect(capture.path)
-        except sqlite3.Error as exc:
-            raise CaptureError(capture.path, f"cannot open: {exc}") from None
         self.counts = _Counts()
         self.notes: list[str] = []
         self.clock_notes: dict[str, str] = {}
@@ -207,32 +215,23 @@ class _Exporter:
         self.queue_tracks: dict[tuple[int, Any, Any], _QueueTrack] = {}
 
     def run(self, merge: Path | None) -> ExportSummary:
-        try:
-            merged = None
-            sequence_id, has_snapshots = 1, False
-            if merge is not None:
-                from .perfetto_merge import merge_device_trace
+        merged = None
+        sequence_id, has_snapshots = 1, False
+        if merge is not None:
+            from .perfetto_merge import merge_device_trace
 
-                merged, sequence_id = merge_device_trace(merge, self.capture, self.sink)
-                has_snapshots = merged.clock_snapshots > 0
-            self.seq = Sequence(self.sink, sequence_id)
-            self._plan_clocks()
-            self._write_clock_snapshot(merging=merge is not None, has_snapshots=has_snapshots)
-            self._write_process_tracks()
-            self._write_gpu_tracks()
-            self._write_submits()
-            self._write_frames()
-            self._write_workloads()
-            self._write_counters()
-            self.sink.flush()
-        except sqlite3.Error as exc:  # from our own queries; the reader translates its own
-            text = str(exc)
-            damaged = "malformed" in text or "corrupt" in text or "disk I/O" in text
-            kind = CorruptCaptureError if damaged else CaptureError
-            what = "truncated or damaged" if damaged else "cannot read"
-            raise kind(self.capture.path, f"{what}: SQLite says {text!r}") from None
-        finally:
-            self.db.close()
+            merged, sequence_id = merge_device_trace(merge, self.capture, self.sink)
+            has_snapshots = merged.clock_snapshots > 0
+        self.seq = Sequence(self.sink, sequence_id)
+        self._plan_clocks()
+        self._write_clock_snapshot(merging=merge is not None, has_snapshots=has_snapshots)
+        self._write_process_tracks()
+        self._write_gpu_tracks()
+        self._write_submits()
+        self._write_frames()
+        self._write_workloads()
+        self._write_counters()
+        self.sink.flush()
         c = self.counts
         return ExportSummary(
             path=self.out_path, packets=self.sink.packets, workloads=c.workloads,
@@ -247,19 +246,8 @@ class _Exporter:
     def _gpu_time_stats(self) -> dict[tuple[int, int], tuple[int, int, int, int]]:
         """Per (process, device): timed instances, max(submit - begin), min and max of
         (begin - submit); computed in SQLite."""
-        instance_columns = set(_columns(self.db, "workload_instances"))
-        begin = "i.gpu_begin_ns" if "gpu_begin_ns" in instance_columns else "NULL"
-        annex = "json_extract(i.annex, '$.gpu_begin_ns')" if "annex" in instance_columns else "NULL"
-        sql = f"""
-            SELECT s.process, s.device, count(*), max(s.cpu_ns - t.b), min(t.b - s.cpu_ns),
-                   max(t.b - s.cpu_ns)
-            FROM (SELECT i.submit_row AS row, coalesce({begin}, {annex}) AS b
-                  FROM workload_instances i) t
-            JOIN submits s ON s.id = t.row
-            WHERE typeof(t.b) = 'integer' AND s.cpu_ns IS NOT NULL
-            GROUP BY s.process, s.device
-        """
-        return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in self.db.execute(sql)}
+        _, rows = self.capture.execute(_GPU_TIME_STATS)
+        return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
 
     def _plan_clocks(self) -> None:
         devices = {(d.process, d.id): d for d in self.capture.devices()}
@@ -436,16 +424,10 @@ class _Exporter:
     # -- CPU side ----------------------------------------------------------------------------
 
     def _write_submits(self) -> None:
-        have = set(_columns(self.db, "submits"))
-        optional = [c for c in ("api", "batch", "cpu_complete_ns") if c in have]
-        sql = (
-            "SELECT process, submit_id, device, queue, frame, cpu_ns, instance_count"
-            + "".join(f", {c}" for c in optional)
-            + " FROM submits ORDER BY id"
-        )
-        for row in self.db.execute(sql):
+        _, rows = self.capture.execute(_SUBMITS)
+        for row in rows:
             process, submit_id, device, queue, frame, cpu_ns, count = row[:7]
-            extra = dict(zip(optional, row[7:], strict=True))
+            extra = dict(zip(_SUBMIT_EXTRAS, row[7:], strict=True))
             if cpu_ns is None:
                 continue
             submit_id = from_sql_id(submit_id)
@@ -461,10 +443,11 @@ class _Exporter:
             self.counts.submits += 1
 
     def _first_submit_ns(self, process: int, device: Any, frame: int) -> int | None:
-        row = self.db.execute(
+        _, rows = self.capture.execute(
             "SELECT min(cpu_ns) FROM submits WHERE frame = ? AND process = ? AND device IS ?",
             (frame, process, device),
-        ).fetchone()
+        )
+        row = next(rows, None)
         return row[0] if row else None
 
     def _write_frames(self) -> None:
@@ -585,14 +568,14 @@ class _Exporter:
     # -- counters ----------------------------------------------------------------------------
 
     def _write_counters(self) -> None:
-        source = _counter_source(self.db)
+        source = _counter_source(self.capture)
         if source is None:
             return
         if isinstance(source, str):
             self.notes.append(source)
             return
         tracks: dict[tuple[Any, ...], tuple[int, int]] = {}
-        for row in _stream(self.db, source.sql):
+        for row in _stream(self.capture, source.sql):
             name, ts, value = row["name"], row["ts"], row["value"]
             if ts is None or not isinstance(value, int | float) or isinstance(value, bool):
                 continue
@@ -657,10 +640,10 @@ _COUNTER_ROLES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-def _counter_source(db: sqlite3.Connection) -> _CounterSource | str | None:
+def _counter_source(capture: Capture) -> _CounterSource | str | None:
     """How to read the capture's counters: None when it has none, a note when it has a table
     whose columns are not recognised."""
-    columns = _columns(db, "counters")
+    columns = capture.columns("counters")
     if not columns:
         return None
     chosen: dict[str, str] = {}
@@ -678,8 +661,7 @@ def _counter_source(db: sqlite3.Connection) -> _CounterSource | str | None:
     return _CounterSource(sql, gpu_clock=order == "gpu_ns")
 
 
-def _stream(db: sqlite3.Connection, sql: str) -> Iterator[Mapping[str, Any]]:
-    cursor = db.execute(sql)
-    names = [d[0] for d in cursor.description]
-    for row in cursor:
+def _stream(capture: Capture, sql: str) -> Iterator[Mapping[str, Any]]:
+    names, rows = capture.execute(sql)
+    for row in rows:
         yield dict(zip(names, row, strict=True))

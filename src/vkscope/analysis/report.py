@@ -18,10 +18,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .analysis.context import ReportContext, report_context
-from .analysis.describe import describe
-from .analysis.frames import FrameKey, FrameWork, QueueWork, queue_rows, read_frames
-from .analysis.rows import (
+from ..capture import Capture, WorkloadInstance
+from .context import ReportContext, report_context
+from .describe import describe
+from .frames import FrameKey, FrameWork, QueueWork, queue_rows, read_frames
+from .rows import (
     COSTLIEST,
     FRAMES,
     LABELS,
@@ -35,11 +36,10 @@ from .analysis.rows import (
     people_cells,
     workload_rows,
 )
-from .analysis.selection import Selection
-from .analysis.summary import Summary
-from .analysis.text import header_lines, queue_title, span_text
-from .analysis.writers import CsvWriter, JsonWriter, MarkdownWriter, ReportWriter
-from .capture import Capture, WorkloadInstance
+from .selection import Selection
+from .summary import Summary
+from .text import header_lines, queue_title, span_text
+from .writers import CsvWriter, JsonWriter, MarkdownWriter, ReportWriter
 
 __all__ = [
     "FORMATS",

@@ -1,0 +1,104 @@
+"""`vkscope report CAPTURE`: GPU time per workload, frame and queue; the costliest workloads and
+label subtrees (analysis/report.py writes it)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from ..analysis.report import FORMATS, TerminalWriter, default_tables, write_report, writer_for
+from ..analysis.rows import TABLES
+from ..analysis.selection import SelectionError
+from ..analysis.writers import ReportWriter
+from .command import Command, CommandError, guarded, opened, output, say
+from .filters import add_filters, add_output, chosen_tables, selection
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    capture: Path
+    frames: str | None = None
+    queue: str | None = None
+    type: str | None = None
+    label: str | None = None
+    format: str = "table"
+    tables: Sequence[str] | None = None  # None: the format's default tables
+    output: Path | None = None
+    top: int = 10
+    max_frames: int | None = None
+    max_workloads: int | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ReportOptions:
+        return cls(
+            args.capture, args.frames, args.queue, args.type, args.label, args.format,
+            args.table, args.output, args.top, args.max_frames, args.max_workloads,
+        )  # fmt: skip
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", type=Path, help="a capture file written by 'vkscope run'")
+    add_filters(parser)
+    add_output(parser, FORMATS, list(TABLES))
+    parser.add_argument(
+        "--top", type=int, default=10, metavar="N", help="costliest workloads listed (default 10)"
+    )
+    parser.add_argument(
+        "--max-frames", type=int, metavar="N", help="terminal: list the first N frames"
+    )
+    parser.add_argument(
+        "--max-workloads", type=int, metavar="N", help="terminal: list N workloads per queue"
+    )
+
+
+def report(options: ReportOptions) -> int:
+    """Writes the report; returns the exit code (2 with one line on stderr for bad input)."""
+
+    def body() -> None:
+        chosen = selection(options.frames, options.queue, options.type, options.label)
+        tables = chosen_tables(options.format, options.tables, default_tables(options.format))
+        if options.top < 0:
+            raise CommandError("--top must be 0 or more")
+        with opened(options.capture) as capture:
+            if capture.workload_count() == 0:
+                raise CommandError(
+                    f"{options.capture}: the capture holds no workloads (status "
+                    f"{capture.meta.status}, {capture.meta.connections} connection(s)): "
+                    "nothing to report"
+                )
+            with output(options.output) as out:
+                writer: ReportWriter
+                if options.format == "table":
+                    writer = TerminalWriter(
+                        Console(file=out) if options.output else Console(),
+                        max_frames=options.max_frames,
+                        max_workloads_per_queue=options.max_workloads,
+                    )
+                else:
+                    writer = writer_for(options.format, out, tables)
+                summary = write_report(
+                    capture, writer, selection=chosen, top=options.top, tables=tables
+                )
+            if summary.workloads == 0:  # each filter matches something, but not all at once
+                say(f"no workload of {options.capture} matches {chosen.describe()}")
+
+    return guarded(body, SelectionError, reading=[options.capture])
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(ReportOptions.from_args(args))
+
+
+COMMAND = Command(
+    name="report",
+    help="GPU time per workload, frame and queue; costliest workloads and label subtrees",
+    description="Per frame and queue, the workloads in submission order with type, label "
+    "path, key metadata, GPU time and share of the frame; then the costliest workloads and "
+    "GPU time by label subtree.",
+    configure=configure,
+    run=run,
+)
