@@ -1,50 +1,43 @@
-"""Turns decoded messages into the rows of the next commit: the ingest hot path.
+"""Turns what a connection sends into the rows of the next commit: the ingest hot path.
 
-WORKLOAD and SUBMIT handlers only append tuples to lists (a SUBMIT's instances are built with
-zip, in C), so that the store can hand each list to a single executemany. IDs are assigned here,
-in arrival order, which is what makes instance id order the submission order.
+WORKLOAD, SUBMIT and ANNEX messages, nearly all of a busy stream, are kept for the journal
+(journal.py) as the decoder hands them over: WORKLOADs as runs of raw frames, an ANNEX as its
+payload's bytes, a SUBMIT as the list its payload decoded to. The rest become table rows. IDs are
+assigned here, in arrival order, which is what makes instance id order the submission order.
 """
 
 from __future__ import annotations
 
 import gc
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import repeat
 from typing import Any, Final
 
 import msgspec
 
+from . import journal, schema
 from . import messages as m
-from . import schema
-from .annexes import AnnexMerger
 from .completions import Completions
-from .timing_fields import only_timing
-from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Message
-from .workload_rows import WORKLOAD_SQL, WorkloadRows
+from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Frames, Message, header_bytes
 
 _SUBMIT: Final = (
     "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
     "instance_count"
 )
-_INSTANCE: Final = "id, process, submit_row, submit_id, tag_id, ordinal, label_stack_id"
 SQL: Final = {
-    **WORKLOAD_SQL,
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
     "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
     "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
     # Columns filled later are left out rather than bound to None: binding costs per value.
     "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    "instances": f"INSERT INTO workload_instances ({_INSTANCE}) VALUES (?,?,?,?,?,?,?)",
-    "annexed": f"INSERT INTO workload_instances ({_INSTANCE}, annex) VALUES (?,?,?,?,?,?,?,?)",
-    "timed": "INSERT INTO workload_instances VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "annexes": "INSERT INTO annexes VALUES (NULL,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
+
+_ID_MIN: Final = -(2**63)  # IDs the journal can hold: i64 and u64 (schema.to_sql_int)
+_ID_END: Final = 2**64
 
 
 class GcPause:
@@ -92,29 +85,39 @@ class Connection:
     dropped: int = 0
     diagnostics: int = 0
     hello: m.Hello | None = None
+    # Waiting for the next commit's journal rows (journal.py).
+    workloads: list[journal.WorkloadEntry] = field(default_factory=list)
+    submits: list[journal.SubmitEntry] = field(default_factory=list)
+    annexes: list[journal.AnnexEntry] = field(default_factory=list)
+
+
+def _frame(tag: int, offset: int, payload: bytes) -> bytes:
+    """A WORKLOAD frame, as the journal keeps it (a run of one)."""
+    return header_bytes(m.WORKLOAD, None, tag, len(payload)) + payload
+
+
+class _BadPayload(ValueError):
+    """A message that decoded but cannot be stored as it is (reported as an invalid payload)."""
 
 
 class Rows:
-    """Rows not yet committed, and the counters a progress display shows."""
+    """Rows and journal entries not yet committed, and the counters a progress display shows."""
 
-    def __init__(
-        self, db: sqlite3.Connection, connections: list[Connection], max_diagnostics: int
-    ) -> None:
+    def __init__(self, connections: list[Connection], max_diagnostics: int) -> None:
         self.connections = connections  # the store's, shared
         self.max_diagnostics = max_diagnostics
         self.lists: dict[str, list[Any]] = {name: [] for name in SQL}
-        self.workloads = WorkloadRows(self.lists)
-        self.annexes = AnnexMerger(db, self.lists["instances"], connections, self.note)
         self.completions = Completions(self.note)
-        # Committed rows; with the lengths of the pending lists, the live counters.
-        self.counts = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
+        # Everything received so far (committed or not), for the live counters.
+        self.totals = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
         self.uncommitted = 0
         self._next_instance = 1
         self._next_submit = 1
+        self._journaling: dict[int, Connection] = {}  # connections with journal entries waiting
         self._handlers: dict[int, Callable[[Connection, Message], None]] = {
             m.HELLO: self._hello,
             m.DEVICE: self._device,
-            m.WORKLOAD: self.workloads.add,
+            m.WORKLOAD: self._workload,
             m.LABELS: self._labels,
             m.FRAME: self._frame,
             m.DROPPED: self._dropped,
@@ -125,31 +128,83 @@ class Rows:
             m.SUBMIT_DONE: self._submit_done,
         }
 
-    def _pending(self, name: str) -> int:
-        return self.workloads.pending() if name == "workloads" else len(self.lists[name])
-
     def count(self, name: str) -> int:
-        return self.counts[name] + self._pending(name)
+        return self.totals[name]
 
-    def committing(self) -> None:
-        for name in self.counts:
-            self.counts[name] += self._pending(name)
+    # -- taking messages in ----------------------------------------------------------------------
 
     def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
+        """Takes decoded messages and diagnostics, in stream order."""
+        self._take(conn, items, None)
+
+    def ingest_frames(self, conn: Connection, frames: Frames) -> None:
+        """Takes what Decoder.feed_frames made of a piece of the stream."""
+        items, workloads, annexes = frames.items, frames.workloads, frames.annexes
+        if annexes:
+            # Where each ANNEX came among the SUBMITs: the last submit row before it.
+            before: list[int] = []
+            self._take(conn, items, before)
+            annexes = [(a[0], a[1], a[2], a[3], before[a[4]]) for a in annexes]
+        else:
+            self._take(conn, items, None)
+        count = frames.workload_count
+        if workloads or annexes:
+            conn.workloads += workloads
+            conn.annexes += annexes
+            self._journaling[conn.id] = conn
+            taken = count + len(annexes)
+            conn.messages += taken
+            self.uncommitted += taken
+            self.totals["workloads"] += count
+
+    def _take(
+        self, conn: Connection, items: Sequence[Message | Diagnostic], before: list[int] | None
+    ) -> None:
         handlers = self._handlers
-        diagnostics = 0
+        diagnostics = taken = 0
         for item in items:
+            if before is not None:
+                before.append(self._next_submit - 1)
+            taken += 1
             if type(item) is Message:
                 try:
                     handlers[item.type](conn, item)
+                except _BadPayload as exc:
+                    diagnostics += 1
+                    conn.bad += 1
+                    self.note(conn, "invalid_payload", str(exc), item.offset, item.type)
                 except Exception as exc:  # a host bug must cost one message, not the capture
                     diagnostics += 1
                     self._internal_error(conn, item, exc)
             else:
                 diagnostics += 1
                 self._decoder_diagnostic(conn, item)  # type: ignore[arg-type]
-        conn.messages += len(items) - diagnostics
-        self.uncommitted += len(items)
+        if before is not None:  # one more than items (for an ANNEX after the last of them)
+            before += [self._next_submit - 1] * (len(items) + 1 - len(before))
+        conn.messages += taken - diagnostics
+        self.uncommitted += taken
+
+    def take_journal(self) -> list[tuple[int, int, str, int, bytes]]:
+        """The journal rows of everything waiting, taken out of the connections (journal.py).
+
+        Per connection, SUBMITs go before ANNEXes: an annex that came before its SUBMIT in the
+        same batch is still placed by the submit row it came after.
+        """
+        rows = []
+        for conn in self._journaling.values():
+            for kind, entries in (
+                (journal.SUBMITS, conn.submits),
+                (journal.WORKLOADS, conn.workloads),
+                (journal.ANNEXES, conn.annexes),
+            ):
+                if entries:
+                    data = journal.encode(entries)
+                    rows.append((conn.id, conn.process, kind, len(entries), data))
+                    entries.clear()
+        self._journaling.clear()
+        return rows
+
+    # -- diagnostics -----------------------------------------------------------------------------
 
     def _internal_error(self, conn: Connection, msg: Message, exc: Exception) -> None:
         conn.bad += 1
@@ -223,6 +278,11 @@ class Rows:
             for q in d.queues
         )
 
+    def _workload(self, conn: Connection, msg: Message) -> None:
+        conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))
+        self._journaling[conn.id] = conn
+        self.totals["workloads"] += 1
+
     def _labels(self, conn: Connection, msg: Message) -> None:
         lab: m.Labels = msg.payload
         path = msgspec.json.encode(lab.labels).decode()
@@ -232,6 +292,7 @@ class Rows:
         f: m.Frame = msg.payload
         row = (conn.process, f.device, msg.tag, f.queue, f.cpu_ns, f.reason, f.captured)
         self.lists["frames"].append(row)
+        self.totals["frames"] += 1
 
     def _dropped(self, conn: Connection, msg: Message) -> None:
         conn.dropped = msg.payload.dropped
@@ -248,28 +309,28 @@ class Rows:
     def _submit(self, conn: Connection, msg: Message) -> None:
         s: m.Submit = msg.payload
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT is a sequenced type
-        n = len(s.workloads)
+        listed = s.workloads
+        n = len(listed)
+        if n:
+            tags, stacks = zip(*listed, strict=True)
+            if min(min(tags), min(stacks)) < _ID_MIN or max(max(tags), max(stacks)) >= _ID_END:
+                raise _BadPayload("SUBMIT lists a tagID or label stack id past 64 bits")
         first = self._next_instance
         row = self._next_submit
         self._next_instance = first + n
         self._next_submit = row + 1
         where = (s.device, s.queue, s.frame, s.cpu_ns, s.api, s.batch)
         self.lists["submits"].append((row, conn.process, seq, *where, first, n))
-        instances = self.lists["instances"]
-        start = len(instances)
+        self.totals["submits"] += 1
         if n:
-            tags, labels = zip(*s.workloads, strict=True)
-            ids = range(first, first + n)
-            same = repeat(conn.process), repeat(row), repeat(seq)
-            instances.extend(zip(ids, *same, tags, range(n), labels, strict=False))
-        self.annexes.submitted(conn.process, seq, start, n)
+            conn.submits.append((row, first, seq, listed))
+            self._journaling[conn.id] = conn
+            self.totals["instances"] += n
 
     def _annex(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # ANNEX is a sequenced type
-        if not only_timing(msg.payload):  # those say nothing their instance's columns do not
-            text = msg.raw.decode("utf-8", "replace")
-            self.lists["annexes"].append((conn.process, seq, msg.tag, text))
-        self.annexes.arrived(conn, seq, msg.tag, msg.payload, msg.offset)
+        conn.annexes.append((seq, msg.tag, msg.offset, msg.raw, self._next_submit - 1))
+        self._journaling[conn.id] = conn
 
     def _submit_done(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT_DONE is a sequenced type

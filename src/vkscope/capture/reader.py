@@ -27,6 +27,8 @@ from .errors import (
     NotACaptureError,
     NotSQLiteError,
 )
+from .journal import JournalError
+from .present import present_journal
 from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
 
 _META_FIELDS: Final = tuple(f for f in CaptureMeta.__dataclass_fields__ if f != "extra")
@@ -125,9 +127,13 @@ def open_capture(path: Path | str) -> Capture:
             raise NotACaptureError(path, f"an SQLite database, but not a vkscope capture ({what})")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         present_current_schema(db, version)
+        present_journal(db)  # a capture not finalized: what waits in its journal
     except sqlite3.Error as exc:
         db.close()
         raise _translate(path, exc) from None
+    except JournalError as exc:
+        db.close()
+        raise CorruptCaptureError(path, f"damaged: {exc}") from None
     except CaptureError:
         db.close()
         raise
@@ -269,13 +275,14 @@ class Capture:
         tag_id), one row per tagID, also for a capture that was never finalized."""
         if self._workloads is not None:
             return self._workloads
-        found = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-            (schema.WORKLOADS_INDEX,),
-        ).fetchone()
-        if found:
-            self._workloads = "main.workloads"
-            return self._workloads
+        for where in ("temp", "main"):  # temp: built from the journal (present.py)
+            found = self._db.execute(
+                f"SELECT 1 FROM {where}.sqlite_master WHERE type = 'index' AND name = ?",
+                (schema.WORKLOADS_INDEX,),
+            ).fetchone()
+            if found:
+                self._workloads = f"{where}.workloads"
+                return self._workloads
         # Never finalized (killed, or still being written), so not indexed yet: index a copy of
         # our own, in this connection's temporary database, rather than let every query build
         # one. Workloads described after this point are not in it.

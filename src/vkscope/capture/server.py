@@ -226,11 +226,15 @@ class CaptureServer:
         except OSError:
             data = b""  # reset by the peer: the same as an end of stream here
         if data:
-            client.conn.bytes += len(data)
-            store.ingest(client.conn, client.decoder.feed(data))
+            self._take(client, store, data)
             if not client.decoder.out_of_step:
                 return
         self._close(client, selector, clients, store)
+
+    @staticmethod
+    def _take(client: _Client, store: CaptureStore, data: bytes) -> None:
+        client.conn.bytes += len(data)
+        store.ingest_frames(client.conn, client.decoder.feed_frames(data))
 
     def _send_commands(self, clients: dict[int, _Client]) -> None:
         if not clients:
@@ -258,8 +262,7 @@ class CaptureServer:
                 return
             if not data:
                 return
-            client.conn.bytes += len(data)
-            store.ingest(client.conn, client.decoder.feed(data))
+            self._take(client, store, data)
             store.maybe_commit()
 
     def _close(
@@ -323,13 +326,12 @@ class CaptureServer:
         store = self._store
         if self._error is not None:
             store.note(None, "server_error", self._error.strip().splitlines()[-1])
-        counters = store.counters()
         try:
             status = store.finalize()
         except Exception as exc:
             store.abandon()
             raise CaptureServerError(f"could not finalize {self.capture_path}: {exc}") from exc
-        self._summary = CaptureSummary(self.capture_path, status, counters)
+        self._summary = CaptureSummary(self.capture_path, status, store.counters())
         if self._error is not None:
             raise CaptureServerError(f"the capture server failed:\n{self._error}")
         return self._summary

@@ -21,6 +21,7 @@ import msgspec
 
 from ..capture import CaptureError, open_capture
 from ..capture import schema as capture_schema
+from ..capture.present import attach_capture
 from .stats import (
     IMPROVEMENT,
     REGRESSION,
@@ -233,7 +234,7 @@ class Diff:
     def _attach(self, index: int, path: Path) -> _Source:
         name = ("base", "new")[index]
         uri = path.resolve().as_uri() + "?mode=ro"
-        self._db.execute("ATTACH DATABASE ? AS " + name, (uri,))
+        attach_capture(self._db, uri, name)  # a capture not finalized: its journal built
         indexed = self._db.execute(
             f"SELECT 1 FROM {name}.sqlite_master WHERE type = 'index' AND name = ?",
             (capture_schema.WORKLOADS_INDEX,),

@@ -36,6 +36,8 @@ from ..capture import (
     WorkloadInstance,
     open_capture,
 )
+from ..capture.journal import JournalError
+from ..capture.present import present_journal
 from ..capture.schema import from_sql_id
 from .perfetto_model import (
     SEP,
@@ -155,7 +157,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """A second read-only connection, for the tables the Python API does not stream."""
-    return sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        present_journal(db)  # a capture not finalized: its journal built (capture/present.py)
+    except (sqlite3.Error, JournalError):
+        db.close()
+        raise
+    return db
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:
@@ -192,7 +200,7 @@ class _Exporter:
         self.sink = sink
         try:
             self.db = _connect(capture.path)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, JournalError) as exc:
             raise CaptureError(capture.path, f"cannot open: {exc}") from None
         self.counts = _Counts()
         self.notes: list[str] = []
