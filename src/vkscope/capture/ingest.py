@@ -19,7 +19,7 @@ import msgspec
 from . import journal, schema
 from . import messages as m
 from .completions import Completions
-from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Frames, Message, header_bytes
+from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Frames, Message, header_bytes, split_workloads
 
 _SUBMIT: Final = (
     "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
@@ -85,6 +85,8 @@ class Connection:
     dropped: int = 0
     diagnostics: int = 0
     hello: m.Hello | None = None
+    greeted: bool = False  # a HELLO came first, or a message before it was diagnosed
+    refused_at: int | None = None  # stream offset of a HELLO this host refused
     # Waiting for the next commit's journal rows (journal.py).
     workloads: list[journal.WorkloadEntry] = field(default_factory=list)
     submits: list[journal.SubmitEntry] = field(default_factory=list)
@@ -113,6 +115,8 @@ class Rows:
         self.uncommitted = 0
         self._next_instance = 1
         self._next_submit = 1
+        self._devices: set[tuple[int, int]] = set()  # (process, device) announced by DEVICE
+        self._unannounced: set[tuple[int, int]] = set()  # named by a SUBMIT, diagnosed once
         self._journaling: dict[int, Connection] = {}  # connections with journal entries waiting
         self._handlers: dict[int, Callable[[Connection, Message], None]] = {
             m.HELLO: self._hello,
@@ -135,11 +139,21 @@ class Rows:
 
     def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
         """Takes decoded messages and diagnostics, in stream order."""
+        if conn.refused_at is not None:
+            return
+        if not conn.greeted:
+            self._check_greeting(conn, items, None)
         self._take(conn, items, None)
 
     def ingest_frames(self, conn: Connection, frames: Frames) -> None:
         """Takes what Decoder.feed_frames made of a piece of the stream."""
+        if conn.refused_at is not None:
+            return
         items, workloads, annexes = frames.items, frames.workloads, frames.annexes
+        if not conn.greeted:
+            hot = [(w[0], m.WORKLOAD) for w in workloads[:1]]
+            hot += [(a[2], m.ANNEX) for a in annexes[:1]]
+            self._check_greeting(conn, items, min(hot) if hot else None)
         if annexes:
             # Where each ANNEX came among the SUBMITs: the last submit row before it.
             before: list[int] = []
@@ -148,6 +162,12 @@ class Rows:
         else:
             self._take(conn, items, None)
         count = frames.workload_count
+        if conn.refused_at is not None:  # refused in this very piece: keep what came before
+            cut = conn.refused_at
+            kept = [split_workloads(*w) for w in workloads if w[0] < cut]
+            count = sum(map(len, kept))
+            workloads = [(w[0][1], b"".join(_frame(*x) for x in w)) for w in kept if w]
+            annexes = [a for a in annexes if a[2] < cut]
         if workloads or annexes:
             conn.workloads += workloads
             conn.annexes += annexes
@@ -176,6 +196,9 @@ class Rows:
                 except Exception as exc:  # a host bug must cost one message, not the capture
                     diagnostics += 1
                     self._internal_error(conn, item, exc)
+                if conn.refused_at is not None:  # this HELLO: not taken, nor anything after
+                    diagnostics += 1
+                    break
             else:
                 diagnostics += 1
                 self._decoder_diagnostic(conn, item)  # type: ignore[arg-type]
@@ -183,6 +206,32 @@ class Rows:
             before += [self._next_submit - 1] * (len(items) + 1 - len(before))
         conn.messages += taken - diagnostics
         self.uncommitted += taken
+
+    def _check_greeting(
+        self,
+        conn: Connection,
+        items: Sequence[Message | Diagnostic],
+        first_hot: tuple[int, int] | None,
+    ) -> None:
+        """A layer greets first: a message before any HELLO is diagnosed, once a connection.
+
+        `first_hot` is the (offset, type) of the first WORKLOAD or ANNEX, which are not items.
+        """
+        first = next((i for i in items if type(i) is Message), None)
+        if first is None and first_hot is None:
+            return  # nothing decoded yet
+        conn.greeted = True
+        if first is not None and (first_hot is None or first.offset < first_hot[0]):
+            if first.type == m.HELLO:
+                return
+            offset, mtype = first.offset, first.type
+        else:
+            offset, mtype = first_hot  # type: ignore[misc]
+        reason = (
+            f"{m.type_name(mtype)} before any HELLO: a vkscope layer greets the host first, so "
+            "this peer may not be one; what it sends is stored all the same"
+        )
+        self.note(conn, "before_hello", reason, offset, mtype)
 
     def take_journal(self) -> list[tuple[int, int, str, int, bytes]]:
         """The journal rows of everything waiting, taken out of the connections (journal.py).
@@ -240,6 +289,19 @@ class Rows:
 
     def _hello(self, conn: Connection, msg: Message) -> None:
         hello: m.Hello = msg.payload
+        if hello.protocol != m.PROTOCOL_VERSION:
+            # Its messages may mean something else than this host would read them as: nothing
+            # more is taken from this connection, and the capture says why.
+            newer = "update vkscope" if hello.protocol > m.PROTOCOL_VERSION else "update the layer"
+            reason = (
+                f"layer speaks protocol {hello.protocol}, this vkscope reads protocol "
+                f"{m.PROTOCOL_VERSION} only: the connection was refused and the rest of what it "
+                f"sent ignored ({newer} so that both speak the same version)"
+            )
+            self.note(conn, "protocol", reason, msg.offset, m.HELLO)
+            conn.state = schema.REFUSED
+            conn.refused_at = msg.offset
+            return
         conn.hello = hello
         # The layer reconnects after losing the host and greets again; its IDs carry on from
         # the earlier connection, so its rows are filed under that connection's process id.
@@ -250,15 +312,10 @@ class Rows:
         ]  # fmt: skip
         if earlier and msg.offset == 0:
             conn.process = earlier[-1].process
-        if hello.protocol != m.PROTOCOL_VERSION:
-            reason = (
-                f"layer speaks protocol {hello.protocol}; this vkscope reads protocol "
-                f"{m.PROTOCOL_VERSION} and decodes what it can"
-            )
-            self.note(conn, "protocol", reason, msg.offset, m.HELLO)
 
     def _device(self, conn: Connection, msg: Message) -> None:
         d: m.Device = msg.payload
+        self._devices.add((conn.process, msg.tag))
         driver = (d.driver_name, d.driver_info, d.api_version, d.timestamp_period_ns)
         clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
         self.lists["devices"].append(
@@ -326,6 +383,14 @@ class Rows:
             conn.submits.append((row, first, seq, listed))
             self._journaling[conn.id] = conn
             self.totals["instances"] += n
+        device = (conn.process, s.device)
+        if device not in self._devices and device not in self._unannounced:
+            self._unannounced.add(device)
+            reason = (
+                f"SUBMIT {seq} names device {s.device}, which no DEVICE message announced: "
+                "its workloads are stored, without the device's name, queues or clock"
+            )
+            self.note(conn, "unknown_device", reason, msg.offset, m.SUBMIT)
 
     def _annex(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # ANNEX is a sequenced type

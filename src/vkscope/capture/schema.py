@@ -26,6 +26,7 @@ OPEN: Final = "open"
 GOODBYE: Final = "goodbye"
 DISCONNECTED: Final = "disconnected"
 OUT_OF_STEP: Final = "out_of_step"
+REFUSED: Final = "refused"  # a HELLO with a protocol version this host does not read
 
 # The view is also created, over older files, by compat.py: one definition for both.
 INSTANCES_VIEW_SELECT: Final = """

@@ -235,6 +235,10 @@ class CaptureServer:
     def _take(client: _Client, store: CaptureStore, data: bytes) -> None:
         client.conn.bytes += len(data)
         store.ingest_frames(client.conn, client.decoder.feed_frames(data))
+        if client.conn.refused_at is not None and not client.decoder.ignoring:
+            # A protocol this host does not read: the rest is read (so that the layer is not
+            # left blocked on a full socket) and dropped.
+            client.decoder.ignore_rest()
 
     def _send_commands(self, clients: dict[int, _Client]) -> None:
         if not clients:

@@ -114,7 +114,8 @@ class Decoder:
         self._need = 0  # bytes _rest must reach before that frame can be decoded
         self._base = 0  # stream offset of _rest[0]
         self.out_of_step = False
-        self.ignored_bytes = 0  # bytes after an out-of-step frame, never looked at
+        self.ignoring = False  # told to ignore the rest of the stream (ignore_rest)
+        self.ignored_bytes = 0  # bytes after an out-of-step frame, or ignored, never looked at
 
     @property
     def offset(self) -> int:
@@ -124,6 +125,12 @@ class Decoder:
     @property
     def pending_bytes(self) -> int:
         return len(self._rest)
+
+    def ignore_rest(self) -> None:
+        """Everything from now on is counted and dropped, unread (a connection refused)."""
+        self.ignoring = True
+        self.ignored_bytes += len(self._rest)
+        self._rest = bytearray()
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Message | Diagnostic]:
         """Every frame completed by `data`, each decoded into a Message or a Diagnostic."""
@@ -140,7 +147,7 @@ class Decoder:
     def feed_frames(self, data: bytes | bytearray | memoryview) -> Frames:
         """Every frame completed by `data`, WORKLOADs and ANNEXes checked but left as bytes."""
         frames = Frames([], [], 0, [])
-        if self.out_of_step:
+        if self.out_of_step or self.ignoring:
             self.ignored_bytes += len(data)
             return frames
         if self._rest:
@@ -163,7 +170,7 @@ class Decoder:
 
     def finish(self) -> list[Diagnostic]:
         """Call at end of stream: reports a frame the stream ended inside of."""
-        if self.out_of_step or not self._rest:
+        if self.out_of_step or self.ignoring or not self._rest:
             return []
         buf, have = self._rest, len(self._rest)
         header = SEQUENCED_HEADER if buf[0] & SEQUENCED_BIT else PLAIN_HEADER
