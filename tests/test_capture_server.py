@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import socket
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -433,3 +436,51 @@ def test_a_submit_naming_an_unannounced_device_is_diagnosed(server: CaptureServe
         assert "names device 2" in diag.reason and diag.offset == len(b"".join(s.frames[:4]))
         assert [w.device for w in cap.workloads()] == [1, 2, 2]  # stored all the same
         assert first == 2
+
+
+@pytest.mark.parametrize("family", ["unix", "tcp"])
+def test_two_hundred_connections_at_once_are_all_taken(tmp_path: Path, family: str) -> None:
+    # Many processes of one application (or many Vulkan instances) connecting at the same
+    # moment, while the server is busy with a big stream: none may be turned away. The
+    # connects are non-blocking, as the layer's are: a full listen backlog fails them at once.
+    listen = f"unix:{tmp_path / 's'}" if family == "unix" else "tcp:127.0.0.1:0"
+    busy = Stream()
+    busy.hello(process="busy")
+    busy.device()
+    for tag in range(1, 100_001):
+        busy.workload(tag, "buffer_transfer", kind="copy", bytes=tag)
+    busy.goodbye()
+    with CaptureServer(tmp_path / "c.vkscope", [listen]) as srv:
+        sender = threading.Thread(target=send, args=(srv, busy.data()))
+        sender.start()
+        wait_for(srv, lambda c: c.bytes > 0)
+        where = srv.addresses[0].split(":", 1)[1]
+        socks = []
+        for _ in range(200):
+            if family == "unix":
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                sock.connect(where)  # BlockingIOError here: the backlog was full
+            else:
+                host, port = where.rsplit(":", 1)
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                with contextlib.suppress(BlockingIOError):  # in progress
+                    sock.connect((host, int(port)))
+            socks.append(sock)
+        for i, sock in enumerate(socks):
+            s = Stream()
+            s.hello(process=f"p{i}", pid=1000 + i)
+            s.goodbye()
+            sock.setblocking(True)
+            sock.settimeout(10)
+            sock.sendall(s.data())
+            sock.close()
+        sender.join()
+        wait_for(srv, closed(201), timeout=60)
+        summary = srv.stop()
+    assert summary.status == "complete"
+    with open_capture(summary.path) as cap:
+        processes = cap.processes()
+        assert len(processes) == 201 and {p.state for p in processes} == {"goodbye"}
+        assert {p.pid for p in processes} == {1234, *range(1000, 1200)}

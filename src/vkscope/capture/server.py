@@ -29,6 +29,11 @@ from .wire import Decoder
 RECV_BYTES: Final = 1 << 20
 _TICK_S: Final = 0.05  # how often an idle loop still commits and notices stop()
 _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections already sent
+# Connections waiting to be accepted. An application may start many processes (or Vulkan
+# instances) at once, each connecting; one the kernel turns away loses what it would have sent.
+# The kernel caps it (net.core.somaxconn).
+BACKLOG: Final = 4096
+_ACCEPTS_PER_TURN: Final = 1024  # then the loop reads what the connections already sent
 
 
 class CaptureServerError(RuntimeError):
@@ -145,7 +150,7 @@ class CaptureServer:
             self.addresses.append(f"tcp:{bound_host}:{bound_port}")
         else:
             raise CaptureServerError(f"address {address!r}: expected unix:PATH or tcp:HOST:PORT")
-        sock.listen(16)
+        sock.listen(BACKLOG)
         sock.setblocking(False)
         return sock
 
@@ -168,7 +173,9 @@ class CaptureServer:
                     pause.hold()
                 for key, _ in events:
                     if key.data is None:
-                        self._accept(key.fileobj, selector, clients, store)  # type: ignore[arg-type]
+                        for _ in range(_ACCEPTS_PER_TURN):  # every connection waiting
+                            if not self._accept(key.fileobj, selector, clients, store):  # type: ignore[arg-type]
+                                break
                         self._send_commands(clients)  # any waiting for a connection
                     elif key.data == "wake":
                         with contextlib.suppress(BlockingIOError):
