@@ -484,3 +484,23 @@ def test_two_hundred_connections_at_once_are_all_taken(tmp_path: Path, family: s
         processes = cap.processes()
         assert len(processes) == 201 and {p.state for p in processes} == {"goodbye"}
         assert {p.pid for p in processes} == {1234, *range(1000, 1200)}
+
+
+def test_a_socket_path_past_the_unix_limit_falls_back_to_a_short_one(tmp_path: Path) -> None:
+    long_dir = tmp_path / ("d" * 60) / ("e" * 60)
+    long_dir.mkdir(parents=True)
+    path = long_dir / "capture.sock"
+    assert len(str(path)) > 107
+    with CaptureServer(tmp_path / "c.vkscope", [f"unix:{path}"]) as srv:
+        (address,) = srv.addresses
+        assert address.startswith("unix:@vkscope-")  # Linux: an abstract socket, no file
+        (note,) = srv.notes
+        assert f"unix:{path} is {len(str(path))} bytes long" in note
+        assert "107-byte limit" in note and address in note
+        s = Stream()
+        s.hello()
+        s.goodbye()
+        send(srv, s.data())
+        wait_for(srv, closed(1))
+        assert srv.stop().status == "complete"
+    assert list(long_dir.iterdir()) == []

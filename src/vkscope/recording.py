@@ -63,7 +63,9 @@ def record(
         socket_path = Path(tmp) / "capture.sock"
         server = CaptureServer(capture_path, [f"unix:{socket_path}"])
         server.start()
-        layer_settings = {"timeline": "true", **settings, "host": f"unix:{socket_path}"}
+        for note in server.notes:  # a socket path too long for Unix sockets, say
+            console.print(f"vkscope: {note}", style="yellow", highlight=False)
+        layer_settings = {"timeline": "true", **settings, "host": server.addresses[0]}
         done = threading.Event()
         live = Live(progress_text(server.counters()), console=console, transient=True)
 

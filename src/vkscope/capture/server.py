@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import secrets
 import selectors
 import socket
 import stat
 import struct
+import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -34,6 +37,8 @@ _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections al
 # The kernel caps it (net.core.somaxconn).
 BACKLOG: Final = 4096
 _ACCEPTS_PER_TURN: Final = 1024  # then the loop reads what the connections already sent
+# A Unix socket address holds 108 bytes with the terminating NUL (sockaddr_un.sun_path).
+UNIX_PATH_MAX: Final = 107
 
 
 class CaptureServerError(RuntimeError):
@@ -78,7 +83,9 @@ class CaptureServer:
         self._commit_interval_s = commit_interval_s
         self._listeners: list[socket.socket] = []
         self._unix_paths: list[Path] = []
+        self._short_dirs: list[Path] = []  # made for a socket whose own path was too long
         self.addresses: list[str] = []
+        self.notes: list[str] = []  # what a person should know about where it listens
         self._store: CaptureStore | None = None
         self._thread: threading.Thread | None = None
         self._wake: tuple[socket.socket, socket.socket] | None = None  # stop() -> select()
@@ -124,17 +131,22 @@ class CaptureServer:
                 sock.bind("\0" + where[1:])
             except OSError as exc:
                 sock.close()
-                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+                why = exc.strerror or str(exc)
+                raise CaptureServerError(f"cannot listen on {address}: {why}") from exc
             self.addresses.append(address)
         elif kind == "unix" and where:
             path = Path(where)
+            size = len(os.fsencode(path))
+            if size > UNIX_PATH_MAX:
+                return self._bind_short(address, size)
             _remove_stale_socket(path)
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 sock.bind(str(path))
             except OSError as exc:
                 sock.close()
-                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+                why = exc.strerror or str(exc)
+                raise CaptureServerError(f"cannot listen on {address}: {why}") from exc
             self._unix_paths.append(path)
             self.addresses.append(f"unix:{path}")
         elif kind == "tcp" and ":" in where:
@@ -152,6 +164,22 @@ class CaptureServer:
             raise CaptureServerError(f"address {address!r}: expected unix:PATH or tcp:HOST:PORT")
         sock.listen(BACKLOG)
         sock.setblocking(False)
+        return sock
+
+    def _bind_short(self, address: str, size: int) -> socket.socket:
+        """For a socket path past the Unix limit: an abstract socket (Linux), else a socket in a
+        short folder of its own; `notes` says which, and why."""
+        if sys.platform.startswith("linux"):
+            short = f"unix:@vkscope-{os.getpid()}-{secrets.token_hex(4)}"
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="vks-", dir="/tmp"))
+            self._short_dirs.append(folder)
+            short = f"unix:{folder / 's'}"
+        sock = self._bind(short)
+        self.notes.append(
+            f"{address} is {size} bytes long, over the {UNIX_PATH_MAX}-byte limit of a Unix "
+            f"socket address (a long TMPDIR?): listening on {self.addresses[-1]} instead"
+        )
         return sock
 
     # -- the loop ---------------------------------------------------------------------------
@@ -299,6 +327,10 @@ class CaptureServer:
             with contextlib.suppress(OSError):
                 path.unlink()
         self._unix_paths.clear()
+        for folder in self._short_dirs:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        self._short_dirs.clear()
 
     # -- control ----------------------------------------------------------------------------
 
