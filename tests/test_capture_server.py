@@ -504,3 +504,28 @@ def test_a_socket_path_past_the_unix_limit_falls_back_to_a_short_one(tmp_path: P
         wait_for(srv, closed(1))
         assert srv.stop().status == "complete"
     assert list(long_dir.iterdir()) == []
+
+
+def test_finalizing_reports_its_progress(server: CaptureServer) -> None:
+    s = Stream()
+    s.hello()
+    s.device()
+    for tag in range(1, 3001):
+        s.workload(tag, "dispatch", groups=[tag, 1, 1])
+    for first in range(1, 3001, 100):
+        sid = s.submit([(t, 0) for t in range(first, first + 100)])
+        s.annex(sid, first, invocations=first)
+    s.goodbye()
+    sock = connect(server.addresses[0])
+    for i in range(0, len(s.frames), 500):  # several commits, so several journal rows
+        sock.sendall(b"".join(s.frames[i : i + 500]))
+        wait_for(server, lambda c, i=i: c.messages >= min(i + 500, len(s.frames) - 1))
+        wait_for(server, lambda c: c.uncommitted == 0)
+    sock.close()
+    wait_for(server, closed(1))
+    seen: list[tuple[int, int]] = []
+    summary = server.stop(progress=lambda done, total: seen.append((done, total)))
+    assert summary.status == "complete"
+    assert len(seen) > 1
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1] == (3000 + 3000 + 30, 6030)  # workloads, instances, annexes

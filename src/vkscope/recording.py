@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from . import launch
@@ -99,5 +100,27 @@ def record(
             if updater.is_alive():
                 updater.join()
             live.stop()
-            summary = server.stop(timeout=DRAIN_TIMEOUT_S)
+            summary = finalize(server, console)
     return RecordingResult(result, summary)
+
+
+def finalize(server: CaptureServer, console: Console) -> CaptureSummary:
+    """Stops the server; on a terminal, a progress bar follows the building of the capture's
+    journal into its tables (docs/capture-schema.md; docs/bench-ingest.md says how long)."""
+    if not console.is_terminal:
+        return server.stop(timeout=DRAIN_TIMEOUT_S)
+    bar = Progress(
+        TextColumn("finalizing the capture"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    task = bar.add_task("finalize", total=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        return server.stop(timeout=DRAIN_TIMEOUT_S, progress=progress)

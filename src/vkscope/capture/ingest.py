@@ -89,6 +89,7 @@ class Connection:
     refused_at: int | None = None  # stream offset of a HELLO this host refused
     # Waiting for the next commit's journal rows (journal.py).
     workloads: list[journal.WorkloadEntry] = field(default_factory=list)
+    workload_count: int = 0  # WORKLOAD frames in `workloads`
     submits: list[journal.SubmitEntry] = field(default_factory=list)
     annexes: list[journal.AnnexEntry] = field(default_factory=list)
 
@@ -170,6 +171,7 @@ class Rows:
             annexes = [a for a in annexes if a[2] < cut]
         if workloads or annexes:
             conn.workloads += workloads
+            conn.workload_count += count
             conn.annexes += annexes
             self._journaling[conn.id] = conn
             taken = count + len(annexes)
@@ -241,15 +243,16 @@ class Rows:
         """
         rows = []
         for conn in self._journaling.values():
-            for kind, entries in (
-                (journal.SUBMITS, conn.submits),
-                (journal.WORKLOADS, conn.workloads),
-                (journal.ANNEXES, conn.annexes),
+            instances = sum(len(s[3]) for s in conn.submits)
+            for kind, entries, count in (
+                (journal.SUBMITS, conn.submits, instances),
+                (journal.WORKLOADS, conn.workloads, conn.workload_count),
+                (journal.ANNEXES, conn.annexes, len(conn.annexes)),
             ):
                 if entries:
-                    data = journal.encode(entries)
-                    rows.append((conn.id, conn.process, kind, len(entries), data))
+                    rows.append((conn.id, conn.process, kind, count, journal.encode(entries)))
                     entries.clear()
+            conn.workload_count = 0
         self._journaling.clear()
         return rows
 
@@ -337,6 +340,7 @@ class Rows:
 
     def _workload(self, conn: Connection, msg: Message) -> None:
         conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))
+        conn.workload_count += 1
         self._journaling[conn.id] = conn
         self.totals["workloads"] += 1
 

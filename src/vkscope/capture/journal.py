@@ -31,7 +31,8 @@ SubmitEntry = tuple[int, int, int, list[tuple[int, int]]]
 # says which one it names when a submitID was sent twice (build.py).
 AnnexEntry = tuple[int, int, int, bytes, int]
 
-COLUMNS: Final = "id, connection, process, kind, count, data"
+# `count`: the rows a journal row stands for (workloads, instances or annexes), which is what
+# finalizing shows its progress in.
 INSERT: Final = "INSERT INTO journal (connection, process, kind, count, data) VALUES (?,?,?,?,?)"
 
 _ENTRY_TYPES: Final[dict[str, Any]] = {

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
 from .store import CaptureStore, Counters
@@ -352,8 +353,13 @@ class CaptureServer:
             raise CaptureServerError("the capture server has not been started")
         return self._store.counters()
 
-    def stop(self, timeout: float | None = None) -> CaptureSummary:
-        """Stops listening, takes what was already sent, and finalizes the capture file."""
+    def stop(
+        self, timeout: float | None = None, progress: Progress | None = None
+    ) -> CaptureSummary:
+        """Stops listening, takes what was already sent, and finalizes the capture file.
+
+        `timeout` bounds the wait for the capture thread; `progress(done, total)` follows the
+        finalizing, which builds what the capture kept in its journal (in messages)."""
         if self._summary is not None:
             return self._summary
         if self._thread is None or self._store is None or self._wake is None:
@@ -370,7 +376,7 @@ class CaptureServer:
         if self._error is not None:
             store.note(None, "server_error", self._error.strip().splitlines()[-1])
         try:
-            status = store.finalize()
+            status = store.finalize(progress)
         except Exception as exc:
             store.abandon()
             raise CaptureServerError(f"could not finalize {self.capture_path}: {exc}") from exc
