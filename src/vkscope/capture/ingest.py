@@ -114,6 +114,7 @@ class Rows:
         # Everything received so far (committed or not), for the live counters.
         self.totals = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
         self.uncommitted = 0
+        self.pending_instances = 0  # listed by the SUBMITs of the batch: they weigh on memory
         self._next_instance = 1
         self._next_submit = 1
         self._devices: set[tuple[int, int]] = set()  # (process, device) announced by DEVICE
@@ -254,6 +255,7 @@ class Rows:
                     entries.clear()
             conn.workload_count = 0
         self._journaling.clear()
+        self.pending_instances = 0
         return rows
 
     # -- diagnostics -----------------------------------------------------------------------------
@@ -387,6 +389,7 @@ class Rows:
             conn.submits.append((row, first, seq, listed))
             self._journaling[conn.id] = conn
             self.totals["instances"] += n
+            self.pending_instances += n
         device = (conn.process, s.device)
         if device not in self._devices and device not in self._unannounced:
             self._unannounced.add(device)

@@ -171,12 +171,15 @@ class CaptureStore:
     # -- commits ----------------------------------------------------------------------------
 
     def maybe_commit(self) -> bool:
-        """Commits when the batch is full or old enough; True when it did."""
+        """Commits when the batch is full or old enough; True when it did.
+
+        Full: `batch_messages` messages and instances (a SUBMIT's list of them is what makes a
+        batch big in memory), or `batch_bytes` of stream received."""
         waiting = self._rows.uncommitted
         if not waiting:
             return False
         young = time.monotonic() - self._last_commit < self.commit_interval_s
-        if waiting < self.batch_messages and young:
+        if waiting + self._rows.pending_instances < self.batch_messages and young:
             received = sum(c.bytes for c in self.connections)
             if received - self._bytes_at_commit < self.batch_bytes:
                 return False
