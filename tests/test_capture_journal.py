@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.env import base_env, run, vkscope_cli
 
-from vkscope.capture import build, open_capture
-from vkscope.capture.client import Stream
+from vkscope.capture import CaptureServer, build, open_capture
+from vkscope.capture.client import Stream, connect
 from vkscope.capture.errors import CorruptCaptureError
 from vkscope.capture.store import CaptureStore
 from vkscope.capture.timing_fields import TIMING_FIELDS
@@ -213,3 +215,43 @@ def test_a_damaged_journal_is_a_damaged_capture(tmp_path: Path) -> None:
         db.execute("UPDATE journal SET data = x'c1c1c1' WHERE kind = 'submits'")
     with pytest.raises(CorruptCaptureError, match=r"journal row \d+ \(submits\) cannot be read"):
         open_capture(path)
+
+
+def test_report_html_query_and_perfetto_read_a_capture_being_written(tmp_path: Path) -> None:
+    path = tmp_path / "live.vkscope"
+    s = Stream()
+    s.hello(process="live")
+    s.device(1, clock="clock_monotonic")
+    s.labels(1, ["frame", "pass"])
+    for tag in (1, 2):
+        s.workload(tag, "dispatch", api="vkCmdDispatch", groups=[tag, 1, 1])
+    for frame in range(3):
+        sid = s.submit([(1, 1), (2, 1)], frame=frame, cpu_ns=1000 * frame)
+        s.timing(sid, 1, 1000 * frame + 10, 1000 * frame + 20)
+        s.annex(sid, 2, invocations=7)
+        s.frame(frame)
+    server = CaptureServer(path, [f"unix:{tmp_path / 's'}"])
+    with server:
+        sock = connect(server.addresses[0])
+        sock.sendall(s.data())  # and the connection stays open: the capture goes on
+        deadline = time.monotonic() + 10
+        while server.counters().instances < 6 or server.counters().uncommitted:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        env = base_env()
+        sql = "SELECT count(*), sum(annex IS NOT NULL), sum(timing = 'ok') FROM workload_instances"
+        res = run([vkscope_cli(), "query", "--format", "csv", path, sql], env)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.splitlines()[-1] == "6,3,3"
+        res = run([vkscope_cli(), "report", path], env)
+        assert res.returncode == 0, res.stderr
+        assert "not finalized" in res.stdout and "frame/pass" in res.stdout
+        res = run([vkscope_cli(), "html", "-o", tmp_path / "live.html", path], env)
+        assert res.returncode == 0, res.stderr
+        assert (tmp_path / "live.html").stat().st_size > 0
+        res = run([vkscope_cli(), "perfetto", "-o", tmp_path / "live.pftrace", path], env)
+        assert res.returncode == 0, res.stderr
+        assert "6 workloads" in res.stdout + res.stderr
+        sock.close()
+        assert server.stop().status == "incomplete"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".vkscope") == [path.name]
