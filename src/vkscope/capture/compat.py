@@ -13,6 +13,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `devices.clock_max_deviation_ns`, `frames.captured`, `submits.cpu_complete_ns`,
   `workload_instances.timing`, `timing_reason` and `serialization` read as NULL, and
   `instances_view` gains the same columns.
+- 2 -> 3: the journal. Nothing to present: a version 2 file has no journal, its rows are in the
+  tables (a killed one's too), and the tables kept their columns.
 """
 
 from __future__ import annotations

@@ -193,10 +193,10 @@ CREATE VIEW instances_view AS
     + ";\n"
 )
 
-# The one index on workloads, built when the capture is finalized rather than kept up while rows
-# arrive: maintaining it costs an eighth of the ingest time. A WORKLOAD sent twice for a tagID
-# leaves two rows until then; the later one is kept. Readers of a capture that was never
-# finalized build an equivalent index of their own (reader.py).
+# The one index on workloads, built once the journal is (store.py, present.py): a WORKLOAD sent
+# twice for a tagID leaves two rows until then, and the later one is kept. A version 2 capture
+# that was never finalized has its rows but not the index; readers index a copy of their own
+# (reader.py).
 WORKLOADS_INDEX: Final = "workloads_by_tag"
 
 
