@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import socket
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,6 +126,7 @@ def test_round_trip(server: CaptureServer) -> None:
 def test_disconnect_mid_frame_leaves_a_valid_incomplete_capture(server: CaptureServer) -> None:
     s = Stream()
     s.hello()
+    s.device()
     s.workload(1, "dispatch", groups=[1, 1, 1])
     s.submit([(1, 0)], frame=0)
     whole = s.data()
@@ -147,6 +151,7 @@ def test_random_bytes_then_a_good_connection(server: CaptureServer) -> None:
     wait_for(server, closed(1))
     s = Stream()
     s.hello(process="child")
+    s.device()
     s.workload(5, "buffer_transfer", kind="fill", bytes=64)
     s.submit([(5, 0)], frame=0)
     s.goodbye()
@@ -172,6 +177,7 @@ def test_unknown_types_are_skipped_and_bad_json_is_counted(server: CaptureServer
     s.add(m.WORKLOAD, 3, b'{"device": 1, "type": "dispatch", "api": ')  # malformed JSON
     s.add(m.WORKLOAD, 4, b'{"device": 1}')  # not what a WORKLOAD is
     s.workload(6, "dispatch", groups=[2, 2, 2])
+    s.device()
     s.submit([(6, 0)])
     s.goodbye()
     send(server, s.data())
@@ -211,6 +217,7 @@ def test_oversize_length_stops_only_that_connection(server: CaptureServer) -> No
         assert sock.recv(1) == b""  # the server hung up on it
     wait_for(server, lambda c: c.connections == 2 and c.open_connections == 1)
 
+    good.device()
     good.submit([(1, 0)])
     good.goodbye()
     good_sock.sendall(good.data()[len(good.frames[0]) + len(good.frames[1]) :])
@@ -304,6 +311,7 @@ def test_listening_problems_are_reported_clearly(tmp_path: Path) -> None:
 def test_a_reconnecting_layer_carries_on_under_its_first_process(server: CaptureServer) -> None:
     first = Stream()
     first.hello(process="app", pid=7)
+    first.device()  # announced once: the reconnected layer's SUBMITs name it too
     first.workload(1, "dispatch", groups=[1, 1, 1])
     first.submit([(1, 0)], submit_id=1)
     first.dropped(3)
@@ -357,3 +365,167 @@ def test_a_capture_can_be_read_while_it_is_written(server: CaptureServer) -> Non
         assert [w.metadata["groups"] for w in live.workloads()] == [[1, 2, 3]]
     sock.close()
     assert server.stop().status == "incomplete"
+
+
+def test_a_message_before_hello_is_diagnosed_and_kept(server: CaptureServer) -> None:
+    s = Stream()
+    s.workload(1, "dispatch", groups=[1, 1, 1])  # before the greeting
+    s.hello(process="late")
+    s.device()
+    s.submit([(1, 0)])
+    s.goodbye()
+    send(server, s.data())
+    greeted = Stream()
+    greeted.hello(process="polite")
+    greeted.goodbye()
+    send(server, greeted.data())
+    wait_for(server, closed(2))
+    summary = server.stop()
+    with open_capture(summary.path) as cap:
+        (diag,) = cap.diagnostics()
+        assert (diag.kind, diag.connection, diag.offset) == ("before_hello", 1, 0)
+        assert diag.message_type == m.WORKLOAD and "before any HELLO" in diag.reason
+        assert [w.tag_id for w in cap.workloads()] == [1]  # lost nothing
+
+
+def test_an_unsupported_protocol_version_is_refused(server: CaptureServer) -> None:
+    future = Stream()
+    future.add(m.HELLO, 0, {"protocol": 999, "pid": 9, "process": "future", "layer_version": "9"})
+    future.device()
+    for tag in range(1, 20001):  # far more than a socket buffer: the server must keep reading
+        future.workload(tag, "dispatch", groups=[tag, 1, 1])
+    future.submit([(1, 0)])
+    future.goodbye()
+    current = Stream()
+    current.hello(process="current")
+    current.device()
+    current.workload(7, "renderpass", draws=1)
+    current.submit([(7, 0)])
+    current.goodbye()
+    send(server, future.data())
+    send(server, current.data())
+    wait_for(server, closed(2))
+    summary = server.stop()
+    assert summary.status == "incomplete"  # what the refused connection sent is not there
+    with open_capture(summary.path) as cap:
+        refused, good = cap.processes()
+        assert (refused.state, refused.messages, good.state) == ("refused", 0, "goodbye")
+        assert [(w.process, w.tag_id) for w in cap.workloads()] == [(2, 7)]
+        (diag,) = cap.diagnostics()
+        assert (diag.kind, diag.connection, diag.offset) == ("protocol", 1, 0)
+        assert "protocol 999" in diag.reason and "refused" in diag.reason
+        bytes_read = list(cap._rows("SELECT bytes FROM processes WHERE id = 1"))
+        assert bytes_read == [(len(future.data()),)]
+
+
+def test_a_submit_naming_an_unannounced_device_is_diagnosed(server: CaptureServer) -> None:
+    s = Stream()
+    s.hello()
+    s.device(1)
+    s.workload(1, "dispatch", groups=[1, 1, 1])
+    s.submit([(1, 0)], device=1)
+    first = s.submit([(1, 0)], device=2)  # never announced
+    s.submit([(1, 0)], device=2)  # said once per device
+    s.goodbye()
+    send(server, s.data())
+    wait_for(server, closed(1))
+    summary = server.stop()
+    with open_capture(summary.path) as cap:
+        (diag,) = cap.diagnostics()
+        assert (diag.kind, diag.message_type) == ("unknown_device", m.SUBMIT)
+        assert "names device 2" in diag.reason and diag.offset == len(b"".join(s.frames[:4]))
+        assert [w.device for w in cap.workloads()] == [1, 2, 2]  # stored all the same
+        assert first == 2
+
+
+@pytest.mark.parametrize("family", ["unix", "tcp"])
+def test_two_hundred_connections_at_once_are_all_taken(tmp_path: Path, family: str) -> None:
+    # Many processes of one application (or many Vulkan instances) connecting at the same
+    # moment, while the server is busy with a big stream: none may be turned away. The
+    # connects are non-blocking, as the layer's are: a full listen backlog fails them at once.
+    listen = f"unix:{tmp_path / 's'}" if family == "unix" else "tcp:127.0.0.1:0"
+    busy = Stream()
+    busy.hello(process="busy")
+    busy.device()
+    for tag in range(1, 100_001):
+        busy.workload(tag, "buffer_transfer", kind="copy", bytes=tag)
+    busy.goodbye()
+    with CaptureServer(tmp_path / "c.vkscope", [listen]) as srv:
+        sender = threading.Thread(target=send, args=(srv, busy.data()))
+        sender.start()
+        wait_for(srv, lambda c: c.bytes > 0)
+        where = srv.addresses[0].split(":", 1)[1]
+        socks = []
+        for _ in range(200):
+            if family == "unix":
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                sock.connect(where)  # BlockingIOError here: the backlog was full
+            else:
+                host, port = where.rsplit(":", 1)
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.setblocking(False)
+                with contextlib.suppress(BlockingIOError):  # in progress
+                    sock.connect((host, int(port)))
+            socks.append(sock)
+        for i, sock in enumerate(socks):
+            s = Stream()
+            s.hello(process=f"p{i}", pid=1000 + i)
+            s.goodbye()
+            sock.setblocking(True)
+            sock.settimeout(10)
+            sock.sendall(s.data())
+            sock.close()
+        sender.join()
+        wait_for(srv, closed(201), timeout=60)
+        summary = srv.stop()
+    assert summary.status == "complete"
+    with open_capture(summary.path) as cap:
+        processes = cap.processes()
+        assert len(processes) == 201 and {p.state for p in processes} == {"goodbye"}
+        assert {p.pid for p in processes} == {1234, *range(1000, 1200)}
+
+
+def test_a_socket_path_past_the_unix_limit_falls_back_to_a_short_one(tmp_path: Path) -> None:
+    long_dir = tmp_path / ("d" * 60) / ("e" * 60)
+    long_dir.mkdir(parents=True)
+    path = long_dir / "capture.sock"
+    assert len(str(path)) > 107
+    with CaptureServer(tmp_path / "c.vkscope", [f"unix:{path}"]) as srv:
+        (address,) = srv.addresses
+        assert address.startswith("unix:@vkscope-")  # Linux: an abstract socket, no file
+        (note,) = srv.notes
+        assert f"unix:{path} is {len(str(path))} bytes long" in note
+        assert "107-byte limit" in note and address in note
+        s = Stream()
+        s.hello()
+        s.goodbye()
+        send(srv, s.data())
+        wait_for(srv, closed(1))
+        assert srv.stop().status == "complete"
+    assert list(long_dir.iterdir()) == []
+
+
+def test_finalizing_reports_its_progress(server: CaptureServer) -> None:
+    s = Stream()
+    s.hello()
+    s.device()
+    for tag in range(1, 3001):
+        s.workload(tag, "dispatch", groups=[tag, 1, 1])
+    for first in range(1, 3001, 100):
+        sid = s.submit([(t, 0) for t in range(first, first + 100)])
+        s.annex(sid, first, invocations=first)
+    s.goodbye()
+    sock = connect(server.addresses[0])
+    for i in range(0, len(s.frames), 500):  # several commits, so several journal rows
+        sock.sendall(b"".join(s.frames[i : i + 500]))
+        wait_for(server, lambda c, i=i: c.messages >= min(i + 500, len(s.frames) - 1))
+        wait_for(server, lambda c: c.uncommitted == 0)
+    sock.close()
+    wait_for(server, closed(1))
+    seen: list[tuple[int, int]] = []
+    summary = server.stop(progress=lambda done, total: seen.append((done, total)))
+    assert summary.status == "complete"
+    assert len(seen) > 1
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1] == (3000 + 3000 + 30, 6030)  # workloads, instances, annexes

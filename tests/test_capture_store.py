@@ -35,6 +35,7 @@ def test_annexes_merge_in_arrival_order_across_batches(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     feed, s = Feeder(store), Stream()
     s.hello()
+    s.device()
     s.workload(1, "dispatch", groups=None, invocations=None, local_size=[8, 1, 1])
     s.workload(2, "renderpass", draws=5)
     s.annex(10, 1, groups=[1, 1, 1], note="early")  # before its SUBMIT, which comes a batch later
@@ -76,6 +77,7 @@ def test_annexes_that_match_nothing_are_diagnosed(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     feed, s = Feeder(store), Stream()
     s.hello()
+    s.device()
     s.workload(1, "dispatch")
     s.submit([(1, 0)], submit_id=5)
     s.annex(5, 99, draws=1)  # tag not in that submit (same batch)
@@ -124,6 +126,7 @@ def test_instances_of_undescribed_workloads_are_kept_and_diagnosed(tmp_path: Pat
     store = new_store(tmp_path)
     feed, s = Feeder(store), Stream()
     s.hello()
+    s.device()
     s.submit([(42, 7)], submit_id=1)
     s.goodbye()
     feed.send(s)

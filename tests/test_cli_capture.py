@@ -84,3 +84,20 @@ def test_report_of_bad_files_is_a_clear_error(tmp_path: Path) -> None:
         code, _, err = vkscope("report", path, cwd=tmp_path)
         assert code == 2, err
         assert str(path) in err and "Traceback" not in err
+
+
+@pytest.mark.vulkan
+def test_a_temp_folder_too_long_for_a_socket_path(workload: Path, tmp_path: Path) -> None:
+    # vkscope run makes its socket in the temporary folder; past 107 bytes a Unix socket path
+    # cannot be bound, so it listens on an abstract socket and says why.
+    tmpdir = tmp_path / ("t" * 80) / ("u" * 40)
+    tmpdir.mkdir(parents=True)
+    cap = tmp_path / "long.vkscope"
+    env = {**base_env(), "TMPDIR": str(tmpdir)}
+    cmd = [vkscope_cli(), "run", "-o", str(cap), "--no-trace", "--no-html", "--no-report", "--"]
+    res = run([*cmd, str(workload), "--scenario", "compute"], env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "over the 107-byte limit of a Unix socket address" in res.stderr + res.stdout
+    with open_capture(cap) as capture:
+        assert capture.meta.status == "complete"
+        assert [w.type for w in capture.workloads()].count("dispatch") == 5

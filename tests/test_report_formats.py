@@ -101,7 +101,7 @@ def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -
     assert list(doc) == ["capture", "workloads", "frames", "costliest", "labels"]
     capture = doc["capture"]
     assert (capture["status"], capture["schema_version"], capture["workloads"]) == (
-        "complete", 2, 21,
+        "complete", 3, 21,
     )  # fmt: skip
     assert capture["devices"][0]["clock_domain"] == "clock_monotonic"
     assert capture["timing"]["serialization"] == {"queue": 21}

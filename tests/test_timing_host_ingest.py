@@ -213,9 +213,18 @@ def test_several_processes_keep_their_own_timing(tmp_path: Path) -> None:
     assert got == [(1, 10, 1000), (2, 11, 1001)]
 
 
+def downgrade_to_version_2(path: Path) -> None:
+    """What a version 2 vkscope wrote: no journal (its rows went straight to the tables)."""
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE journal")
+        db.execute("PRAGMA user_version = 2")
+        db.execute("UPDATE meta SET value = 2 WHERE key = 'schema_version'")
+
+
 def downgrade_to_version_1(path: Path) -> None:
     """What a version 1 vkscope wrote: no timing columns, and the version 1 view."""
     v1_view = INSTANCES_VIEW_SELECT.split("FROM workload_instances")[0].split(", i.gpu_end_ns -")[0]
+    downgrade_to_version_2(path)
     with sqlite3.connect(path) as db:
         db.execute("DROP VIEW instances_view")
         for table, column in (
@@ -232,8 +241,18 @@ def downgrade_to_version_1(path: Path) -> None:
         db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
 
 
+def test_version_2_captures_still_open(tmp_path: Path) -> None:
+    s, (a, b) = timed_stream()
+    path = capture_from(tmp_path, s)
+    downgrade_to_version_2(path)
+    with open_capture(path) as cap:
+        assert cap.meta.schema_version == 2
+    check_timed(path, a, b)
+    assert rows(path, "PRAGMA user_version") == [(2,)]
+
+
 def test_version_1_captures_still_open(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     s, _ = timed_stream()
     path = capture_from(tmp_path, s)
     downgrade_to_version_1(path)

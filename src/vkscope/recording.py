@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from . import launch
@@ -66,7 +67,9 @@ def record(
         socket_path = Path(tmp) / "capture.sock"
         server = CaptureServer(capture_path, [f"unix:{socket_path}"])
         server.start()
-        layer_settings = {"timeline": "true", **settings, "host": f"unix:{socket_path}"}
+        for note in server.notes:  # a socket path too long for Unix sockets, say
+            console.print(f"vkscope: {note}", style="yellow", highlight=False)
+        layer_settings = {"timeline": "true", **settings, "host": server.addresses[0]}
         done = threading.Event()
         live = Live(progress_text(server.counters()), console=console, transient=True)
 
@@ -96,5 +99,27 @@ def record(
             if updater.is_alive():
                 updater.join()
             live.stop()
-            summary = server.stop(timeout=DRAIN_TIMEOUT_S)
+            summary = finalize(server, console)
     return RecordingResult(result, summary)
+
+
+def finalize(server: CaptureServer, console: Console) -> CaptureSummary:
+    """Stops the server; on a terminal, a progress bar follows the building of the capture's
+    journal into its tables (docs/capture-schema.md; docs/bench-ingest.md says how long)."""
+    if not console.is_terminal:
+        return server.stop(timeout=DRAIN_TIMEOUT_S)
+    bar = Progress(
+        TextColumn("finalizing the capture"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    task = bar.add_task("finalize", total=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        return server.stop(timeout=DRAIN_TIMEOUT_S, progress=progress)

@@ -1,161 +1,270 @@
-"""Merges ANNEX fields into workload instances, whenever the annex arrives.
+"""Workload instances from the journal's SUBMITs, with every ANNEX merged into its instance.
 
-An annex may name an instance whose SUBMIT is in the batch being built (merged in memory and
-written with the row), one already committed (merged in the file with an UPDATE), or one not sent
-yet (kept pending and merged when the SUBMIT comes). Fields are applied in arrival order, so the
-last annex to set a field wins, as the protocol says. The timing fields go to their own columns
-rather than into the annex JSON (timing_fields.py), and merge the same way.
+Instances are built a chunk at a time: their rows wait in memory until the chunk is inserted, so
+that the annexes of the chunk merge into them there. An annex may name an instance of the chunk
+(merged in memory), one already inserted (merged in the table with an UPDATE when the chunk is
+inserted), or one of a SUBMIT further on in the journal (kept until that SUBMIT is built): an
+ANNEX may come before or after its SUBMIT, even long after. Fields are applied in arrival order,
+so the last annex to set a field wins, as the protocol says. The timing fields go to their own
+columns rather than into the annex JSON (timing_fields.py), and merge the same way.
 
-What waits here holds connection ids, not connection objects: tuples of plain values are dropped
-by the garbage collector's tracking, so a batch of them costs it nothing.
+An annex names its instance by (submitID, tagID). The SUBMIT is the last one with that submitID
+(from that process) received before the annex, or, if there was none, the first one after it;
+the instance is the first the SUBMIT lists with that tagID.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from itertools import repeat
 from typing import Any, Final, Protocol
 
 import msgspec
 
+from .journal import AnnexEntry, SubmitEntry
 from .messages import ANNEX
 from .schema import to_sql_int
-from .timing_fields import NO_TIMING, TIMING_COLUMNS, take_timing, timing_fields
+from .timing_fields import NO_TIMING, TIMING_COLUMNS, only_timing, take_timing, timing_fields
+from .workload_rows import insert_rows
 
-MAX_PENDING: Final = 100_000  # annexes waiting for a SUBMIT; past this a broken layer is assumed
-
-# (connection id, tagID, fields, stream offset of the ANNEX frame)
-Annex = tuple[int, int, dict[str, Any], int]
-Key = tuple[int, int]  # (process id, submitID)
-
-_INSTANCES_OF_SUBMIT: Final = (
-    f"SELECT id, tag_id, annex, {TIMING_COLUMNS} FROM workload_instances "
-    "WHERE id >= ? AND id < ? ORDER BY id"
-)
-_UPDATE: Final = (
-    "UPDATE workload_instances SET annex = ?, gpu_begin_ns = ?, gpu_end_ns = ?, timing = ?, "
-    "timing_reason = ?, serialization = ? WHERE id = ?"
-)
+MAX_WAITING: Final = 100_000  # annexes waiting for a SUBMIT further on; past this one is dropped
+_RESOLVED_CACHE: Final = 4096
 
 
 class Note(Protocol):
+    """Records a diagnostic about the connection `conn_id` (processes.id)."""
+
     def __call__(
         self,
-        conn: Any,
+        conn_id: int | None,
         kind: str,
         reason: str,
         offset: int | None = ...,
         message_type: int | None = ...,
+        excerpt: bytes = ...,
     ) -> None: ...
 
 
-class AnnexMerger:
-    def __init__(
-        self,
-        db: sqlite3.Connection,
-        instances: list[tuple[Any, ...] | None],
-        connections: list[Any],
-        note: Note,
-    ):
+# (connection id, tagID, fields, stream offset of the ANNEX frame)
+Annex = tuple[int, int, dict[str, Any], int]
+Submit = tuple[int, int, int]  # (submits.id, first instance id, instance count)
+
+_INSTANCE: Final = "id, process, submit_row, submit_id, tag_id, ordinal, label_stack_id"
+_decode_annex = msgspec.json.Decoder(dict[str, Any]).decode
+_decode_annexes = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_encode = msgspec.json.encode
+
+
+class _Submits:
+    """Finds the SUBMIT an annex names, in the submits table (which the store writes as SUBMITs
+    arrive, so it lists every one the journal does)."""
+
+    def __init__(self, db: sqlite3.Connection, schema: str) -> None:
         self._db = db
-        self._instances = instances  # the store's pending instance rows, shared
-        self._connections = connections  # the store's, shared; connection id n is at n - 1
-        self._note = note
-        self._batch_submits: dict[Key, tuple[int, int]] = {}  # -> (first row, count) in batch
-        self._tag_rows: dict[Key, dict[int, int]] = {}  # built on a submit's first annex
-        self._merged: dict[int, dict[str, Any]] = {}  # batch row -> fields merged so far
-        self._unresolved: dict[Key, list[Annex]] = {}  # this batch, submit not in this batch
-        self.pending: dict[Key, list[Annex]] = {}  # earlier batches, submit not seen yet
-        self._pending_count = 0
+        self._sql = (
+            f"SELECT id, first_instance, instance_count FROM {schema}.submits "
+            "WHERE process = ? AND submit_id = ? ORDER BY id"
+        )
+        self._cache: dict[tuple[int, int], list[Submit]] = {}
 
-    def submitted(self, process: int, submit_id: int, first_row: int, count: int) -> None:
+    def find(self, process: int, submit_id: int, before: int) -> Submit | None:
         key = (process, submit_id)
-        self._batch_submits[key] = (first_row, count)
-        if self.pending or self._unresolved:
-            early = self.pending.pop(key, []) + self._unresolved.pop(key, [])
-            self._pending_count -= len(early)
-            for annex in early:
-                self._merge_in_batch(key, annex)
-
-    def arrived(
-        self, conn: Any, submit_id: int, tag_id: int, fields: dict[str, Any], offset: int
-    ) -> None:
-        key = (conn.process, submit_id)
-        annex = (conn.id, tag_id, fields, offset)
-        if key in self._batch_submits:
-            self._merge_in_batch(key, annex)
-        else:
-            self._unresolved.setdefault(key, []).append(annex)
-            self._pending_count += 1
-
-    def _merge_in_batch(self, key: Key, annex: Annex) -> None:
-        rows = self._tag_rows.get(key)
-        if rows is None:
-            first, count = self._batch_submits[key]
-            instances = self._instances
-            # Built backwards so that a tag listed twice resolves to its first listing.
-            rows = {instances[i][4]: i for i in range(first + count - 1, first - 1, -1)}  # type: ignore[index]
-            self._tag_rows[key] = rows
-        row = rows.get(annex[1])
-        if row is None:
-            self._unmatched(key, annex)
-        else:
-            self._merged.setdefault(row, {}).update(annex[2])
-
-    def _unmatched(self, key: Key, annex: Annex) -> None:
-        conn_id, tag, _, offset = annex
-        reason = f"ANNEX names tagID {tag}, which SUBMIT {key[1]} does not list; not applied"
-        self._note(self._connections[conn_id - 1], "annex_unmatched", reason, offset, ANNEX)
-
-    def take_annexed(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """Removes the batch's instances that have annexes, returned with their annex columns.
-
-        The rest are inserted without those columns (binding NULL for each row is slow), these
-        with them: first those without timing fields, then those with. Their places in the batch
-        become None.
-        """
-        instances = self._instances
-        encode = msgspec.json.encode
-        annexed, timed = [], []
-        for row, fields in self._merged.items():
-            timing = take_timing(fields)
-            text = encode(fields).decode() if fields else None
-            if timing == NO_TIMING:
-                annexed.append((*instances[row], text))  # type: ignore[misc]
-            else:
-                timed.append((*instances[row], text, *timing))  # type: ignore[misc]
-            instances[row] = None
-        self._merged.clear()
-        self._batch_submits.clear()
-        self._tag_rows.clear()
-        return annexed, timed
-
-    def flushed(self) -> None:
-        """Merges annexes whose instance is in the file, once the batch has been inserted."""
-        unresolved, self._unresolved = self._unresolved, {}
-        for key, annexes in unresolved.items():
-            self._pending_count -= len(annexes)
-            self._merge_in_file(key, annexes)
-
-    def _merge_in_file(self, key: Key, annexes: list[Annex]) -> None:
-        # One query for the submit and one for its instances, however many annexes name them:
-        # with timing on, every instance gets an annex, mostly after its submit was committed.
-        db = self._db
-        found = db.execute(
-            "SELECT first_instance, instance_count FROM submits WHERE process = ? AND "
-            "submit_id = ? ORDER BY id DESC LIMIT 1",
-            (key[0], to_sql_int(key[1])),
-        ).fetchone()
+        found = self._cache.get(key)
         if found is None:
-            self._keep_pending(key, annexes)
+            if len(self._cache) >= _RESOLVED_CACHE:
+                self._cache.clear()
+            found = self._db.execute(self._sql, (process, to_sql_int(submit_id))).fetchall()
+            self._cache[key] = found
+        if not found:
+            return None
+        if len(found) == 1:
+            return found[0]
+        earlier = [s for s in found if s[0] <= before]
+        return earlier[-1] if earlier else found[0]
+
+
+class InstanceMerger:
+    """Builds instance rows into the workload_instances table of `target`."""
+
+    def __init__(
+        self, db: sqlite3.Connection, source: str, target: str, note: Note, *, final: bool
+    ) -> None:
+        self._db = db
+        self._target = target
+        self._note = note
+        self._final = final  # the whole journal is here: a SUBMIT not found never arrived
+        self._submits = _Submits(db, source)
+        table = f"{target}.workload_instances"
+        self._sql_plain = f"INSERT INTO {table} ({_INSTANCE}) VALUES (?,?,?,?,?,?,?)"
+        self._sql_annexed = f"INSERT INTO {table} ({_INSTANCE}, annex) VALUES (?,?,?,?,?,?,?,?)"
+        self._sql_timed = f"INSERT INTO {table} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        self._sql_annex_row = f"INSERT INTO {target}.annexes VALUES (NULL,?,?,?,?)"
+        self._sql_of_submit = (
+            f"SELECT id, tag_id, annex, {TIMING_COLUMNS} FROM {table} "
+            "WHERE id >= ? AND id < ? ORDER BY id"
+        )
+        self._sql_update = (
+            f"UPDATE {table} SET annex = ?, gpu_begin_ns = ?, gpu_end_ns = ?, timing = ?, "
+            "timing_reason = ?, serialization = ? WHERE id = ?"
+        )
+        self._sql_built = f"SELECT 1 FROM {table} WHERE id = ?"
+        self._rows: list[tuple[Any, ...] | None] = []  # the chunk's instance rows
+        self._in_chunk: dict[int, tuple[int, int]] = {}  # submit row -> (index in _rows, count)
+        self._chunk_keys: dict[tuple[int, int], list[Submit]] = {}  # (process, submitID) ->
+        self._tag_rows: dict[int, dict[int, int]] = {}  # submit row -> tagID -> index
+        self._merged: dict[int, dict[str, Any]] = {}  # index in _rows -> fields merged so far
+        # Annexes for instances already inserted, with their SUBMIT's submitID.
+        self._in_file: dict[Submit, tuple[int, list[Annex]]] = {}
+        self._waiting: dict[int, list[Annex]] = {}  # submit row not built yet -> its annexes
+        self._waiting_count = 0
+        self._annex_rows: list[tuple[Any, ...]] = []  # for the annexes table
+
+    def __len__(self) -> int:
+        """Instance rows and annexes waiting to be written."""
+        return len(self._rows) + len(self._annex_rows)
+
+    # -- from the journal -------------------------------------------------------------------
+
+    def submits(self, process: int, entries: list[SubmitEntry]) -> None:
+        rows = self._rows
+        for row, first, submit_id, listed in entries:
+            n = len(listed)
+            start = len(rows)
+            tags, stacks = zip(*listed, strict=True)
+            same = repeat(process), repeat(row), repeat(to_sql_int(submit_id))
+            rows.extend(zip(range(first, first + n), *same, tags, range(n), stacks, strict=False))
+            self._in_chunk[row] = (start, n)
+            self._chunk_keys.setdefault((process, submit_id), []).append((row, first, n))
+            early = self._waiting.pop(row, None)
+            if early is not None:
+                self._waiting_count -= len(early)
+                for annex in early:
+                    self._merge_in_chunk((row, first, n), submit_id, annex)
+
+    def annexes(self, conn_id: int, process: int, entries: list[AnnexEntry]) -> None:
+        for (submit_id, tag, offset, payload, before), fields in zip(
+            entries, self._decode(conn_id, entries), strict=True
+        ):
+            if fields is None:
+                continue
+            if not only_timing(fields):  # those say nothing their instance's columns do not
+                text = payload.decode("utf-8", "replace")
+                self._annex_rows.append((process, to_sql_int(submit_id), to_sql_int(tag), text))
+            annex = (conn_id, tag, fields, offset)
+            # Mostly its SUBMIT is among the chunk's, newer than any in the table: no query.
+            candidates = self._chunk_keys.get((process, submit_id))
+            if candidates and candidates[0][0] <= before:
+                submit: Submit | None = [c for c in candidates if c[0] <= before][-1]
+            else:
+                submit = self._submits.find(process, submit_id, before)
+            if submit is None:
+                if self._final:
+                    reason = f"ANNEX for submit {submit_id} tagID {tag}: that SUBMIT never arrived"
+                    self._note(conn_id, "annex_unmatched", reason, offset, ANNEX)
+            elif submit[0] in self._in_chunk:
+                self._merge_in_chunk(submit, submit_id, annex)
+            elif submit[2] == 0 or self._db.execute(self._sql_built, (submit[1],)).fetchone():
+                self._in_file.setdefault(submit, (submit_id, []))[1].append(annex)
+            else:
+                self._wait(submit[0], annex)
+
+    def _decode(self, conn_id: int, entries: list[AnnexEntry]) -> list[dict[str, Any] | None]:
+        """The payloads decoded in one call (each was checked on arrival: one by one, to say
+        which, only for a damaged file)."""
+        payloads = [e[3] for e in entries]
+        try:
+            decoded = _decode_annexes(b"[" + b",".join(payloads) + b"]")
+            if len(decoded) == len(payloads):
+                return decoded  # type: ignore[return-value]
+        except (msgspec.DecodeError, ValueError):
+            pass
+        out: list[dict[str, Any] | None] = []
+        for _, _, offset, payload, _ in entries:
+            try:
+                out.append(_decode_annex(payload))
+            except (msgspec.DecodeError, ValueError) as exc:
+                reason = f"ANNEX payload cannot be read back: {exc}"
+                self._note(conn_id, "invalid_payload", reason, offset, ANNEX)
+                out.append(None)
+        return out
+
+    def _wait(self, row: int, annex: Annex) -> None:
+        if self._waiting_count >= MAX_WAITING:
+            reason = (
+                f"over {MAX_WAITING} annexes wait for SUBMITs further on in the capture; "
+                "this one is not applied"
+            )
+            self._note(annex[0], "annex_unmatched", reason, annex[3], ANNEX)
             return
-        first, count = found
-        rows = db.execute(_INSTANCES_OF_SUBMIT, (first, first + count)).fetchall()
-        by_tag = {r[1]: r for r in reversed(rows)}  # a tag listed twice: its first listing
+        self._waiting.setdefault(row, []).append(annex)
+        self._waiting_count += 1
+
+    def _merge_in_chunk(self, submit: Submit, submit_id: int, annex: Annex) -> None:
+        row = submit[0]
+        tags = self._tag_rows.get(row)
+        if tags is None:
+            start, count = self._in_chunk[row]
+            rows = self._rows
+            # Built backwards so that a tag listed twice resolves to its first listing.
+            tags = {rows[i][4]: i for i in range(start + count - 1, start - 1, -1)}  # type: ignore[index]
+            self._tag_rows[row] = tags
+        index = tags.get(annex[1])
+        if index is None:
+            self._unmatched(submit_id, annex)
+        else:
+            self._merged.setdefault(index, {}).update(annex[2])
+
+    def _unmatched(self, submit_id: int, annex: Annex) -> None:
+        conn_id, tag, _, offset = annex
+        reason = f"ANNEX names tagID {tag}, which SUBMIT {submit_id} does not list; not applied"
+        self._note(conn_id, "annex_unmatched", reason, offset, ANNEX)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Inserts the chunk's instances and annexes, and merges annexes into earlier ones."""
+        db, rows = self._db, self._rows
+        annexed, timed = [], []
+        for index, fields in self._merged.items():
+            timing = take_timing(fields)
+            text = _encode(fields).decode() if fields else None
+            if timing == NO_TIMING:
+                annexed.append((*rows[index], text))  # type: ignore[misc]
+            else:
+                timed.append((*rows[index], text, *timing))  # type: ignore[misc]
+            rows[index] = None
+        if self._merged:
+            rows = [r for r in rows if r is not None]
+        for sql, batch in (
+            (self._sql_plain, rows),
+            (self._sql_annexed, annexed),
+            (self._sql_timed, timed),
+            (self._sql_annex_row, self._annex_rows),
+        ):
+            if batch:
+                insert_rows(db, sql, batch)  # type: ignore[arg-type]
+        for submit, (submit_id, annexes) in self._in_file.items():
+            self._merge_in_file(submit, submit_id, annexes)
+        self._rows = []
+        self._annex_rows = []
+        self._in_chunk.clear()
+        self._chunk_keys.clear()
+        self._tag_rows.clear()
+        self._merged.clear()
+        self._in_file.clear()
+
+    def _merge_in_file(self, submit: Submit, submit_id: int, annexes: list[Annex]) -> None:
+        # One query for the submit's instances, however many annexes name them: with timing
+        # on, every instance gets an annex, mostly after its submit was built.
+        db = self._db
+        first, count = submit[1], submit[2]
+        found = db.execute(self._sql_of_submit, (first, first + count)).fetchall()
+        by_tag = {r[1]: r for r in reversed(found)}  # a tag listed twice: its first listing
         merged: dict[int, dict[str, Any]] = {}
         for annex in annexes:
             hit = by_tag.get(to_sql_int(annex[1]))
             if hit is None:
-                self._unmatched(key, annex)
+                self._unmatched(submit_id, annex)
                 continue
             fields = merged.get(hit[0])
             if fields is None:
@@ -163,22 +272,19 @@ class AnnexMerger:
                 fields.update(timing_fields(hit[3:]))
                 merged[hit[0]] = fields
             fields.update(annex[2])
-        encode = msgspec.json.encode
         updates = []
         for row_id, fields in merged.items():
             timing = take_timing(fields)
-            updates.append((encode(fields).decode() if fields else None, *timing, row_id))
-        db.executemany(_UPDATE, updates)
+            updates.append((_encode(fields).decode() if fields else None, *timing, row_id))
+        db.executemany(self._sql_update, updates)
 
-    def _keep_pending(self, key: Key, annexes: list[Annex]) -> None:
-        for annex in annexes:
-            if self._pending_count >= MAX_PENDING:
-                reason = (
-                    f"over {MAX_PENDING} annexes wait for SUBMITs that have not arrived; "
-                    "this one (for a submit never seen) is not applied"
-                )
-                conn = self._connections[annex[0] - 1]
-                self._note(conn, "annex_unmatched", reason, annex[3], ANNEX)
-                continue
-            self.pending.setdefault(key, []).append(annex)
-            self._pending_count += 1
+    def finish(self) -> None:
+        """At the end of the journal: what still waits names a SUBMIT that was never built."""
+        self.flush()
+        for annexes in self._waiting.values():
+            for conn_id, tag, _, offset in annexes:
+                if self._final:
+                    reason = f"ANNEX for tagID {tag}: its SUBMIT's workloads never arrived"
+                    self._note(conn_id, "annex_unmatched", reason, offset, ANNEX)
+        self._waiting.clear()
+        self._waiting_count = 0

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .compat import indexed_workloads, present_current_schema
-from .errors import CaptureError, from_sqlite
+from .errors import CaptureError, CorruptCaptureError, from_sqlite
+from .journal import JournalError
+from .present import attach_capture
 from .reader import open_capture
 from .records import CaptureMeta
 
@@ -63,12 +65,16 @@ class ScratchDatabase:
         with open_capture(path) as capture:
             meta, checked, uri = capture.meta, capture.schema_version, capture.uri
         try:
-            self.db.execute(f"ATTACH DATABASE ? AS {schema}", (uri,))
-            version = self.db.execute(f"PRAGMA {schema}.user_version").fetchone()[0]
+            # A capture not finalized is attached with its journal built (as {schema}_file).
+            built = attach_capture(self.db, uri, schema)
+            source = f"{schema}_file" if built else schema
+            version = self.db.execute(f"PRAGMA {source}.user_version").fetchone()[0]
             if version != checked:
                 raise CaptureError(path, "changed while it was being read")
             views = present_current_schema(self.db, version, schema)
             workloads = indexed_workloads(self.db, schema)
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise from_sqlite(path, exc) from None
+        except JournalError as exc:
+            raise CorruptCaptureError(path, f"damaged: {exc}") from None
         return AttachedCapture(path, schema, meta, workloads, views)

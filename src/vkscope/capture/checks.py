@@ -1,17 +1,15 @@
 """Consistency checks run once when a capture is finalized, recorded as diagnostics.
 
-They look for what only the end of the stream can tell: annexes whose SUBMIT never came, and
-instances naming a workload or label stack the layer never described.
+They look for what only the end of the stream can tell: instances naming a workload or label
+stack the layer never described. (Annexes whose SUBMIT never came are reported when the journal
+is built: build.py.)
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
-
-from .annexes import Annex, Key, Note
-from .messages import ANNEX
 
 _MISSING_WORKLOADS = """
 SELECT i.process, count(*), min(i.submit_id), min(i.tag_id)
@@ -31,19 +29,11 @@ GROUP BY i.process
 
 
 def final_checks(
-    db: sqlite3.Connection,
-    connections: Sequence[Any],
-    pending: dict[Key, list[Annex]],
-    note: Note,
+    db: sqlite3.Connection, connections: Sequence[Any], note: Callable[..., None]
 ) -> None:
     by_id = {c.id: c for c in connections}
     if not connections:
         note(None, "no_connection", "no application connected to the capture server")
-    for (_, submit_id), annexes in pending.items():
-        for conn_id, tag, _, offset in annexes:
-            reason = f"ANNEX for submit {submit_id} tagID {tag}: that SUBMIT never arrived"
-            note(connections[conn_id - 1], "annex_unmatched", reason, offset, ANNEX)
-    pending.clear()
     for process, count, submit_id, tag in db.execute(_MISSING_WORKLOADS):
         reason = (
             f"{count} workload instances name a tagID no WORKLOAD message described "

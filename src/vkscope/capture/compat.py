@@ -15,6 +15,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `devices.clock_max_deviation_ns`, `frames.captured`, `submits.cpu_complete_ns`,
   `workload_instances.timing`, `timing_reason` and `serialization` read as NULL, and
   `instances_view` gains the same columns.
+- 2 -> 3: the journal. Nothing to present: a version 2 file has no journal, its rows are in the
+  tables (a killed one's too), and the tables kept their columns.
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -70,12 +72,14 @@ def present_current_schema(
 def indexed_workloads(db: sqlite3.Connection, schema: str = "main") -> str:
     """The name of a workloads table of the capture in `schema` that is indexed by (process,
     tag_id) with one row per tagID: the capture's own once finalized, else a temp copy."""
-    found = db.execute(
-        f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'index' AND name = ?",
-        (WORKLOADS_INDEX,),
-    ).fetchone()
-    if found:
-        return f"{schema}.workloads"
+    # temp first: a capture opened alone with a journal has its workloads built there (present.py)
+    for where in ("temp", schema) if schema == "main" else (schema,):
+        found = db.execute(
+            f"SELECT 1 FROM {where}.sqlite_master WHERE type = 'index' AND name = ?",
+            (WORKLOADS_INDEX,),
+        ).fetchone()
+        if found:
+            return f"{where}.workloads"
     # Not indexed yet: index a copy of our own, in this connection's temporary database, rather
     # than let every query build one. Workloads described after this point are not in it.
     copy = _view_name(schema, "workloads_indexed")

@@ -8,11 +8,22 @@ that matches nothing (a layer bug, or a SUBMIT that was malformed and dropped) i
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from .annexes import Note
 from .messages import SUBMIT_DONE
 from .schema import from_sql_id, to_sql_int
+
+
+class Note(Protocol):
+    def __call__(
+        self,
+        conn: Any,
+        kind: str,
+        reason: str,
+        offset: int | None = ...,
+        message_type: int | None = ...,
+    ) -> None: ...
+
 
 _UPDATE: Final = """
 UPDATE submits SET cpu_complete_ns = ?

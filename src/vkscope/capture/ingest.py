@@ -1,50 +1,43 @@
-"""Turns decoded messages into the rows of the next commit: the ingest hot path.
+"""Turns what a connection sends into the rows of the next commit: the ingest hot path.
 
-WORKLOAD and SUBMIT handlers only append tuples to lists (a SUBMIT's instances are built with
-zip, in C), so that the store can hand each list to a single executemany. IDs are assigned here,
-in arrival order, which is what makes instance id order the submission order.
+WORKLOAD, SUBMIT and ANNEX messages, nearly all of a busy stream, are kept for the journal
+(journal.py) as the decoder hands them over: WORKLOADs as runs of raw frames, an ANNEX as its
+payload's bytes, a SUBMIT as the list its payload decoded to. The rest become table rows. IDs are
+assigned here, in arrival order, which is what makes instance id order the submission order.
 """
 
 from __future__ import annotations
 
 import gc
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import repeat
 from typing import Any, Final
 
 import msgspec
 
+from . import journal, schema
 from . import messages as m
-from . import schema
-from .annexes import AnnexMerger
 from .completions import Completions
-from .timing_fields import only_timing
-from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Message
-from .workload_rows import WORKLOAD_SQL, WorkloadRows
+from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Frames, Message, header_bytes, split_workloads
 
 _SUBMIT: Final = (
     "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
     "instance_count"
 )
-_INSTANCE: Final = "id, process, submit_row, submit_id, tag_id, ordinal, label_stack_id"
 SQL: Final = {
-    **WORKLOAD_SQL,
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
     "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
     "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
     # Columns filled later are left out rather than bound to None: binding costs per value.
     "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    "instances": f"INSERT INTO workload_instances ({_INSTANCE}) VALUES (?,?,?,?,?,?,?)",
-    "annexed": f"INSERT INTO workload_instances ({_INSTANCE}, annex) VALUES (?,?,?,?,?,?,?,?)",
-    "timed": "INSERT INTO workload_instances VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "annexes": "INSERT INTO annexes VALUES (NULL,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
+
+_ID_MIN: Final = -(2**63)  # IDs the journal can hold: i64 and u64 (schema.to_sql_int)
+_ID_END: Final = 2**64
 
 
 class GcPause:
@@ -92,29 +85,45 @@ class Connection:
     dropped: int = 0
     diagnostics: int = 0
     hello: m.Hello | None = None
+    greeted: bool = False  # a HELLO came first, or a message before it was diagnosed
+    refused_at: int | None = None  # stream offset of a HELLO this host refused
+    # Waiting for the next commit's journal rows (journal.py).
+    workloads: list[journal.WorkloadEntry] = field(default_factory=list)
+    workload_count: int = 0  # WORKLOAD frames in `workloads`
+    submits: list[journal.SubmitEntry] = field(default_factory=list)
+    annexes: list[journal.AnnexEntry] = field(default_factory=list)
+
+
+def _frame(tag: int, offset: int, payload: bytes) -> bytes:
+    """A WORKLOAD frame, as the journal keeps it (a run of one)."""
+    return header_bytes(m.WORKLOAD, None, tag, len(payload)) + payload
+
+
+class _BadPayload(ValueError):
+    """A message that decoded but cannot be stored as it is (reported as an invalid payload)."""
 
 
 class Rows:
-    """Rows not yet committed, and the counters a progress display shows."""
+    """Rows and journal entries not yet committed, and the counters a progress display shows."""
 
-    def __init__(
-        self, db: sqlite3.Connection, connections: list[Connection], max_diagnostics: int
-    ) -> None:
+    def __init__(self, connections: list[Connection], max_diagnostics: int) -> None:
         self.connections = connections  # the store's, shared
         self.max_diagnostics = max_diagnostics
         self.lists: dict[str, list[Any]] = {name: [] for name in SQL}
-        self.workloads = WorkloadRows(self.lists)
-        self.annexes = AnnexMerger(db, self.lists["instances"], connections, self.note)
         self.completions = Completions(self.note)
-        # Committed rows; with the lengths of the pending lists, the live counters.
-        self.counts = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
+        # Everything received so far (committed or not), for the live counters.
+        self.totals = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
         self.uncommitted = 0
+        self.pending_instances = 0  # listed by the SUBMITs of the batch: they weigh on memory
         self._next_instance = 1
         self._next_submit = 1
+        self._devices: set[tuple[int, int]] = set()  # (process, device) announced by DEVICE
+        self._unannounced: set[tuple[int, int]] = set()  # named by a SUBMIT, diagnosed once
+        self._journaling: dict[int, Connection] = {}  # connections with journal entries waiting
         self._handlers: dict[int, Callable[[Connection, Message], None]] = {
             m.HELLO: self._hello,
             m.DEVICE: self._device,
-            m.WORKLOAD: self.workloads.add,
+            m.WORKLOAD: self._workload,
             m.LABELS: self._labels,
             m.FRAME: self._frame,
             m.DROPPED: self._dropped,
@@ -125,31 +134,131 @@ class Rows:
             m.SUBMIT_DONE: self._submit_done,
         }
 
-    def _pending(self, name: str) -> int:
-        return self.workloads.pending() if name == "workloads" else len(self.lists[name])
-
     def count(self, name: str) -> int:
-        return self.counts[name] + self._pending(name)
+        return self.totals[name]
 
-    def committing(self) -> None:
-        for name in self.counts:
-            self.counts[name] += self._pending(name)
+    # -- taking messages in ----------------------------------------------------------------------
 
     def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
+        """Takes decoded messages and diagnostics, in stream order."""
+        if conn.refused_at is not None:
+            return
+        if not conn.greeted:
+            self._check_greeting(conn, items, None)
+        self._take(conn, items, None)
+
+    def ingest_frames(self, conn: Connection, frames: Frames) -> None:
+        """Takes what Decoder.feed_frames made of a piece of the stream."""
+        if conn.refused_at is not None:
+            return
+        items, workloads, annexes = frames.items, frames.workloads, frames.annexes
+        if not conn.greeted:
+            hot = [(w[0], m.WORKLOAD) for w in workloads[:1]]
+            hot += [(a[2], m.ANNEX) for a in annexes[:1]]
+            self._check_greeting(conn, items, min(hot) if hot else None)
+        if annexes:
+            # Where each ANNEX came among the SUBMITs: the last submit row before it.
+            before: list[int] = []
+            self._take(conn, items, before)
+            annexes = [(a[0], a[1], a[2], a[3], before[a[4]]) for a in annexes]
+        else:
+            self._take(conn, items, None)
+        count = frames.workload_count
+        if conn.refused_at is not None:  # refused in this very piece: keep what came before
+            cut = conn.refused_at
+            kept = [split_workloads(*w) for w in workloads if w[0] < cut]
+            count = sum(map(len, kept))
+            workloads = [(w[0][1], b"".join(_frame(*x) for x in w)) for w in kept if w]
+            annexes = [a for a in annexes if a[2] < cut]
+        if workloads or annexes:
+            conn.workloads += workloads
+            conn.workload_count += count
+            conn.annexes += annexes
+            self._journaling[conn.id] = conn
+            taken = count + len(annexes)
+            conn.messages += taken
+            self.uncommitted += taken
+            self.totals["workloads"] += count
+
+    def _take(
+        self, conn: Connection, items: Sequence[Message | Diagnostic], before: list[int] | None
+    ) -> None:
         handlers = self._handlers
-        diagnostics = 0
+        diagnostics = taken = 0
         for item in items:
+            if before is not None:
+                before.append(self._next_submit - 1)
+            taken += 1
             if type(item) is Message:
                 try:
                     handlers[item.type](conn, item)
+                except _BadPayload as exc:
+                    diagnostics += 1
+                    conn.bad += 1
+                    self.note(conn, "invalid_payload", str(exc), item.offset, item.type)
                 except Exception as exc:  # a host bug must cost one message, not the capture
                     diagnostics += 1
                     self._internal_error(conn, item, exc)
+                if conn.refused_at is not None:  # this HELLO: not taken, nor anything after
+                    diagnostics += 1
+                    break
             else:
                 diagnostics += 1
                 self._decoder_diagnostic(conn, item)  # type: ignore[arg-type]
-        conn.messages += len(items) - diagnostics
-        self.uncommitted += len(items)
+        if before is not None:  # one more than items (for an ANNEX after the last of them)
+            before += [self._next_submit - 1] * (len(items) + 1 - len(before))
+        conn.messages += taken - diagnostics
+        self.uncommitted += taken
+
+    def _check_greeting(
+        self,
+        conn: Connection,
+        items: Sequence[Message | Diagnostic],
+        first_hot: tuple[int, int] | None,
+    ) -> None:
+        """A layer greets first: a message before any HELLO is diagnosed, once a connection.
+
+        `first_hot` is the (offset, type) of the first WORKLOAD or ANNEX, which are not items.
+        """
+        first = next((i for i in items if type(i) is Message), None)
+        if first is None and first_hot is None:
+            return  # nothing decoded yet
+        conn.greeted = True
+        if first is not None and (first_hot is None or first.offset < first_hot[0]):
+            if first.type == m.HELLO:
+                return
+            offset, mtype = first.offset, first.type
+        else:
+            offset, mtype = first_hot  # type: ignore[misc]
+        reason = (
+            f"{m.type_name(mtype)} before any HELLO: a vkscope layer greets the host first, so "
+            "this peer may not be one; what it sends is stored all the same"
+        )
+        self.note(conn, "before_hello", reason, offset, mtype)
+
+    def take_journal(self) -> list[tuple[int, int, str, int, bytes]]:
+        """The journal rows of everything waiting, taken out of the connections (journal.py).
+
+        Per connection, SUBMITs go before ANNEXes: an annex that came before its SUBMIT in the
+        same batch is still placed by the submit row it came after.
+        """
+        rows = []
+        for conn in self._journaling.values():
+            instances = sum(len(s[3]) for s in conn.submits)
+            for kind, entries, count in (
+                (journal.SUBMITS, conn.submits, instances),
+                (journal.WORKLOADS, conn.workloads, conn.workload_count),
+                (journal.ANNEXES, conn.annexes, len(conn.annexes)),
+            ):
+                if entries:
+                    rows.append((conn.id, conn.process, kind, count, journal.encode(entries)))
+                    entries.clear()
+            conn.workload_count = 0
+        self._journaling.clear()
+        self.pending_instances = 0
+        return rows
+
+    # -- diagnostics -----------------------------------------------------------------------------
 
     def _internal_error(self, conn: Connection, msg: Message, exc: Exception) -> None:
         conn.bad += 1
@@ -185,6 +294,19 @@ class Rows:
 
     def _hello(self, conn: Connection, msg: Message) -> None:
         hello: m.Hello = msg.payload
+        if hello.protocol != m.PROTOCOL_VERSION:
+            # Its messages may mean something else than this host would read them as: nothing
+            # more is taken from this connection, and the capture says why.
+            newer = "update vkscope" if hello.protocol > m.PROTOCOL_VERSION else "update the layer"
+            reason = (
+                f"layer speaks protocol {hello.protocol}, this vkscope reads protocol "
+                f"{m.PROTOCOL_VERSION} only: the connection was refused and the rest of what it "
+                f"sent ignored ({newer} so that both speak the same version)"
+            )
+            self.note(conn, "protocol", reason, msg.offset, m.HELLO)
+            conn.state = schema.REFUSED
+            conn.refused_at = msg.offset
+            return
         conn.hello = hello
         # The layer reconnects after losing the host and greets again; its IDs carry on from
         # the earlier connection, so its rows are filed under that connection's process id.
@@ -195,15 +317,10 @@ class Rows:
         ]  # fmt: skip
         if earlier and msg.offset == 0:
             conn.process = earlier[-1].process
-        if hello.protocol != m.PROTOCOL_VERSION:
-            reason = (
-                f"layer speaks protocol {hello.protocol}; this vkscope reads protocol "
-                f"{m.PROTOCOL_VERSION} and decodes what it can"
-            )
-            self.note(conn, "protocol", reason, msg.offset, m.HELLO)
 
     def _device(self, conn: Connection, msg: Message) -> None:
         d: m.Device = msg.payload
+        self._devices.add((conn.process, msg.tag))
         driver = (d.driver_name, d.driver_info, d.api_version, d.timestamp_period_ns)
         clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
         self.lists["devices"].append(
@@ -223,6 +340,12 @@ class Rows:
             for q in d.queues
         )
 
+    def _workload(self, conn: Connection, msg: Message) -> None:
+        conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))
+        conn.workload_count += 1
+        self._journaling[conn.id] = conn
+        self.totals["workloads"] += 1
+
     def _labels(self, conn: Connection, msg: Message) -> None:
         lab: m.Labels = msg.payload
         path = msgspec.json.encode(lab.labels).decode()
@@ -232,6 +355,7 @@ class Rows:
         f: m.Frame = msg.payload
         row = (conn.process, f.device, msg.tag, f.queue, f.cpu_ns, f.reason, f.captured)
         self.lists["frames"].append(row)
+        self.totals["frames"] += 1
 
     def _dropped(self, conn: Connection, msg: Message) -> None:
         conn.dropped = msg.payload.dropped
@@ -248,28 +372,37 @@ class Rows:
     def _submit(self, conn: Connection, msg: Message) -> None:
         s: m.Submit = msg.payload
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT is a sequenced type
-        n = len(s.workloads)
+        listed = s.workloads
+        n = len(listed)
+        if n:
+            tags, stacks = zip(*listed, strict=True)
+            if min(min(tags), min(stacks)) < _ID_MIN or max(max(tags), max(stacks)) >= _ID_END:
+                raise _BadPayload("SUBMIT lists a tagID or label stack id past 64 bits")
         first = self._next_instance
         row = self._next_submit
         self._next_instance = first + n
         self._next_submit = row + 1
         where = (s.device, s.queue, s.frame, s.cpu_ns, s.api, s.batch)
         self.lists["submits"].append((row, conn.process, seq, *where, first, n))
-        instances = self.lists["instances"]
-        start = len(instances)
+        self.totals["submits"] += 1
         if n:
-            tags, labels = zip(*s.workloads, strict=True)
-            ids = range(first, first + n)
-            same = repeat(conn.process), repeat(row), repeat(seq)
-            instances.extend(zip(ids, *same, tags, range(n), labels, strict=False))
-        self.annexes.submitted(conn.process, seq, start, n)
+            conn.submits.append((row, first, seq, listed))
+            self._journaling[conn.id] = conn
+            self.totals["instances"] += n
+            self.pending_instances += n
+        device = (conn.process, s.device)
+        if device not in self._devices and device not in self._unannounced:
+            self._unannounced.add(device)
+            reason = (
+                f"SUBMIT {seq} names device {s.device}, which no DEVICE message announced: "
+                "its workloads are stored, without the device's name, queues or clock"
+            )
+            self.note(conn, "unknown_device", reason, msg.offset, m.SUBMIT)
 
     def _annex(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # ANNEX is a sequenced type
-        if not only_timing(msg.payload):  # those say nothing their instance's columns do not
-            text = msg.raw.decode("utf-8", "replace")
-            self.lists["annexes"].append((conn.process, seq, msg.tag, text))
-        self.annexes.arrived(conn, seq, msg.tag, msg.payload, msg.offset)
+        conn.annexes.append((seq, msg.tag, msg.offset, msg.raw, self._next_submit - 1))
+        self._journaling[conn.id] = conn
 
     def _submit_done(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT_DONE is a sequenced type

@@ -26,6 +26,8 @@ from .errors import (
 )
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
+from .journal import JournalError
+from .present import present_journal
 from .read_only import ReadOnly
 from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
 
@@ -97,9 +99,13 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
         if check_cells:
             check_cells_of(db, path, version)
         present_current_schema(db, version)
+        present_journal(db)  # a capture not finalized: what waits in its journal
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None
+    except JournalError as exc:
+        db.close()
+        raise CorruptCaptureError(path, f"damaged: {exc}") from None
     except CaptureError:
         db.close()
         raise

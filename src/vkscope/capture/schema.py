@@ -12,7 +12,9 @@ from typing import Final
 
 # 1: the timeline. 2: GPU timing (clock domains, timing status per instance, submit completion,
 # captured frames); the timing fields of annexes moved out of `annex` into their own columns.
-SCHEMA_VERSION: Final = 2
+# 3: while a capture is written, its workloads, instances and annexes wait in `journal` and are
+# built into their tables when it is finalized (journal.py, build.py).
+SCHEMA_VERSION: Final = 3
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -24,6 +26,7 @@ OPEN: Final = "open"
 GOODBYE: Final = "goodbye"
 DISCONNECTED: Final = "disconnected"
 OUT_OF_STEP: Final = "out_of_step"
+REFUSED: Final = "refused"  # a HELLO with a protocol version this host does not read
 
 # The view is also created, over older files, by compat.py: one definition for both.
 INSTANCES_VIEW_SELECT: Final = """
@@ -167,6 +170,14 @@ CREATE TABLE logs (
     level TEXT,
     message TEXT
 );
+CREATE TABLE journal (
+    id INTEGER PRIMARY KEY,
+    connection INTEGER NOT NULL,
+    process INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
 CREATE TABLE diagnostics (
     id INTEGER PRIMARY KEY,
     connection INTEGER,
@@ -182,15 +193,48 @@ CREATE VIEW instances_view AS
     + ";\n"
 )
 
-# The one index on workloads, built when the capture is finalized rather than kept up while rows
-# arrive: maintaining it costs an eighth of the ingest time. A WORKLOAD sent twice for a tagID
-# leaves two rows until then; the later one is kept. Readers of a capture that was never
-# finalized build an equivalent index of their own (reader.py).
+# The one index on workloads, built once the journal is (store.py, present.py): a WORKLOAD sent
+# twice for a tagID leaves two rows until then, and the later one is kept. A version 2 capture
+# that was never finalized has its rows but not the index; readers index a copy of their own
+# (reader.py).
 WORKLOADS_INDEX: Final = "workloads_by_tag"
-FINAL_INDEX: Final = f"CREATE UNIQUE INDEX {WORKLOADS_INDEX} ON workloads (process, tag_id)"
-DEDUPLICATE_WORKLOADS: Final = """
-DELETE FROM workloads WHERE rowid NOT IN (SELECT max(rowid) FROM workloads GROUP BY process, tag_id)
-"""
+
+
+def final_index(schema: str = "main") -> str:
+    return f"CREATE UNIQUE INDEX {schema}.{WORKLOADS_INDEX} ON workloads (process, tag_id)"
+
+
+def deduplicate_workloads(schema: str = "main") -> str:
+    return (
+        f"DELETE FROM {schema}.workloads WHERE rowid NOT IN "
+        f"(SELECT max(rowid) FROM {schema}.workloads GROUP BY process, tag_id)"
+    )
+
+
+def table_definition(table: str, schema: str) -> str:
+    """The CREATE TABLE statement of `table`, for a table of that shape in `schema`."""
+    for statement in TABLES.split(";\n"):
+        head = f"CREATE TABLE {table} ("
+        if statement.strip().startswith(head):
+            return statement.strip().replace(head, f"CREATE TABLE {schema}.{table} (", 1)
+    raise KeyError(table)
+
+
+def table_names() -> list[str]:
+    """Every table of a capture, in the order TABLES creates them."""
+    heads = (s.strip() for s in TABLES.split(";\n"))
+    return [h.split()[2] for h in heads if h.startswith("CREATE TABLE ")]
+
+
+def definitions(schema: str) -> list[str]:
+    """The tables and indexes of a capture (not its view), created in `schema`."""
+    out = []
+    for statement in (s.strip() for s in TABLES.split(";\n")):
+        for head in ("CREATE TABLE ", "CREATE INDEX "):
+            if statement.startswith(head):
+                out.append(head + f"{schema}." + statement[len(head) :])
+    return out
+
 
 # Writing: the file must stay readable after a kill at any point (WAL keeps every committed batch;
 # synchronous=NORMAL loses at most the last batches on power loss, never on a process kill).

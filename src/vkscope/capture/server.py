@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import secrets
 import selectors
 import socket
 import stat
 import struct
+import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
 from .store import CaptureStore, Counters
@@ -29,6 +33,13 @@ from .wire import Decoder
 RECV_BYTES: Final = 1 << 20
 _TICK_S: Final = 0.05  # how often an idle loop still commits and notices stop()
 _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections already sent
+# Connections waiting to be accepted. An application may start many processes (or Vulkan
+# instances) at once, each connecting; one the kernel turns away loses what it would have sent.
+# The kernel caps it (net.core.somaxconn).
+BACKLOG: Final = 4096
+_ACCEPTS_PER_TURN: Final = 1024  # then the loop reads what the connections already sent
+# A Unix socket address holds 108 bytes with the terminating NUL (sockaddr_un.sun_path).
+UNIX_PATH_MAX: Final = 107
 
 
 class CaptureServerError(RuntimeError):
@@ -73,7 +84,9 @@ class CaptureServer:
         self._commit_interval_s = commit_interval_s
         self._listeners: list[socket.socket] = []
         self._unix_paths: list[Path] = []
+        self._short_dirs: list[Path] = []  # made for a socket whose own path was too long
         self.addresses: list[str] = []
+        self.notes: list[str] = []  # what a person should know about where it listens
         self._store: CaptureStore | None = None
         self._thread: threading.Thread | None = None
         self._wake: tuple[socket.socket, socket.socket] | None = None  # stop() -> select()
@@ -119,17 +132,22 @@ class CaptureServer:
                 sock.bind("\0" + where[1:])
             except OSError as exc:
                 sock.close()
-                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+                why = exc.strerror or str(exc)
+                raise CaptureServerError(f"cannot listen on {address}: {why}") from exc
             self.addresses.append(address)
         elif kind == "unix" and where:
             path = Path(where)
+            size = len(os.fsencode(path))
+            if size > UNIX_PATH_MAX:
+                return self._bind_short(address, size)
             _remove_stale_socket(path)
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 sock.bind(str(path))
             except OSError as exc:
                 sock.close()
-                raise CaptureServerError(f"cannot listen on {address}: {exc.strerror}") from exc
+                why = exc.strerror or str(exc)
+                raise CaptureServerError(f"cannot listen on {address}: {why}") from exc
             self._unix_paths.append(path)
             self.addresses.append(f"unix:{path}")
         elif kind == "tcp" and ":" in where:
@@ -145,8 +163,24 @@ class CaptureServer:
             self.addresses.append(f"tcp:{bound_host}:{bound_port}")
         else:
             raise CaptureServerError(f"address {address!r}: expected unix:PATH or tcp:HOST:PORT")
-        sock.listen(16)
+        sock.listen(BACKLOG)
         sock.setblocking(False)
+        return sock
+
+    def _bind_short(self, address: str, size: int) -> socket.socket:
+        """For a socket path past the Unix limit: an abstract socket (Linux), else a socket in a
+        short folder of its own; `notes` says which, and why."""
+        if sys.platform.startswith("linux"):
+            short = f"unix:@vkscope-{os.getpid()}-{secrets.token_hex(4)}"
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="vks-", dir="/tmp"))
+            self._short_dirs.append(folder)
+            short = f"unix:{folder / 's'}"
+        sock = self._bind(short)
+        self.notes.append(
+            f"{address} is {size} bytes long, over the {UNIX_PATH_MAX}-byte limit of a Unix "
+            f"socket address (a long TMPDIR?): listening on {self.addresses[-1]} instead"
+        )
         return sock
 
     # -- the loop ---------------------------------------------------------------------------
@@ -168,7 +202,9 @@ class CaptureServer:
                     pause.hold()
                 for key, _ in events:
                     if key.data is None:
-                        self._accept(key.fileobj, selector, clients, store)  # type: ignore[arg-type]
+                        for _ in range(_ACCEPTS_PER_TURN):  # every connection waiting
+                            if not self._accept(key.fileobj, selector, clients, store):  # type: ignore[arg-type]
+                                break
                         self._send_commands(clients)  # any waiting for a connection
                     elif key.data == "wake":
                         with contextlib.suppress(BlockingIOError):
@@ -226,11 +262,19 @@ class CaptureServer:
         except OSError:
             data = b""  # reset by the peer: the same as an end of stream here
         if data:
-            client.conn.bytes += len(data)
-            store.ingest(client.conn, client.decoder.feed(data))
+            self._take(client, store, data)
             if not client.decoder.out_of_step:
                 return
         self._close(client, selector, clients, store)
+
+    @staticmethod
+    def _take(client: _Client, store: CaptureStore, data: bytes) -> None:
+        client.conn.bytes += len(data)
+        store.ingest_frames(client.conn, client.decoder.feed_frames(data))
+        if client.conn.refused_at is not None and not client.decoder.ignoring:
+            # A protocol this host does not read: the rest is read (so that the layer is not
+            # left blocked on a full socket) and dropped.
+            client.decoder.ignore_rest()
 
     def _send_commands(self, clients: dict[int, _Client]) -> None:
         if not clients:
@@ -258,8 +302,7 @@ class CaptureServer:
                 return
             if not data:
                 return
-            client.conn.bytes += len(data)
-            store.ingest(client.conn, client.decoder.feed(data))
+            self._take(client, store, data)
             store.maybe_commit()
 
     def _close(
@@ -285,6 +328,10 @@ class CaptureServer:
             with contextlib.suppress(OSError):
                 path.unlink()
         self._unix_paths.clear()
+        for folder in self._short_dirs:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        self._short_dirs.clear()
 
     # -- control ----------------------------------------------------------------------------
 
@@ -306,8 +353,13 @@ class CaptureServer:
             raise CaptureServerError("the capture server has not been started")
         return self._store.counters()
 
-    def stop(self, timeout: float | None = None) -> CaptureSummary:
-        """Stops listening, takes what was already sent, and finalizes the capture file."""
+    def stop(
+        self, timeout: float | None = None, progress: Progress | None = None
+    ) -> CaptureSummary:
+        """Stops listening, takes what was already sent, and finalizes the capture file.
+
+        `timeout` bounds the wait for the capture thread; `progress(done, total)` follows the
+        finalizing, which builds what the capture kept in its journal (in messages)."""
         if self._summary is not None:
             return self._summary
         if self._thread is None or self._store is None or self._wake is None:
@@ -323,13 +375,12 @@ class CaptureServer:
         store = self._store
         if self._error is not None:
             store.note(None, "server_error", self._error.strip().splitlines()[-1])
-        counters = store.counters()
         try:
-            status = store.finalize()
+            status = store.finalize(progress)
         except Exception as exc:
             store.abandon()
             raise CaptureServerError(f"could not finalize {self.capture_path}: {exc}") from exc
-        self._summary = CaptureSummary(self.capture_path, status, counters)
+        self._summary = CaptureSummary(self.capture_path, status, store.counters())
         if self._error is not None:
             raise CaptureServerError(f"the capture server failed:\n{self._error}")
         return self._summary

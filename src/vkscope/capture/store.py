@@ -1,9 +1,11 @@
 """Writes a capture file: creates it, commits batches of rows, and finalizes it.
 
-Each commit is one transaction holding every row ingested since the last (ingest.py builds them),
-made every `batch_messages` messages or `commit_interval_s` seconds, so a capture killed at any
-point keeps everything up to its last commit. Annexes are merged into their instance wherever the
-instance is at the time (annexes.py), so the file always holds the merged view.
+Each commit is one transaction holding every row and journal entry ingested since the last
+(ingest.py), made every `batch_messages` messages, `batch_bytes` bytes of payloads or
+`commit_interval_s` seconds, so a capture killed at any point keeps everything up to its last
+commit. WORKLOADs, SUBMITs' instances and ANNEXes wait in the journal until the capture is
+finalized (journal.py); finalizing builds them into their tables (build.py) in one transaction,
+so a capture killed while it is finalized is left as it was before.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from typing import Any, Final
 
 from .. import __version__
 from . import schema
+from .build import JournalBuild, Progress
 from .checkpoint import Checkpointer
 from .checks import final_checks
 from .ingest import SQL, Connection, GcPause, Rows, utc_now
-from .wire import Decoder, Diagnostic, Message
-from .workload_rows import WORKLOAD_SQL
+from .journal import INSERT as JOURNAL_INSERT
+from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder, Diagnostic, Frames, Message
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
 
@@ -76,6 +79,7 @@ class CaptureStore:
         path: Path,
         *,
         batch_messages: int = 50_000,
+        batch_bytes: int = 32 << 20,
         commit_interval_s: float = 0.1,
         max_diagnostics_per_connection: int = 1000,
     ) -> None:
@@ -83,12 +87,14 @@ class CaptureStore:
         if self.path.exists():
             raise FileExistsError(f"capture file {self.path} already exists")
         self.batch_messages = batch_messages
+        self.batch_bytes = batch_bytes
         self.commit_interval_s = commit_interval_s
         self.max_diagnostics = max_diagnostics_per_connection
         self.status: str = schema.STATUS_CAPTURING
         self.connections: list[Connection] = []
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._rows = Rows(self._db, self.connections, max_diagnostics_per_connection)
+        self._rows = Rows(self.connections, max_diagnostics_per_connection)
+        self._bytes_at_commit = 0  # connection bytes received up to the last commit
         self._last_commit = time.monotonic()
         self._create()
         self._checkpointer = Checkpointer(self.path)
@@ -133,7 +139,12 @@ class CaptureStore:
         self._rows.uncommitted += 1
 
     def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
+        """Takes decoded messages (Decoder.feed)."""
         self._rows.ingest(conn, items)
+
+    def ingest_frames(self, conn: Connection, frames: Frames) -> None:
+        """Takes a piece of stream as Decoder.feed_frames hands it over: the fast path."""
+        self._rows.ingest_frames(conn, frames)
 
     def note(self, conn: Connection | None, kind: str, reason: str) -> None:
         """Records a diagnostic that is about no particular frame."""
@@ -160,32 +171,31 @@ class CaptureStore:
     # -- commits ----------------------------------------------------------------------------
 
     def maybe_commit(self) -> bool:
-        """Commits when the batch is full or old enough; True when it did."""
+        """Commits when the batch is full or old enough; True when it did.
+
+        Full: `batch_messages` messages and instances (a SUBMIT's list of them is what makes a
+        batch big in memory), or `batch_bytes` of stream received."""
         waiting = self._rows.uncommitted
         if not waiting:
             return False
         young = time.monotonic() - self._last_commit < self.commit_interval_s
-        if waiting < self.batch_messages and young:
-            return False
+        if waiting + self._rows.pending_instances < self.batch_messages and young:
+            received = sum(c.bytes for c in self.connections)
+            if received - self._bytes_at_commit < self.batch_bytes:
+                return False
         self.commit()
         return True
 
     def commit(self) -> None:
         db = self._db
-        annexes = self._rows.annexes
         db.execute("BEGIN")
         try:
-            self._rows.committing()
-            for name in (*WORKLOAD_SQL, "labels", "devices", "queues", "frames", "submits"):
+            for name in ("labels", "devices", "queues", "frames", "submits"):
                 self._insert(name)
-            self._rows.completions.apply(db)
-            self._insert("annexes")
-            lists = self._rows.lists
-            lists["annexed"], lists["timed"] = annexes.take_annexed()
-            self._insert("instances")
-            self._insert("annexed")
-            self._insert("timed")
-            annexes.flushed()  # may add diagnostics, so it goes before they are written
+            self._rows.completions.apply(db)  # after submits: it updates their rows
+            journal = self._rows.take_journal()
+            if journal:
+                db.executemany(JOURNAL_INSERT, journal)
             self._insert("logs")
             self._insert("diagnostics")
             self._write_counters()
@@ -196,6 +206,7 @@ class CaptureStore:
             raise
         self._rows.uncommitted = 0
         self._last_commit = time.monotonic()
+        self._bytes_at_commit = sum(c.bytes for c in self.connections)
 
     def _insert(self, name: str) -> None:
         rows = self._rows.lists[name]
@@ -204,12 +215,12 @@ class CaptureStore:
         db = self._db
         db.execute("SAVEPOINT rows")
         try:
-            db.executemany(SQL[name], filter(None, rows))  # None: rows taken out (annexes.py)
+            db.executemany(SQL[name], rows)
         except (OverflowError, ValueError):
             # An id past i64 or a string SQLite cannot take: redo the batch with such values
             # made storable rather than lose it. Rare, so the fast path pays nothing for it.
             db.execute("ROLLBACK TO rows")
-            db.executemany(SQL[name], [tuple(map(_clean, r)) for r in rows if r is not None])
+            db.executemany(SQL[name], [tuple(map(_clean, r)) for r in rows])
         db.execute("RELEASE rows")
         rows.clear()
 
@@ -235,45 +246,77 @@ class CaptureStore:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def finalize(self) -> str:
-        """Closes every connection, settles the status, and leaves a self-contained file."""
+    def journal_size(self) -> int:
+        """Messages waiting in the journal (committed): what finalize() has to build."""
+        return JournalBuild(self._db, self._build_note).size()
+
+    def finalize(self, progress: Progress | None = None) -> str:
+        """Closes every connection, builds the journal into the tables, settles the status, and
+        leaves a self-contained file. `progress(done, total)` follows the build, in messages."""
         for conn in self.connections:
             if conn.closed_utc is None:
                 self.disconnect(conn)
         self.commit()
-        self._index_workloads()
-        rows = self._rows
-        final_checks(self._db, self.connections, rows.annexes.pending, rows.note)
-        for conn in self.connections:
-            left_out = conn.diagnostics - self.max_diagnostics
-            if left_out > 0:
-                conn.diagnostics = 0  # lets this summary past the cap
-                self.note(conn, "suppressed", f"{left_out} more diagnostics were not recorded")
-        counted = [c for c in self.connections if c.state != EMPTY]
-        complete = bool(counted) and all(c.state == schema.GOODBYE for c in counted)
-        self.status = schema.STATUS_COMPLETE if complete else schema.STATUS_INCOMPLETE
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('finished_utc', ?)", (utc_now(),))
-        self.commit()
-        self._checkpointer.stop()
-        # One file again: fold the write-ahead log back in so the capture can be copied as is.
-        self._db.execute("PRAGMA journal_mode=DELETE")
-        self._db.close()
-        return self.status
-
-    def _index_workloads(self) -> None:
         db = self._db
         db.execute("BEGIN")
         try:
-            db.execute(schema.FINAL_INDEX)
-        except sqlite3.IntegrityError:  # a tagID described twice: the later WORKLOAD stands
-            db.execute(schema.DEDUPLICATE_WORKLOADS)
-            db.execute(schema.FINAL_INDEX)
-        db.execute("COMMIT")
+            JournalBuild(db, self._build_note, final=True).run(progress)
+            index_workloads(db, "main")
+            final_checks(db, self.connections, self.note)
+            for conn in self.connections:
+                left_out = conn.diagnostics - self.max_diagnostics
+                if left_out > 0:
+                    conn.diagnostics = 0  # lets this summary past the cap
+                    self.note(conn, "suppressed", f"{left_out} more diagnostics were not recorded")
+            counted = [c for c in self.connections if c.state != EMPTY]
+            complete = bool(counted) and all(c.state == schema.GOODBYE for c in counted)
+            self.status = schema.STATUS_COMPLETE if complete else schema.STATUS_INCOMPLETE
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('finished_utc', ?)", (utc_now(),))
+            self._insert("diagnostics")
+            self._write_counters()
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._rows.uncommitted = 0
+        self._checkpointer.stop()
+        # One file again: fold the write-ahead log back in so the capture can be copied as is.
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.close()
+        return self.status
+
+    def _build_note(
+        self,
+        conn_id: int | None,
+        kind: str,
+        reason: str,
+        offset: int | None = None,
+        message_type: int | None = None,
+        excerpt: bytes = b"",
+    ) -> None:
+        conn = self.connections[conn_id - 1] if conn_id else None
+        if conn is not None and kind in (INVALID_PAYLOAD, MALFORMED_JSON):
+            conn.bad += 1  # a WORKLOAD the protocol does not allow: counted as bad, not stored
+            conn.messages -= 1
+        self._rows.note(conn, kind, reason, offset, message_type, excerpt)
 
     def abandon(self) -> None:
         """Closes the file without finalizing; what was committed stays."""
         self._checkpointer.stop()
         self._db.close()
+
+
+def index_workloads(db: sqlite3.Connection, target: str) -> None:
+    """The unique index on workloads; a tagID described twice keeps its later WORKLOAD."""
+    try:
+        db.execute("SAVEPOINT indexing")
+        db.execute(schema.final_index(target))
+    except sqlite3.IntegrityError:
+        db.execute("ROLLBACK TO indexing")
+        db.execute(schema.deduplicate_workloads(target))
+        db.execute(schema.final_index(target))
+    db.execute("RELEASE indexing")
 
 
 def _clean_pair(pair: tuple[str, Any]) -> tuple[str, Any]:
@@ -289,7 +332,7 @@ def ingest_stream(store: CaptureStore, peer: str, chunks: Iterable[bytes]) -> Co
         for chunk in chunks:
             conn.bytes += len(chunk)
             pause.hold()
-            store.ingest(conn, decoder.feed(chunk))
+            store.ingest_frames(conn, decoder.feed_frames(chunk))
             if store.maybe_commit():
                 pause.release()
     finally:

@@ -7,16 +7,18 @@ stranger on the port) costs one connection's data at most, never the capture.
 
 from __future__ import annotations
 
+import bisect
 import struct
 from typing import Any, Final
 
 import msgspec
 
-from .messages import MAX_PAYLOAD, PAYLOAD_TYPES, type_name
+from .messages import ANNEX, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
 from .messages import SEQUENCE_BIT as SEQUENCED_BIT
 
 _PLAIN = struct.Struct("<BQI")  # type, tag, length
 _SEQUENCED = struct.Struct("<BQQI")  # type, sequence, tag, length
+_LENGTH_AT: Final = struct.Struct("<I").unpack_from  # a plain frame's length, at its byte 9
 PLAIN_HEADER: Final = _PLAIN.size
 SEQUENCED_HEADER: Final = _SEQUENCED.size
 _EXCERPT = 32
@@ -55,6 +57,53 @@ _DECODERS: Final[dict[int, msgspec.json.Decoder[Any]]] = {
 }
 
 
+class Frames(msgspec.Struct, gc=False):
+    """What one piece of a connection's stream held, as the store takes it (Decoder.feed_frames).
+
+    WORKLOAD and ANNEX frames, one per workload or instance and so nearly all of a busy stream,
+    are handed over as bytes, never as decoded objects: the store keeps them as they are until
+    the capture is finalized (journal.py). Consecutive WORKLOADs come as one run of raw frames
+    (headers and payloads as sent), found by their lengths alone: their payloads are decoded,
+    and checked against the protocol, when the journal is built (build.py). An ANNEX comes as
+    its payload, checked here (a JSON object, in UTF-8), a whole piece's at a time. Every other
+    frame is a Message or a Diagnostic in `items`.
+    """
+
+    items: list[Message | Diagnostic]
+    # (stream offset of the first frame, the frames): runs of consecutive WORKLOAD frames.
+    workloads: list[tuple[int, bytes]]
+    workload_count: int
+    # (submitID, tagID, offset, payload, position): ANNEXes whose payload is a JSON object;
+    # `position` is how many of `items` came before it in the stream.
+    annexes: list[tuple[int, int, int, bytes, int]]
+
+
+def split_workloads(offset: int, run: bytes) -> list[tuple[int, int, bytes]]:
+    """(tagID, stream offset, payload) of each WORKLOAD frame of a run (Frames.workloads).
+    Raises ValueError on bytes that are not such a run."""
+    out = []
+    pos, end = 0, len(run)
+    plain = _PLAIN.unpack_from
+    try:
+        while pos < end:
+            mtype, tag, length = plain(run, pos)
+            stop = pos + PLAIN_HEADER + length
+            if mtype != WORKLOAD or stop > end:
+                raise ValueError(f"not a run of WORKLOAD frames at byte {pos}")
+            out.append((tag, offset + pos, run[pos + PLAIN_HEADER : stop]))
+            pos = stop
+    except struct.error as exc:
+        raise ValueError(f"not a run of WORKLOAD frames at byte {pos}: {exc}") from None
+    return out
+
+
+class _AnyObject(msgspec.Struct):
+    """Any JSON object: what an ANNEX payload must be (its fields are read when it is merged)."""
+
+
+_OBJECT_LIST: Final = msgspec.json.Decoder(list[_AnyObject])
+
+
 class Decoder:
     """Turns the bytes of one connection, in whatever pieces they arrive, into messages."""
 
@@ -63,7 +112,8 @@ class Decoder:
         self._need = 0  # bytes _rest must reach before that frame can be decoded
         self._base = 0  # stream offset of _rest[0]
         self.out_of_step = False
-        self.ignored_bytes = 0  # bytes after an out-of-step frame, never looked at
+        self.ignoring = False  # told to ignore the rest of the stream (ignore_rest)
+        self.ignored_bytes = 0  # bytes after an out-of-step frame, or ignored, never looked at
 
     @property
     def offset(self) -> int:
@@ -74,30 +124,51 @@ class Decoder:
     def pending_bytes(self) -> int:
         return len(self._rest)
 
+    def ignore_rest(self) -> None:
+        """Everything from now on is counted and dropped, unread (a connection refused)."""
+        self.ignoring = True
+        self.ignored_bytes += len(self._rest)
+        self._rest = bytearray()
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[Message | Diagnostic]:
-        if self.out_of_step:
+        """Every frame completed by `data`, each decoded into a Message or a Diagnostic."""
+        frames = self.feed_frames(data)
+        if not frames.workloads and not frames.annexes:
+            return frames.items
+        out = list(frames.items)
+        for offset, run in frames.workloads:
+            out += [_message(WORKLOAD, None, t, p, o) for t, o, p in split_workloads(offset, run)]
+        out += [_message(ANNEX, s, t, p, o) for s, t, o, p, _ in frames.annexes]
+        out.sort(key=_offset)
+        return out
+
+    def feed_frames(self, data: bytes | bytearray | memoryview) -> Frames:
+        """Every frame completed by `data`, WORKLOADs and ANNEXes checked but left as bytes."""
+        frames = Frames([], [], 0, [])
+        if self.out_of_step or self.ignoring:
             self.ignored_bytes += len(data)
-            return []
+            return frames
         if self._rest:
-            # Appending to a bytearray keeps a big frame arriving in small pieces linear.
-            self._rest += data
-            if len(self._rest) < self._need:
-                return []
-            buf = bytes(self._rest)
+            if len(self._rest) + len(data) < self._need:
+                # Appending to a bytearray keeps a big frame arriving in small pieces linear.
+                self._rest += data
+                return frames
+            buf = bytes(self._rest) + bytes(data)
         else:
             buf = bytes(data)  # no copy when it is bytes already
-        out: list[Message | Diagnostic] = []
-        pos = self._decode(buf, out)
+        pos = self._decode(buf, frames)
         if self.out_of_step:
             self.ignored_bytes += len(buf) - pos
             pos = len(buf)
+        if frames.annexes:
+            _check_annexes(frames)
         self._rest = bytearray(buf[pos:])
         self._base += pos
-        return out
+        return frames
 
     def finish(self) -> list[Diagnostic]:
         """Call at end of stream: reports a frame the stream ended inside of."""
-        if self.out_of_step or not self._rest:
+        if self.out_of_step or self.ignoring or not self._rest:
             return []
         buf, have = self._rest, len(self._rest)
         header = SEQUENCED_HEADER if buf[0] & SEQUENCED_BIT else PLAIN_HEADER
@@ -114,18 +185,35 @@ class Decoder:
         self._rest = bytearray()
         return [diag]
 
-    def _decode(self, buf: bytes, out: list[Message | Diagnostic]) -> int:
+    def _decode(self, buf: bytes, frames: Frames) -> int:
         """Decodes every whole frame in buf; returns how many bytes they took."""
-        # Locals, not globals, in the loop: it runs once per message.
+        # Locals, not globals, in the loop: it runs once per message. A WORKLOAD, the most
+        # frequent frame, takes the first branch and nothing else: its length is all it needs.
         end = len(buf)
         pos = 0
         base = self._base
-        plain, sequenced = _PLAIN.unpack_from, _SEQUENCED.unpack_from
+        plain, sequenced, length_at = _PLAIN.unpack_from, _SEQUENCED.unpack_from, _LENGTH_AT
         decoders = _DECODERS
-        append = out.append
+        items = frames.items
+        append = items.append
+        add_annex = frames.annexes.append
+        run = -1  # where the run of WORKLOAD frames being passed over started
+        count = 0
         need = PLAIN_HEADER
         while end - pos >= PLAIN_HEADER:
             mtype = buf[pos]
+            if mtype == WORKLOAD:
+                (length,) = length_at(buf, pos + 9)
+                stop = pos + PLAIN_HEADER + length
+                if stop <= end and length <= MAX_PAYLOAD:  # else the general path says why
+                    if run < 0:
+                        run = pos
+                    count += 1
+                    pos = stop
+                    continue
+            if run >= 0:
+                frames.workloads.append((base + run, buf[run:pos]))
+                run = -1
             if mtype & SEQUENCED_BIT:
                 if end - pos < SEQUENCED_HEADER:
                     need = SEQUENCED_HEADER
@@ -139,12 +227,17 @@ class Decoder:
             if length > MAX_PAYLOAD:
                 append(self._oversize(buf[pos : pos + _EXCERPT], pos, mtype, length))
                 self.out_of_step = True
+                frames.workload_count = count
                 return pos
             stop = start + length
             if stop > end:
                 need = stop - pos
                 break
             raw = buf[start:stop]
+            if mtype == ANNEX:
+                add_annex((sequence, tag, base + pos, raw, len(items)))
+                pos = stop
+                continue
             decoder = decoders.get(mtype)
             if decoder is None:
                 append(self._unknown(buf[pos:stop], pos, mtype, length))
@@ -156,6 +249,9 @@ class Decoder:
                 except (msgspec.DecodeError, ValueError) as exc:
                     append(self._bad(buf[pos:stop], pos, mtype, MALFORMED_JSON, str(exc)))
             pos = stop
+        if run >= 0:
+            frames.workloads.append((base + run, buf[run:pos]))
+        frames.workload_count = count
         self._need = need
         return pos
 
@@ -173,9 +269,79 @@ class Decoder:
         return Diagnostic(self._base + pos, UNKNOWN_TYPE, reason, frame[:_EXCERPT], mtype)
 
     def _bad(self, frame: bytes, pos: int, mtype: int, kind: str, detail: str) -> Diagnostic:
-        what = "is not valid JSON" if kind == MALFORMED_JSON else "does not match the protocol"
-        reason = f"{type_name(mtype)} payload {what}: {detail}"
-        return Diagnostic(self._base + pos, kind, reason, frame[:_EXCERPT], mtype)
+        return _bad_payload(frame, self._base + pos, mtype, kind, detail)
+
+
+def _message(
+    mtype: int, sequence: int | None, tag: int, payload: bytes, offset: int
+) -> Message | Diagnostic:
+    try:
+        return Message(mtype, sequence, tag, _DECODERS[mtype].decode(payload), payload, offset)
+    except (msgspec.DecodeError, ValueError) as exc:
+        frame = header_bytes(mtype, sequence, tag, len(payload)) + payload[:_EXCERPT]
+        return bad_payload(frame, offset, mtype, exc)
+
+
+def header_bytes(mtype: int, sequence: int | None, tag: int, length: int) -> bytes:
+    if sequence is None:
+        return _PLAIN.pack(mtype, tag, length)
+    return _SEQUENCED.pack(mtype, sequence, tag, length)
+
+
+def _offset(item: Message | Diagnostic) -> int:
+    return item.offset
+
+
+def bad_payload(frame: bytes, offset: int, mtype: int, exc: Exception) -> Diagnostic:
+    """The diagnostic for a payload msgspec refused with `exc`; `frame`: its first bytes."""
+    kind = INVALID_PAYLOAD if isinstance(exc, msgspec.ValidationError) else MALFORMED_JSON
+    return _bad_payload(frame, offset, mtype, kind, str(exc))
+
+
+def _bad_payload(frame: bytes, offset: int, mtype: int, kind: str, detail: str) -> Diagnostic:
+    what = "is not valid JSON" if kind == MALFORMED_JSON else "does not match the protocol"
+    reason = f"{type_name(mtype)} payload {what}: {detail}"
+    return Diagnostic(offset, kind, reason, frame[:_EXCERPT], mtype)
+
+
+def _check_annexes(frames: Frames) -> None:
+    """Checks the piece's ANNEX payloads; those that fail become Diagnostics.
+
+    One msgspec call checks them all, joined into a JSON array. A payload that is not exactly
+    one JSON value breaks the array or changes its length; only then is each checked on its
+    own, to say which.
+    """
+    if _all_valid([a[3] for a in frames.annexes]):
+        return
+    bad: list[Diagnostic] = []
+    kept = []
+    decode = _DECODERS[ANNEX].decode
+    for entry in frames.annexes:
+        sequence, tag, offset, payload, _ = entry
+        try:
+            decode(payload)
+        except (msgspec.DecodeError, ValueError) as exc:
+            frame = header_bytes(ANNEX, sequence, tag, len(payload)) + payload[:_EXCERPT]
+            bad.append(bad_payload(frame, offset, ANNEX, exc))
+        else:
+            kept.append(entry)
+    # Put the diagnostics among the other items in stream order, and recount how many items
+    # come before each annex.
+    items = sorted([*frames.items, *bad], key=_offset)
+    offsets = [item.offset for item in items]
+    frames.items = items
+    frames.annexes = [(*a[:4], bisect.bisect(offsets, a[2])) for a in kept]
+
+
+def _all_valid(payloads: list[bytes]) -> bool:
+    """Whether each payload is a JSON object, all of it UTF-8 (which decoding it into a dict
+    would check, but not skipping over its fields)."""
+    joined = b",".join(payloads)
+    try:
+        joined.decode()
+        return len(_OBJECT_LIST.decode(b"[" + joined + b"]")) == len(payloads)
+    except (msgspec.DecodeError, ValueError):
+        return False
 
 
 def _header(buf: bytes | bytearray, pos: int) -> tuple[int, int | None, int, int]:

@@ -7,56 +7,61 @@ render pass its draws and size, ...) and leaves the others to their NULL default
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any, Final
 
 from . import messages as m
+from .schema import to_sql_int
 
 _BASE: Final = "process, tag_id, device, type, api, metadata"
 _EXTRACTED: Final = (
     "draws", "width", "height", "groups_x", "groups_y", "groups_z", "invocations", "bytes",
     "pixels", "kind",
 )  # fmt: skip
-
-
-def _insert(columns: tuple[str, ...]) -> str:
-    # Absent fields arrive as messages.ABSENT (or '' for kind), turned back into NULL here.
-    values = [f"NULLIF(?,{m.ABSENT})" if c != "kind" else "NULLIF(?,'')" for c in columns]
-    names = ", ".join((_BASE, *columns))
-    return f"INSERT INTO workloads ({names}) VALUES (?,?,?,?,?,?,{','.join(values)})"
-
-
-WORKLOAD_SQL: Final = {
-    "workloads:renderpass": _insert(("draws", "width", "height")),
-    "workloads:dispatch": _insert(("groups_x", "groups_y", "groups_z", "invocations")),
-    "workloads:buffer_transfer": _insert(("bytes", "kind")),
-    "workloads:image_transfer": _insert(("pixels", "kind")),
-    "workloads:trace_rays": _insert(("width", "height")),
-    "workloads:other": _insert(_EXTRACTED),
+_COLUMNS: Final = {
+    "renderpass": ("draws", "width", "height"),
+    "dispatch": ("groups_x", "groups_y", "groups_z", "invocations"),
+    "buffer_transfer": ("bytes", "kind"),
+    "image_transfer": ("pixels", "kind"),
+    "trace_rays": ("width", "height"),
+    "other": _EXTRACTED,
 }
-
 _NO_GROUPS: Final = (m.ABSENT, m.ABSENT, m.ABSENT)
 
 
+def _insert(schema: str, columns: tuple[str, ...]) -> str:
+    # Absent fields arrive as messages.ABSENT (or '' for kind), turned back into NULL here.
+    values = [f"NULLIF(?,{m.ABSENT})" if c != "kind" else "NULLIF(?,'')" for c in columns]
+    names = ", ".join((_BASE, *columns))
+    return f"INSERT INTO {schema}.workloads ({names}) VALUES (?,?,?,?,?,?,{','.join(values)})"
+
+
+def _clean(value: Any) -> Any:
+    if type(value) is int:
+        return to_sql_int(value)
+    if type(value) is str:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 class WorkloadRows:
-    def __init__(self, lists: dict[str, list[Any]]) -> None:
-        for name in WORKLOAD_SQL:
-            lists[name] = []
-        self._lists = [lists[name] for name in WORKLOAD_SQL]
-        self._renderpass = lists["workloads:renderpass"].append
-        self._dispatch = lists["workloads:dispatch"].append
-        self._buffer = lists["workloads:buffer_transfer"].append
-        self._image = lists["workloads:image_transfer"].append
-        self._rays = lists["workloads:trace_rays"].append
-        self._other = lists["workloads:other"].append
+    """Rows for the workloads table of `schema`, grouped by the INSERT that takes them."""
 
-    def pending(self) -> int:
-        return sum(map(len, self._lists))
+    def __init__(self, schema: str) -> None:
+        self._sql = {kind: _insert(schema, columns) for kind, columns in _COLUMNS.items()}
+        self._lists: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _COLUMNS}
+        self._renderpass = self._lists["renderpass"].append
+        self._dispatch = self._lists["dispatch"].append
+        self._buffer = self._lists["buffer_transfer"].append
+        self._image = self._lists["image_transfer"].append
+        self._rays = self._lists["trace_rays"].append
+        self._other = self._lists["other"].append
 
-    def add(self, conn: Any, msg: Any) -> None:
-        """The WORKLOAD handler itself (one call less per message than going through another)."""
-        w: m.Workload = msg.payload
-        process, tag, t = conn.process, msg.tag, w.type
-        meta = msg.raw.decode("utf-8", "replace")
+    def __len__(self) -> int:
+        return sum(map(len, self._lists.values()))
+
+    def add(self, process: int, tag: int, w: m.Workload, meta: str) -> None:
+        t = w.type
         if t == "dispatch":
             gx, gy, gz = w.groups or _NO_GROUPS
             self._dispatch((process, tag, w.device, t, w.api, meta, gx, gy, gz, w.invocations))
@@ -74,3 +79,22 @@ class WorkloadRows:
                 (process, tag, w.device, t, w.api, meta, w.draws, w.width, w.height, gx, gy, gz,
                  w.invocations, w.nbytes, w.pixels, w.kind)
             )  # fmt: skip
+
+    def insert(self, db: sqlite3.Connection) -> None:
+        for kind, rows in self._lists.items():
+            if rows:
+                insert_rows(db, self._sql[kind], rows)
+                rows.clear()
+
+
+def insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """executemany, with values SQLite cannot take (an integer past i64, a string that is not
+    valid UTF-8) made storable rather than the batch lost. Rare, so the fast path pays nothing
+    for it."""
+    db.execute("SAVEPOINT rows")
+    try:
+        db.executemany(sql, rows)
+    except (OverflowError, ValueError):
+        db.execute("ROLLBACK TO rows")
+        db.executemany(sql, [tuple(map(_clean, r)) for r in rows])
+    db.execute("RELEASE rows")
