@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture import CaptureError, open_capture
+from vkscope.capture.schema import SCHEMA_VERSION
 from vkscope.cli import main
 
 pytestmark = pytest.mark.vulkan
@@ -460,7 +461,7 @@ def frames_out_of_range(path: Path, draw: Draw) -> None:
 
 
 def newer_schema_version(path: Path, draw: Draw) -> None:
-    _sql(path, f"PRAGMA user_version = {draw(st.integers(3, 2**31 - 1))}")
+    _sql(path, f"PRAGMA user_version = {draw(st.integers(SCHEMA_VERSION + 1, 2**31 - 1))}")
 
 
 def a_table_that_is_a_view(path: Path, draw: Draw) -> None:

@@ -105,7 +105,7 @@ def record(
 
 def finalize(server: CaptureServer, console: Console) -> CaptureSummary:
     """Stops the server; on a terminal, a progress bar follows the building of the capture's
-    journal into its tables (docs/capture-schema.md; docs/bench-ingest.md says how long)."""
+    journal into its tables (docs/capture-schema.md; docs/bench/ingest.md says how long)."""
     if not console.is_terminal:
         return server.stop(timeout=DRAIN_TIMEOUT_S)
     bar = Progress(

@@ -30,6 +30,9 @@ from typing import Final
 
 from .schema import INSTANCES_VIEW_SELECT, WORKLOADS_INDEX
 
+# Tables added by each version: a file of an earlier version has none of them.
+TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {3: ("journal",)}
+
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
     2: {

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import schema
-from .compat import ADDED
+from .compat import ADDED, TABLES_ADDED
 from .errors import (
     CaptureError,
     CaptureNotFoundError,
@@ -141,11 +141,17 @@ def _since(version: int) -> dict[str, set[str]]:
     return later
 
 
+def _tables(version: int) -> dict[str, list[tuple[str, str, bool]]]:
+    """The current schema's tables that a file of `version` has."""
+    later = {t for since, names in TABLES_ADDED.items() if version < since for t in names}
+    return {t: columns for t, columns in _expected().items() if t not in later}
+
+
 def check_structure(db: sqlite3.Connection, path: Path, version: int) -> None:
     """Every table of the schema is there, as a table, with every column its version has."""
     kinds = dict(db.execute("SELECT name, type FROM main.sqlite_master"))
     later = _since(version)
-    for table, columns in _expected().items():
+    for table, columns in _tables(version).items():
         kind = kinds.get(table)
         if kind is None:
             raise CorruptCaptureError(path, f"damaged: it has no {table} table")
@@ -159,6 +165,8 @@ def check_structure(db: sqlite3.Connection, path: Path, version: int) -> None:
 
 def _allowed(declared: str, not_null: bool) -> tuple[str, ...]:
     types: tuple[str, ...] = ("integer",) if "INT" in declared else ("text",)
+    if "BLOB" in declared:
+        types = ("blob",)
     if "REAL" in declared:
         types = ("real", "integer")
     return types if not_null else (*types, "null")
@@ -188,7 +196,7 @@ def _conditions(table: str, columns: list[tuple[str, str, bool]]) -> list[tuple[
 def check_cells(db: sqlite3.Connection, path: Path, version: int) -> None:
     """Every cell of the type its column is declared with, every JSON cell of its shape."""
     later = _since(version)
-    for table, columns in _expected().items():
+    for table, columns in _tables(version).items():
         present = [c for c in columns if c[0] not in later.get(table, ())]
         conditions = _conditions(table, present)
         if not conditions:
