@@ -5,8 +5,9 @@
 #   bash bench/device/prepare.sh        from the checkout the device tool sends, after
 #                                       scripts/setup.sh (it needs .venv)
 #
-#   .gl/      Debian 12's Vulkan loader and Khronos validation layer, as .deb files (apt-get
-#             download: libvulkan1, vulkan-validationlayers; amd64)
+#   .gl/      Debian 12's Vulkan loader, the GL dispatch libraries a vendor ICD may need and the
+#             Khronos validation layer, as .deb files (apt-get download: libvulkan1, libglvnd0,
+#             libglx0, libegl1, libopengl0, libgl1, libgles2, vulkan-validationlayers; amd64)
 #   .whl/     wheels of vkscope's Python dependencies for the device's Python (3.12, x86-64
 #             manylinux), at the versions installed in .venv: msgspec rich markdown-it-py mdurl
 #             pygments vulkan cffi pycparser perfetto protobuf (pytest, pytest-timeout and
@@ -42,7 +43,9 @@ mkdir -p .gl /tmp/vkscope-apt/lists/partial
 apt_options=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64
              -oDir::State::Lists=/tmp/vkscope-apt/lists)
 apt-get "${apt_options[@]}" update -qq
-(cd .gl && apt-get "${apt_options[@]}" download libvulkan1 vulkan-validationlayers)
+# The NVIDIA driver's Vulkan ICD (libGLX_nvidia) needs the GL vendor-neutral dispatch libraries.
+(cd .gl && apt-get "${apt_options[@]}" download libvulkan1 vulkan-validationlayers libglvnd0 libglx0 \
+    libegl1 libopengl0 libgl1 libgles2)
 
 echo "== .whl: wheels for Python $python_version"
 rm -rf .whl

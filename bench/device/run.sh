@@ -32,7 +32,9 @@ if [ "${1:-}" = --bring-up ]; then
     # VKSCOPE_LOADER_ROOT and PYTHON let the bring-up be tried on a machine whose / must not
     # change (a folder for the loader, a Python 3.12 of one's own).
     root=${VKSCOPE_LOADER_ROOT:-/}
-    for f in .gl/libvulkan1_*.deb; do dpkg -x "$f" "$root"; done
+    for f in .gl/*.deb; do
+        case $f in *vulkan-validationlayers*) ;; *) dpkg -x "$f" "$root" ;; esac
+    done
     if [ "$root" = / ]; then
         ldconfig
     else
