@@ -197,23 +197,33 @@ class Decoder:
         items = frames.items
         append = items.append
         add_annex = frames.annexes.append
-        run = -1  # where the run of WORKLOAD frames being passed over started
+        workload_runs = frames.workloads
         count = 0
         need = PLAIN_HEADER
         while end - pos >= PLAIN_HEADER:
             mtype = buf[pos]
             if mtype == WORKLOAD:
-                (length,) = length_at(buf, pos + 9)
-                stop = pos + PLAIN_HEADER + length
-                if stop <= end and length <= MAX_PAYLOAD:  # else the general path says why
-                    if run < 0:
-                        run = pos
+                # A run of WORKLOAD frames is passed over in a loop of its own: per frame, only
+                # its length is read. A frame that is incomplete or oversized ends the run and
+                # the general path below says why.
+                run = pos
+                while True:
+                    (length,) = length_at(buf, pos + 9)
+                    stop = pos + PLAIN_HEADER + length
+                    if stop > end or length > MAX_PAYLOAD:
+                        break
                     count += 1
                     pos = stop
-                    continue
-            if run >= 0:
-                frames.workloads.append((base + run, buf[run:pos]))
-                run = -1
+                    if end - pos < PLAIN_HEADER or buf[pos] != WORKLOAD:
+                        break
+                if pos > run:
+                    workload_runs.append((base + run, buf[run:pos]))
+                if end - pos < PLAIN_HEADER:
+                    break
+                mtype = buf[pos]
+                if mtype == WORKLOAD and length <= MAX_PAYLOAD:
+                    need = stop - pos  # the frame at pos is incomplete
+                    break
             if mtype & SEQUENCED_BIT:
                 if end - pos < SEQUENCED_HEADER:
                     need = SEQUENCED_HEADER
@@ -249,8 +259,6 @@ class Decoder:
                 except (msgspec.DecodeError, ValueError) as exc:
                     append(self._bad(buf[pos:stop], pos, mtype, MALFORMED_JSON, str(exc)))
             pos = stop
-        if run >= 0:
-            frames.workloads.append((base + run, buf[run:pos]))
         frames.workload_count = count
         self._need = need
         return pos
