@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support import protocol
+from support.driver import driver
 from support.env import layer_env, run
 from support.timeline import Receiver
 from support.timing import (
@@ -61,6 +62,12 @@ def test_compute_dispatches_measure_one_four_sixteen(timed: Runner) -> None:
             assert t.fields["serialization"] == "queue"
             per_submit[t.submit.sequence or 0][groups[0]] = t.duration
     assert len(per_submit) == 8
+    assert all(d.keys() == {16, 64, 256} and min(d.values()) > 0 for d in per_submit.values())
+    if not driver().lavapipe:
+        # A GPU runs these few groups side by side, so their times do not follow the group count
+        # (an H100 takes about the same for all three); bench/device's accuracy check compares
+        # times with the work of each group there instead.
+        return
     # lavapipe runs the GPU's work on the CPU: whatever else the machine runs can only add to a
     # dispatch's time, so the least of each over the frames is its cost.
     cost = {g: min(d[g] for d in per_submit.values()) for g in (16, 64, 256)}
