@@ -190,11 +190,11 @@ class Capture:
         return [Device(*r) for r in self._rows("SELECT * FROM devices ORDER BY process, id")]
 
     def queues(self, device: int | None = None) -> list[Queue]:
-        sql = "SELECT * FROM queues WHERE ?1 IS NULL OR device = ?1 ORDER BY process, device, id"
+        sql = "SELECT * FROM queues WHERE ? IS NULL OR device = ? ORDER BY process, device, id"
         try:
             return [
                 Queue(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6])
-                for r in self._rows(sql, (device,))
+                for r in self._rows(sql, (device, device))
             ]
         except msgspec.DecodeError as exc:
             raise CorruptCaptureError(
