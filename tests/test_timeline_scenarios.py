@@ -123,7 +123,9 @@ def test_connection_starts_with_hello_and_device_and_ends_with_goodbye(timeline:
     assert device["timestamp_period_ns"] > 0
     if driver().lavapipe:
         assert device["timestamp_period_ns"] == 1
-    assert device["api_version"].startswith("1.3.")
+    # The device's own version (1.4 on newer drivers); the probe caps what it reports at 1.3.
+    major, minor, _ = (int(x) for x in device["api_version"].split("."))
+    assert (major, minor) >= tuple(int(x) for x in driver().api_version.split("."))
     assert conn[-1].type == GOODBYE
     assert conn[-1].payload == {"dropped": 0}
     # Every workload is described before the first SUBMIT that names it.
