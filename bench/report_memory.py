@@ -175,9 +175,9 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
             (shape, "query 'SELECT * FROM instances_view' --format csv",
              [mod, "query", cap, "SELECT * FROM instances_view", "--format", "csv", *to_null]),
             (shape, "vkscope perfetto (trace export)",
-             ["vkscope.cli", "perfetto", cap, "-o", str(Path(cap).with_suffix(".pftrace"))]),
+             [mod, "perfetto", cap, "-o", str(Path(cap).with_suffix(".pftrace"))]),
             (shape, "vkscope html (offline page)",
-             ["vkscope.cli", "html", cap, "-o", str(Path(cap).with_suffix(".html"))]),
+             [mod, "html", cap, "-o", str(Path(cap).with_suffix(".html"))]),
         ]  # fmt: skip
     out.append(
         ("frames", "overlap (none against queue) --format json, every workload",
