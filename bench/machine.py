@@ -3,6 +3,7 @@ vkscope source it measured (commit, and whether the tree had uncommitted changes
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -100,6 +101,12 @@ def source() -> dict[str, Any]:
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=normal")
     if commit is None or status is None:
+        # A tree copied to a GPU machine has no history: bench/device/prepare.sh wrote down the
+        # commit its bundle was built from.
+        bundle = Path(__file__).resolve().parent.parent / ".device" / "source.json"
+        if os.environ.get("VKSCOPE_DEVICE_BUNDLE") and bundle.exists():
+            found: dict[str, Any] = json.loads(bundle.read_text())
+            return found
         return {"commit": None, "clean": None, "changed": []}
     changed = [
         line[3:] for line in status.splitlines() if not line[3:].startswith(OUTPUTS) and line

@@ -6,6 +6,7 @@
 # bench/device/prepare.sh fills (.gl .whl .device):
 #
 #   bash bench/device/run.sh --bring-up [--quick] [CHECK ...]
+#   bash bench/device/run.sh --bring-up --bench NAME ...    bench/NAME.py, results in $OUT
 #
 # brings up, in this order: Debian's Vulkan loader (.gl/libvulkan1_*.deb unpacked into /, then
 # ldconfig), the Khronos validation layer (.gl/vulkan-validationlayers_*.deb unpacked into
@@ -64,4 +65,16 @@ else
 fi
 
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+if [ "${1:-}" = --bench ]; then
+    # Benchmarks that need no GPU but an idle machine (the memory of reports and diffs): each
+    # writes its results file and page into $OUT; bench/tables.py regenerates the page from the
+    # results file once it is copied into bench/results.
+    shift
+    out=${OUT:-out}
+    mkdir -p "$out"
+    for name in "$@"; do
+        "$python" "bench/$name.py" --results "$out/$name.json" --docs "$out/$name.md"
+    done
+    exit 0
+fi
 exec "$python" bench/device/checks.py "$@"
