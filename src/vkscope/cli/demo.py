@@ -68,9 +68,9 @@ def next_steps(capture: Path, vkscope: str) -> str:
     for what, path, how in rows:
         lines.append(f"  {what:<15} {path.resolve()!s:<{width}}  {how}".rstrip())
     commands = [
-        (f"{vkscope} report {capture} --label GBuffer", "every GBuffer pass, frame by frame"),
-        (f"{vkscope} html {capture} -o timeline.html", "the timeline page, anywhere you like"),
-        (f"{vkscope} run -- ./your_app", "your own Vulkan application, the same way"),
+        (f"{vkscope} report {capture} --label GBuffer", "every GBuffer pass"),
+        (f"{vkscope} html {capture} -o timeline.html", "the timeline page again"),
+        (f"{vkscope} run -- ./your_app", "your own Vulkan application"),
     ]
     width = max(len(text) for text, _ in commands)
     lines.append("Next:")

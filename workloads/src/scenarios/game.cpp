@@ -32,7 +32,10 @@ namespace wl {
 namespace {
 
 constexpr uint32_t kParticles = 8192; // 128 groups of 64
-constexpr uint32_t kParticleIterations = 512;
+// Draws per render pass for each of --draws: enough for the passes to cost about what the
+// compute passes cost on lavapipe.
+constexpr uint32_t kDrawsPerOption = 4;
+constexpr uint32_t kParticleIterations = 24;
 constexpr uint32_t kParticleSeed = 0x9a3e0000u;
 constexpr uint32_t kParticleAdd = 17;
 constexpr uint32_t kPostAdd = 40;
@@ -67,7 +70,7 @@ public:
         if (!ctx.hasGraphics()) {
             throw SkipScenario("needs a graphics queue");
         }
-        draws_ = ctx.options.draws;
+        draws_ = kDrawsPerOption * ctx.options.draws;
         split_ = ctx.features.dynamicRendering;
         labels_ = ctx.features.debugUtils;
         async_ = ctx.second.valid() && (ctx.second.flags & VK_QUEUE_COMPUTE_BIT) != 0 ? ctx.second
@@ -137,8 +140,8 @@ public:
         asyncPool_ = createCommandPool(ctx, janitor_, async_.family);
         mainPool_ = createCommandPool(ctx, janitor_, ctx.main.family);
         asyncCmd_ = allocateCommandBuffers(ctx, asyncPool_, 1)[0];
-        std::vector<VkCommandBuffer> cmds = allocateCommandBuffers(ctx, mainPool_, 2);
-        mainCmds_ = {cmds[0], cmds[1]};
+        std::vector<VkCommandBuffer> cmds = allocateCommandBuffers(ctx, mainPool_, 3);
+        mainCmds_ = {cmds[0], cmds[1], cmds[2]};
         shadowsSecondary_ =
             allocateCommandBuffers(ctx, mainPool_, 1, VK_COMMAND_BUFFER_LEVEL_SECONDARY)[0];
         particlesDone_ = createSemaphore(ctx, janitor_);
@@ -146,7 +149,8 @@ public:
         mainFence_ = createFence(ctx, janitor_);
         setName(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, handleBits(asyncCmd_), "game.async");
         setName(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, handleBits(mainCmds_[0]), "game.scene");
-        setName(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, handleBits(mainCmds_[1]), "game.compose");
+        setName(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, handleBits(mainCmds_[1]), "game.gbuffer_end");
+        setName(ctx, VK_OBJECT_TYPE_COMMAND_BUFFER, handleBits(mainCmds_[2]), "game.compose");
         setName(ctx, VK_OBJECT_TYPE_BUFFER, handleBits(particles_.handle), "game.particles");
     }
 
@@ -166,6 +170,7 @@ public:
 
         recordParticles(ctx, lcgPush);
         recordScene(ctx, update, step);
+        recordGBufferEnd(ctx, step);
         recordCompose(ctx, step);
         submit(ctx, frameIndex);
 
@@ -208,7 +213,7 @@ private:
         endCommands(cmd);
     }
 
-    // Upload, Shadows and the first half of GBuffer.
+    // Upload, Shadows and the first half of GBuffer (with dynamic rendering).
     void recordScene(Context& ctx, const std::array<uint32_t, kUpdateWords>& update,
                      uint32_t step) {
         const VkCommandBufferInheritanceInfo inheritance{
@@ -253,9 +258,9 @@ private:
         vkCmdEndRenderPass(cmd);
         endPass(ctx, cmd);
 
-        // GBuffer's label stays open into the next command buffer, like its render pass.
-        beginPass(ctx, cmd, kGBufferPass);
         if (split_) {
+            // GBuffer's label stays open into the next command buffer, like its render pass.
+            beginPass(ctx, cmd, kGBufferPass);
             // The previous frame's copy read the image; the clear must come after it.
             imageBarrier(cmd, gbuffer_.image, VK_IMAGE_LAYOUT_UNDEFINED,
                          VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -263,7 +268,25 @@ private:
                          VK_ACCESS_COLOR_ATTACHMENT_READ_BIT |
                              VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT);
             renderGBuffer(cmd, VK_RENDERING_SUSPENDING_BIT, 0, draws_ / 2, step);
+        }
+        endCommands(cmd);
+    }
+
+    // The rest of GBuffer (all of it without dynamic rendering), alone in its command buffer:
+    // Mesa before 23.1 crashes at a label begun in a command buffer after a label ended there
+    // that began in another, so nothing is labelled after GBuffer's end here.
+    void recordGBufferEnd(Context& ctx, uint32_t step) {
+        VkCommandBuffer cmd = mainCmds_[1];
+        beginCommands(cmd);
+        if (split_) {
+            renderGBuffer(cmd, VK_RENDERING_RESUMING_BIT, draws_ / 2, draws_ - draws_ / 2, step);
+            imageBarrier(cmd, gbuffer_.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                         VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_ACCESS_TRANSFER_READ_BIT);
         } else {
+            beginPass(ctx, cmd, kGBufferPass);
             const VkClearValue clear = clearValueOf(kGBufferClear);
             const VkRenderPassBeginInfo gbuffer{
                 .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
@@ -280,23 +303,14 @@ private:
                         Blend::Replace);
             vkCmdEndRenderPass(cmd);
         }
+        endPass(ctx, cmd); // GBuffer
         endCommands(cmd);
     }
 
-    // The rest of GBuffer, Lighting, PostProcess and Readback.
+    // Lighting, PostProcess and Readback.
     void recordCompose(Context& ctx, uint32_t step) {
-        VkCommandBuffer cmd = mainCmds_[1];
+        VkCommandBuffer cmd = mainCmds_[2];
         beginCommands(cmd);
-        if (split_) {
-            renderGBuffer(cmd, VK_RENDERING_RESUMING_BIT, draws_ / 2, draws_ - draws_ / 2, step);
-            imageBarrier(cmd, gbuffer_.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                         VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                         VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                         VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_ACCESS_TRANSFER_READ_BIT);
-        }
-        endPass(ctx, cmd); // GBuffer
-
         beginPass(ctx, cmd, kLightingPass);
         const VkClearValue lightClear = clearValueOf(kLightClear);
         const VkRenderPassBeginInfo lighting{
@@ -411,7 +425,7 @@ private:
             .waitSemaphoreCount = 1,
             .pWaitSemaphores = &particlesDone_,
             .pWaitDstStageMask = &waitStage,
-            .commandBufferCount = 2,
+            .commandBufferCount = static_cast<uint32_t>(mainCmds_.size()),
             .pCommandBuffers = mainCmds_.data(),
         };
         const VkResult result = vkQueueSubmit(ctx.main.queue, 1, &rest, mainFence_);
@@ -485,7 +499,7 @@ private:
     VkCommandPool asyncPool_ = VK_NULL_HANDLE;
     VkCommandPool mainPool_ = VK_NULL_HANDLE;
     VkCommandBuffer asyncCmd_ = VK_NULL_HANDLE;
-    std::array<VkCommandBuffer, 2> mainCmds_{};
+    std::array<VkCommandBuffer, 3> mainCmds_{};
     VkCommandBuffer shadowsSecondary_ = VK_NULL_HANDLE;
     VkSemaphore particlesDone_ = VK_NULL_HANDLE;
     VkFence asyncFence_ = VK_NULL_HANDLE;
