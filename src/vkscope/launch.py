@@ -6,7 +6,7 @@ layer's into a temporary folder that XDG_DATA_DIRS names (the loader looks for i
 for this one process tree. The loader enables such a layer silently, before any layer of the
 application's list or of VK_INSTANCE_LAYERS (so vkscope sits above validation, as the
 application sees it); enabling it with VK_INSTANCE_LAYERS instead makes the loader report the
-variable to every debug messenger of the application, twice per instance.
+variable as a warning to the application's debug messengers at every instance it creates.
 """
 
 from __future__ import annotations
