@@ -106,7 +106,17 @@ def test_the_sentence_on_frames_is_the_same_everywhere(demo: tuple[Path, str, st
 
 def test_a_run_that_never_ends_a_frame_says_how_to(tmp_path: Path, workload: Path) -> None:
     res = run(
-        [vkscope_cli(), "run", "--no-trace", "--no-html", "--", workload, "--scenario", "compute"],
+        [
+            vkscope_cli(),
+            "run",
+            "--no-trace",
+            "-o",
+            "c.vkscope",
+            "--",
+            workload,
+            "--scenario",
+            "compute",
+        ],
         base_env(),
         cwd=tmp_path,
     )
@@ -114,6 +124,8 @@ def test_a_run_that_never_ends_a_frame_says_how_to(tmp_path: Path, workload: Pat
     said = res.stdout + res.stderr
     assert "1 frame with work, none ended" in said
     assert "-s frame_submits=N" in said
+    page = (tmp_path / "c.html").read_text()
+    assert '"frames_text":"1 frame with work, none ended","frames_hint":"nothing ended' in page
     assert not LOADER_NOTE.search(said), said
 
 
