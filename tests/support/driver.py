@@ -41,6 +41,7 @@ SCENARIO_NEEDS: dict[str, tuple[str, ...]] = {
     "threads": ("graphics_queue",),
     "indirect_draw": ("graphics_queue", "multi_draw_indirect", "draw_indirect_count"),
     "ray_tracing": ("ray_tracing",),
+    "game": ("graphics_queue",),
 }
 FEATURES = (
     "graphics_queue",

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wl {
@@ -618,7 +619,7 @@ std::string Context::describe() const {
 }
 
 void Context::endFrame(uint64_t frameId) {
-    if (!features.frameBoundary) {
+    if (!features.frameBoundary || std::exchange(frameEnded, false)) {
         return;
     }
     const VkFrameBoundaryEXT boundary{

@@ -53,7 +53,8 @@ public:
     // Index of a memory type with all `required` flags, preferring one with `preferred` too.
     uint32_t memoryType(uint32_t typeBits, VkMemoryPropertyFlags required,
                         VkMemoryPropertyFlags preferred = 0) const;
-    // Marks the end of a frame with VK_EXT_frame_boundary when the device has it.
+    // Marks the end of a frame with VK_EXT_frame_boundary when the device has it, unless a
+    // scenario's own submission already did (`frameEnded`, cleared here).
     void endFrame(uint64_t frameId);
     // One line naming the device, the queues in use and the optional extensions found.
     std::string describe() const;
@@ -68,6 +69,8 @@ public:
     QueueInfo main;   // graphics+compute when there is such a family, else compute
     QueueInfo second; // invalid when the device has a single queue
     Features features;
+    // Set by a scenario whose submission chained VkFrameBoundaryEXT for the current frame.
+    bool frameEnded = false;
 
     // Extension entry points, null when the extension is not enabled.
     PFN_vkCmdBeginDebugUtilsLabelEXT cmdBeginLabel = nullptr;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..capture_summary import FrameCounts
 from .context import ReportContext
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
@@ -44,10 +45,12 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
     for d in context.devices:
         driver = f"{d.driver_name or '?'} {d.driver_info or ''}".strip()
         lines.append(("device", f"{d.name or '?'} ({driver})"))
-    frames = f"{context.frames_with_work:,} with work, {context.frames_ended:,} ended"
+    frames = FrameCounts(context.frames_with_work, context.frames_ended)
     bad = f"{context.bad_messages:,} bad, {context.skipped_messages:,} of unknown types skipped"
+    lines.append(("frames", frames.sentence()))
+    if hint := frames.hint():
+        lines.append(("", hint))
     lines += [
-        ("frames", frames),
         ("workloads", f"{context.workloads:,} executed"),
         ("dropped", f"{context.dropped:,} messages dropped by the layer"),
         ("messages", f"{context.messages:,} received; {bad}"),

@@ -21,8 +21,9 @@ from pathlib import Path
 from rich.console import Console
 
 from .. import launch, paths, recording
-from ..capture import CaptureServerError, CaptureSummary
+from ..capture import CaptureError, CaptureServerError, CaptureSummary, open_capture
 from ..capture.messages import SERIALIZATION
+from ..capture_summary import FrameCounts
 from ..frame_selection import FrameSelectionError, parse_frame_selection
 from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
 from ..supervisor import Stopped, Supervisor, signal_name
@@ -321,14 +322,7 @@ def _supervised(
         say(f"no capture written to {summary.path}: the layer never connected")
         summary = None
     if summary is not None:
-        c = summary.counters
-        console.print(
-            f"vkscope: capture {summary.path} ({summary.status}): {c.frames:,} frames, "
-            f"{c.instances:,} workloads, {c.submits:,} submits, {c.dropped:,} dropped, "
-            f"{c.bad_messages:,} bad messages",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _print_summary(console, summary)
     supervisor.take_pending()
     received = supervisor.received
     code = result.exit_code
@@ -351,6 +345,27 @@ def _supervised(
         say(f"{stopped}: the capture {summary.path} is finished; other outputs may be missing")
         code = 128 + stopped.signo
     return code
+
+
+def _print_summary(console: Console, summary: CaptureSummary) -> None:
+    """One line on what the capture holds, its frames said as `report` and the page say them."""
+    c = summary.counters
+    frames: FrameCounts | None = None
+    try:
+        with open_capture(summary.path, check_cells=False) as capture:
+            frames = FrameCounts.of(capture)
+    except (CaptureError, sqlite3.Error, OSError):
+        pass  # the readers that follow say what is wrong with the file
+    said = frames.sentence() if frames else f"{c.frames:,} frames ended"
+    console.print(
+        f"vkscope: capture {summary.path} ({summary.status}): {said}; "
+        f"{c.instances:,} workloads, {c.submits:,} submits, {c.dropped:,} dropped, "
+        f"{c.bad_messages:,} bad messages",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if frames and (hint := frames.hint()):
+        say(hint)
 
 
 def run(args: argparse.Namespace) -> int:

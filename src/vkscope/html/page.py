@@ -23,6 +23,7 @@ import msgspec
 
 from .. import __version__
 from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
+from ..capture_summary import FrameCounts
 
 DATA_VERSION: Final = 1
 _SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
@@ -375,6 +376,7 @@ class _Builder:
         capture = self.capture
         meta = capture.meta
         diagnostics = capture.diagnostics()
+        frames = FrameCounts.of(capture)
         return {
             "file": capture.path.name,
             "status": meta.status,
@@ -388,6 +390,8 @@ class _Builder:
             "bad_messages": meta.bad_messages,
             "dropped": meta.dropped,
             "frames_ended": len(capture.frames()),
+            "frames_text": frames.sentence(),
+            "frames_hint": frames.hint(),
             "processes": [
                 {"name": p.name, "pid": p.pid, "state": p.state}
                 for p in capture.processes()

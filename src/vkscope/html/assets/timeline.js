@@ -288,13 +288,14 @@
       }
     }
     fact('workloads', grouped(N));
-    fact('frames', grouped(frames.length) + ' with work');
+    facts.push('<span>' + esc(c.frames_text) + '</span>');
     fact('GPU times', TIMED ? grouped(D.timing.timed) + ' of ' + grouped(N) : 'none');
     if (c.dropped) fact('dropped', plural(c.dropped, 'message'));
     if (c.created_utc) fact('captured', c.created_utc.replace('T', ' ').replace(/\.\d+/, ''));
     $('cap-facts').innerHTML = facts.join('');
 
     const notes = [];
+    if (c.frames_hint) notes.push(esc(c.frames_hint.charAt(0).toUpperCase() + c.frames_hint.slice(1)) + '.');
     if (N === 0) notes.push('This capture holds no workloads: nothing was submitted while it ran.');
     else if (!TIMED) {
       notes.push('<b>No GPU times in this capture</b> (timing was off): the timeline lays the ' +
