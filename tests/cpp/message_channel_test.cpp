@@ -118,8 +118,13 @@ TEST(MessageChannel, HeldMessagesLeaveOnTheirOwnAndWithTheNextFrameEnd) {
     EXPECT_EQ(message_of(peer.frames[4]), "before the end");
     EXPECT_EQ(peer.frames[5].type, static_cast<uint8_t>(MessageType::Frame));
     EXPECT_EQ(peer.frames[5].tag, 7u);
+    // A frame end alone, to a sender asleep with nothing held.
+    usleep(100'000);
+    EXPECT_TRUE(channel->post(end));
+    ASSERT_TRUE(peer.read_frames(7));
+    EXPECT_EQ(peer.frames[6].type, static_cast<uint8_t>(MessageType::Frame));
     channel->close(1s);
-    EXPECT_EQ(channel->sent(), 6u);
+    EXPECT_EQ(channel->sent(), 7u);
 }
 
 TEST(MessageChannel, FramesArriveOverTcp) {

@@ -232,14 +232,11 @@ bool MessageChannel::post(std::string frame) {
             pending_bytes_ += frame.size();
             queue_.push_back(std::move(frame));
             queued = true;
-            if (now || pending_bytes_ >= kFlushBytes) {
-                flush_ = true;
-                wake = true;
-            } else if (sender_idle_) {
-                // It sleeps without a deadline only while nothing is queued: start its hold.
-                sender_idle_ = false;
-                wake = true;
-            }
+            flush_ = flush_ || now || pending_bytes_ >= kFlushBytes;
+            // The sender sleeps without a deadline only while nothing is queued: wake it to
+            // start its hold, and whenever the queue is to be written now.
+            wake = flush_ || sender_idle_;
+            sender_idle_ = false;
         }
     }
     if (!queued) {
@@ -345,7 +342,8 @@ void MessageChannel::run() {
                 // Nothing held: sleep until a post, which starts the next hold.
                 sender_idle_ = true;
                 wake_cv_.wait(lock, [&] {
-                    return !sender_idle_ || stopping_ || greeting_sent_ != greeting_version_;
+                    return !sender_idle_ || flush_ || stopping_ ||
+                           greeting_sent_ != greeting_version_;
                 });
                 sender_idle_ = false;
                 due = Clock::now() + kHold;
