@@ -37,7 +37,7 @@ _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections al
 # reads at most this often: what arrives meanwhile waits in the sockets and is taken in one turn,
 # instead of the capture thread waking for every write while the application wants the CPU.
 _PACE_S: Final = 0.02
-_PACE_BYTES: Final = 64 << 10  # read in one turn: more than this is not a trickle
+_PACE_BYTES: Final = 16 << 10  # read in one turn: more than this is not a trickle
 # Connections waiting to be accepted. An application may start many processes (or Vulkan
 # instances) at once, each connecting; one the kernel turns away loses what it would have sent.
 # The kernel caps it (net.core.somaxconn).
