@@ -88,3 +88,27 @@ def test_record_cost_verdicts_follow_the_medians_of_the_runs() -> None:
     # 4 ns added against a 3 ns target, and two threads 25% slower per call than one.
     assert [line.split("**")[1] for line in bad] == ["missed", "missed", "met"]
     assert "ratio 1.250" in bad[1]
+
+
+def frame_cost_verdicts(run_ms: list[float], run_queue_ms: list[float]) -> list[str]:
+    samples = {
+        "none": [1.0, 1.1, 0.9],
+        "off": [1.0, 1.1, 0.9],
+        "run": run_ms,
+        "run_queue": run_queue_ms,
+    }
+    out = bench_python(
+        "import json, frame_cost\n"
+        f"print('\\n'.join(frame_cost.verdict_lines(json.loads({json.dumps(json.dumps(samples))}))))"
+    )
+    return out.splitlines()
+
+
+def test_frame_cost_verdicts_follow_each_round_against_its_own_run_without_the_layer() -> None:
+    # Each round's added time is against the same round's run without the layer: +2% and +8%.
+    good = frame_cost_verdicts([1.02, 1.122, 0.918], [1.08, 1.188, 0.972])
+    assert [line.split("**")[1] for line in good] == ["met", "met"]
+    assert "(+8.0%)" in good[0] and "(+2.0%)" in good[1]
+    # Medians of +4% and +12%, one round of each within its target.
+    bad = frame_cost_verdicts([1.04, 1.1, 0.936], [1.12, 1.1, 1.008])
+    assert [line.split("**")[1] for line in bad] == ["missed", "missed"]

@@ -2,7 +2,8 @@
 """The checks no CI run reaches, on a machine with a real GPU: every scenario under the layer in
 every timing mode with the validation layer below reporting nothing, the `full` chain across two
 queues with a wait-before-signal, a ray-tracing capture, timer accuracy against the application's
-own timestamps, frame time per mode, recording cost per call, and the GPU tests of pytest.
+own timestamps, frame time per mode, the cost of short frames (`vkscope run` included),
+recording cost per call, and the GPU tests of pytest.
 
 Each check is named (CHECKS below, in the order they run), writes its part of the results file
 as soon as it ends, and fails loudly: a FAILED line, its reasons in the JSON, exit status 1. A
@@ -28,7 +29,7 @@ run.sh brings up. A device run, in one go:
      the commit it was built from);
   2. on the device, carry [".gl", ".whl", ".device"], timeout 600:
        bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing accuracy \
-           frame_time record_cost
+           frame_time frame_cost record_cost
        bash bench/device/run.sh --bring-up pytest
      each writing $OUT/device.json (a check's part is written as soon as it ends, so a run cut
      short keeps what it finished);
@@ -59,6 +60,7 @@ for p in (HERE, REPO / "bench", REPO / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+import frame_cost  # noqa: E402
 from device_context import Context, Outcome, run_check, timing_analysis  # noqa: E402
 from device_render import render  # noqa: E402
 from record_cost import CONFIGS, Paths, entries, measure  # noqa: E402
@@ -319,6 +321,19 @@ def check_frame_time(ctx: Context, out: Outcome) -> None:
                              "samples_ms": frame_times(ctx, args, short, long, runs)}  # fmt: skip
 
 
+def check_frame_cost(ctx: Context, out: Outcome) -> None:
+    """bench/frame_cost.py's measurement of short frames with the workload program (there is no
+    window system here for vkcube): what each configuration, `vkscope run` included, adds to a
+    frame of the small_frame scenario."""
+    runs, short, long = (2, 50, 250) if ctx.quick else (5, 200, 1200)
+    tools = frame_cost.Tools(ctx.layer, ctx.workload)
+    app = frame_cost.small_frame_app(tools, ctx.bare_env())
+    samples = frame_cost.measure(tools, [app], runs, short, long,
+                      progress=lambda s: print(f"  frame cost {s}", flush=True))  # fmt: skip
+    out.data |= {"short": short, "long": long, "frame_end": app.frame_end,
+                 "samples_ms": samples[app.key]}  # fmt: skip
+
+
 def check_record_cost(ctx: Context, out: Outcome) -> None:
     """bench/record_cost.py's measurement with the installed package's harness and layers."""
     runs, calls = (1, 200_000) if ctx.quick else (5, 2_000_000)
@@ -384,6 +399,7 @@ CHECKS = (
     Check("ray_tracing", ("ray_tracing",), check_ray_tracing),
     Check("accuracy", (), check_accuracy),
     Check("frame_time", (), check_frame_time),
+    Check("frame_cost", (), check_frame_cost),
     Check("record_cost", (), check_record_cost),
     Check("pytest", (), check_pytest),
 )

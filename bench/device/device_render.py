@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from frame_cost import app_table, verdict_lines
 from record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from resultfile import banner, median, met, not_run, provenance, spread
 
@@ -21,6 +22,7 @@ TITLES = {
     "ray_tracing": "A ray-tracing capture",
     "accuracy": "Timer accuracy against the application's own timestamps",
     "frame_time": "Frame time per mode",
+    "frame_cost": "Short frames: what each configuration adds",
     "record_cost": "Recording cost per call",
     "pytest": "The GPU tests of pytest on this device",
 }
@@ -290,6 +292,19 @@ def frame_time_section(part: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def frame_cost_section(part: Mapping[str, Any]) -> list[str]:
+    return [
+        "bench/frame_cost.py's measurement (docs/bench/frame-cost.md) with the workload program's "
+        f"small_frame scenario, whose frames end at {part['frame_end']}: {part['long']:,} frames "
+        f"against {part['short']:,}, {len(part['samples_ms']['none'])} interleaved rounds; "
+        "*added* compares each run with the run without the layer of the same round.",
+        "",
+        *app_table(part["samples_ms"]),
+        "",
+        *verdict_lines(part["samples_ms"]),
+    ]
+
+
 def record_cost_section(part: Mapping[str, Any]) -> list[str]:
     grid = Grid.of(part["results"])
     s = part["settings"]
@@ -328,6 +343,7 @@ SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "ray_tracing": ray_tracing_section,
     "accuracy": accuracy_section,
     "frame_time": frame_time_section,
+    "frame_cost": frame_cost_section,
     "record_cost": record_cost_section,
     "pytest": pytest_section,
 }

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <thread>
+#include <unistd.h>
 
 namespace vkscope {
 namespace {
@@ -88,6 +89,42 @@ TEST(MessageChannel, FramesArriveInOrderOverUnixSocket) {
     EXPECT_TRUE(peer.leftover.empty());
     EXPECT_EQ(channel->sent(), 2000u);
     EXPECT_EQ(channel->dropped(), 0u);
+}
+
+TEST(MessageChannel, HeldMessagesLeaveOnTheirOwnAndWithTheNextFrameEnd) {
+    TempDir dir;
+    Listener listener = Listener::unix_socket(dir.file("host.sock"));
+    ASSERT_TRUE(listener.ok());
+    auto channel = open_ok(listener.address());
+    Peer peer = listener.accept();
+    ASSERT_TRUE(peer.valid());
+    // Held, with no frame end after them and no close: they still go out.
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(channel->post(frame(numbered("held", i))));
+    }
+    ASSERT_TRUE(peer.read_frames(3));
+    // Again after the sender found nothing to hold and went to sleep.
+    usleep(100'000);
+    EXPECT_TRUE(channel->post(frame("after a quiet spell")));
+    ASSERT_TRUE(peer.read_frames(4));
+    // A frame end takes everything queued before it, in order.
+    EXPECT_TRUE(channel->post(frame("before the end")));
+    std::string end;
+    append_frame(end, MessageType::Frame, 7, R"({"frame":7})");
+    EXPECT_TRUE(channel->post(end));
+    ASSERT_TRUE(peer.read_frames(6));
+    EXPECT_EQ(message_of(peer.frames[2]), "held2");
+    EXPECT_EQ(message_of(peer.frames[3]), "after a quiet spell");
+    EXPECT_EQ(message_of(peer.frames[4]), "before the end");
+    EXPECT_EQ(peer.frames[5].type, static_cast<uint8_t>(MessageType::Frame));
+    EXPECT_EQ(peer.frames[5].tag, 7u);
+    // A frame end alone, to a sender asleep with nothing held.
+    usleep(100'000);
+    EXPECT_TRUE(channel->post(end));
+    ASSERT_TRUE(peer.read_frames(7));
+    EXPECT_EQ(peer.frames[6].type, static_cast<uint8_t>(MessageType::Frame));
+    channel->close(1s);
+    EXPECT_EQ(channel->sent(), 7u);
 }
 
 TEST(MessageChannel, FramesArriveOverTcp) {

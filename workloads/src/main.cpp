@@ -131,6 +131,14 @@ int main(int argc, char** argv) {
             selected.push_back(&info);
         }
     }
+    for (const ScenarioInfo& info : namedOnlyScenarios()) {
+        for (const std::string& name : options.scenarios) {
+            if (name == info.name) {
+                selected.push_back(&info);
+                break;
+            }
+        }
+    }
 
     bool failed = false;
     bool setupError = false;

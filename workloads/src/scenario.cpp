@@ -24,10 +24,19 @@ const std::vector<ScenarioInfo>& allScenarios() {
     return list;
 }
 
+const std::vector<ScenarioInfo>& namedOnlyScenarios() {
+    static const std::vector<ScenarioInfo> list = {
+        {"small_frame", makeSmallFrameScenario},
+    };
+    return list;
+}
+
 const ScenarioInfo* findScenario(std::string_view name) {
-    for (const ScenarioInfo& info : allScenarios()) {
-        if (name == info.name) {
-            return &info;
+    for (const auto* list : {&allScenarios(), &namedOnlyScenarios()}) {
+        for (const ScenarioInfo& info : *list) {
+            if (name == info.name) {
+                return &info;
+            }
         }
     }
     return nullptr;

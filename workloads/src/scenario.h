@@ -25,8 +25,11 @@ struct ScenarioInfo {
     std::unique_ptr<Scenario> (*create)();
 };
 
-// In the order they run.
+// In the order they run: what --all and --list mean.
 const std::vector<ScenarioInfo>& allScenarios();
+// Scenarios made for one benchmark, run only when named with --scenario (after the others).
+const std::vector<ScenarioInfo>& namedOnlyScenarios();
+// In either list.
 const ScenarioInfo* findScenario(std::string_view name);
 
 std::unique_ptr<Scenario> makeRenderPassScenario();
@@ -44,5 +47,6 @@ std::unique_ptr<Scenario> makeThreadsScenario();
 std::unique_ptr<Scenario> makeIndirectDrawScenario();
 std::unique_ptr<Scenario> makeRayTracingScenario();
 std::unique_ptr<Scenario> makeGameScenario();
+std::unique_ptr<Scenario> makeSmallFrameScenario();
 
 } // namespace wl

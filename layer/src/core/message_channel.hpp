@@ -2,6 +2,10 @@
 // The layer's one connection to the capture server: a bounded queue of encoded frames and a
 // sender thread.
 //
+// Messages are written in batches: the end of a frame, a device's description and the end of the
+// process at once, with everything queued before them; the rest at most 20 ms after they were
+// posted, or as soon as 64 KiB are queued.
+//
 // The application must never wait for the server. post() only ever takes a short lock around the
 // queue: when the queue is full, or the server is unreachable, the frame is dropped and counted,
 // and the server is told the running count (a DROPPED frame) before the next frame that does get
@@ -102,6 +106,8 @@ private:
     mutable std::mutex mutex_; // guards everything down to the next comment
     std::condition_variable wake_cv_;
     std::vector<std::string> queue_; // swapped with the sender's batch, so capacity is reused
+    bool flush_ = false;             // something queued is to be written now, not held
+    bool sender_idle_ = false;       // the sender sleeps until the next post
     size_t pending_messages_ = 0;    // queued plus being written
     size_t pending_bytes_ = 0;
     bool stopping_ = false;

@@ -3,9 +3,9 @@
 // submission, reads the indirect parameters its workloads copied and sends them as annexes, then
 // runs the instruments' completion jobs.
 //
-// It waits on the layer's own timeline semaphores, which an extra empty submission signals after
-// the application's, so it never depends on the application's fences or on objects the
-// application may destroy.
+// It waits on the layer's own timeline semaphores, which the application's last batch of each
+// submission signals (a copy of it, or an empty submission after it), so it never depends on the
+// application's fences or on objects the application may destroy.
 
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"

@@ -2,9 +2,10 @@
 // One vkQueueSubmit* call as the timeline sees it, with the queue's lock held throughout: every
 // submitted command buffer gets a submitID and a SUBMIT message, its command stream runs on the
 // queue's interpreter, and the command buffers that need it are wrapped in s<submitID> labels by
-// layer-owned command buffers. After the application's submission, an empty one signals the
-// queue's timeline semaphore, which tells when the wrappers can be reused and when the indirect
-// parameters can be read. The device's instruments take part at every step (instrument.hpp).
+// layer-owned command buffers. The queue's timeline semaphore, signalled by the application's
+// last batch (or, where that batch cannot take it, by an empty submission after it), tells when
+// the wrappers can be reused and when the indirect parameters can be read. The device's
+// instruments take part at every step (instrument.hpp).
 
 #include "timeline/device.hpp"
 #include "timeline/server_sink.hpp"
@@ -48,12 +49,12 @@ public:
     }
     // Before the application's submission: slots its copies write must have been read.
     void before_submit();
-    // With instruments on, after before_submit(): the signal that says when the GPU is done with
-    // this call rides along in the application's last batch (a copy of it) instead of costing a
-    // submission of its own; `allowed` is false for a batch whose semaphore lists must stay as
-    // they are (device groups).
+    // After before_submit(): the signal that says when the GPU is done with this call rides
+    // along in the application's last batch (a copy of it) instead of costing a submission of
+    // its own; `allowed` is false for a batch whose semaphore lists must stay as they are
+    // (device groups).
     template <typename Info> void merge_signal(Info& last, bool allowed) {
-        if (!queue_.instruments.empty() && allowed && queue_.semaphore && needs_signal()) {
+        if (allowed && queue_.semaphore && needs_signal()) {
             merged_signal_ = queue_.signalled + 1;
             patch_.apply(last, queue_.semaphore, 0, merged_signal_);
         }

@@ -33,6 +33,11 @@ from .wire import Decoder
 RECV_BYTES: Final = 1 << 20
 _TICK_S: Final = 0.05  # how often an idle loop still commits and notices stop()
 _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections already sent
+# While the connections send a trickle (a short frame's messages, one write a frame), the loop
+# reads at most this often: what arrives meanwhile waits in the sockets and is taken in one turn,
+# instead of the capture thread waking for every write while the application wants the CPU.
+_PACE_S: Final = 0.02
+_PACE_BYTES: Final = 16 << 10  # read in one turn: more than this is not a trickle
 # Connections waiting to be accepted. An application may start many processes (or Vulkan
 # instances) at once, each connecting; one the kernel turns away loses what it would have sent.
 # The kernel caps it (net.core.somaxconn).
@@ -200,6 +205,7 @@ class CaptureServer:
                 events = selector.select(_TICK_S)
                 if events:
                     pause.hold()
+                received = 0
                 for key, _ in events:
                     if key.data is None:
                         for _ in range(_ACCEPTS_PER_TURN):  # every connection waiting
@@ -211,9 +217,11 @@ class CaptureServer:
                             self._wake[0].recv(4096)
                         self._send_commands(clients)
                     elif key.fd in clients:
-                        self._read(clients[key.fd], selector, clients, store)
+                        received += self._read(clients[key.fd], selector, clients, store)
                 if store.maybe_commit() or not events:
                     pause.release()
+                if 0 < received < _PACE_BYTES:
+                    self._stopping.wait(_PACE_S)
             # A layer that connected just before stop() may not have been accepted yet: its
             # connection waits in the listen backlog with what it sent.
             for listener in self._listeners:
@@ -254,18 +262,20 @@ class CaptureServer:
         selector: selectors.BaseSelector,
         clients: dict[int, _Client],
         store: CaptureStore,
-    ) -> None:
+    ) -> int:
+        """Takes what the connection has sent; the bytes read."""
         try:
             data = client.sock.recv(RECV_BYTES)
         except (BlockingIOError, InterruptedError):
-            return
+            return 0
         except OSError:
             data = b""  # reset by the peer: the same as an end of stream here
         if data:
             self._take(client, store, data)
             if not client.decoder.out_of_step:
-                return
+                return len(data)
         self._close(client, selector, clients, store)
+        return len(data)
 
     @staticmethod
     def _take(client: _Client, store: CaptureStore, data: bytes) -> None:

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Measure what vkscope adds to each frame of an application whose frames are short (about 1 ms).
+
+Two applications: vkcube (one render pass with one draw a frame, presented to an Xvfb server this
+script starts) and the workload program's `small_frame` scenario (one submission a frame with a
+fill, four small dispatches and a copy; no window system, so it also runs on the device machines:
+the `frame_cost` device check). Each runs in every configuration of CONFIGS: without the layer;
+with the layer loaded and every feature off; the timeline, timing `none` and timing `queue` with
+no capture server (what the layer does in the application); and `vkscope run` with the timeline
+and with `--timing queue` (the same plus the capture server writing the capture beside the
+application). A frame's cost is the difference between a long and a short run divided by the
+frames in between, so process start-up, device creation and what `vkscope run` does before and
+after the application cancel out; the application alone is timed (bench/child_time.py), not the
+capture's finalization after it exits. The configurations are interleaved, several rounds; every
+run is kept: bench/results/frame_cost.json, and docs/bench/frame-cost.md (`render`).
+
+It runs against the installed package (the .venv's layer, workload program and vkscope command):
+
+  .venv/bin/python bench/frame_cost.py [--runs 5] [--short-frames 200] [--long-frames 1200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+for p in (BENCH, BENCH.parent / "tests"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from resultfile import (  # noqa: E402
+    DOCS_DIR,
+    banner,
+    median,
+    met,
+    new,
+    not_run,
+    provenance,
+    results_path,
+    spread,
+    write,
+    write_doc,
+)
+from support.env import base_env, layer_env  # noqa: E402
+
+NAME = "frame_cost"
+DOC = DOCS_DIR / "frame-cost.md"
+COMMAND = ".venv/bin/python bench/frame_cost.py"
+CHILD_TIME = BENCH / "child_time.py"
+QUEUE_TARGET_PERCENT = 10.0  # `vkscope run --timing queue`
+TIMELINE_TARGET_PERCENT = 3.0  # `vkscope run` (the timeline)
+
+
+@dataclass(frozen=True)
+class Config:
+    key: str
+    title: str
+    settings: Mapping[str, str] = field(default_factory=dict)
+    layer: bool = True
+    run: bool = False  # through `vkscope run`: a capture server writing a capture
+
+
+CONFIGS = (
+    Config("none", "no layer", layer=False),
+    Config("off", "layer loaded, features off"),
+    Config("timeline", "timeline, no host", {"timeline": "true"}),
+    Config("timing_none", "timing none, no host", {"timing": "none"}),
+    Config("timing_queue", "timing queue, no host", {"timing": "queue"}),
+    Config("run", "`vkscope run` (timeline)", run=True),
+    Config("run_queue", "`vkscope run --timing queue`", {"timing": "queue"}, run=True),
+)
+TITLES = {c.key: c.title for c in CONFIGS}
+
+
+@dataclass(frozen=True)
+class App:
+    key: str
+    command: Callable[[int], list[str]]  # the command line for N frames
+    settings: Mapping[str, str] = field(default_factory=dict)  # layer settings it needs
+    env: Mapping[str, str] = field(default_factory=dict)
+    frame_end: str = ""  # how its frames end, for the page
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The installed package's parts."""
+
+    layer_dir: Path
+    workload: Path
+    vkscope: tuple[str, ...] = (sys.executable, "-m", "vkscope")
+
+    @classmethod
+    def installed(cls) -> Tools:
+        from vkscope import paths
+
+        return cls(paths.layer_dir(), paths.workload_program())
+
+
+def small_frame_app(tools: Tools, env: Mapping[str, str] | None = None) -> App:
+    """The workload program's small_frame scenario. Its frames end at VK_EXT_frame_boundary where
+    the device has it, else at every submission (the layer's `frame_submits = 1`)."""
+    probe = subprocess.run(
+        [str(tools.workload), "--scenario", "small_frame", "--frames", "1"],
+        env=dict(env or base_env()),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if probe.returncode != 0:
+        raise RuntimeError(f"small_frame failed without the layer:\n{probe.stderr[-2000:]}")
+    boundary = "frame boundary yes" in probe.stderr
+    return App(
+        "small_frame",
+        lambda n: [str(tools.workload), "--scenario", "small_frame", "--frames", str(n), "--quiet"],
+        {} if boundary else {"frame_submits": "1"},
+        frame_end="VK_EXT_frame_boundary" if boundary else "`frame_submits = 1`",
+    )
+
+
+def vkcube_app(display: str) -> App:
+    return App(
+        "vkcube",
+        lambda n: ["vkcube", "--c", str(n)],
+        env={"DISPLAY": display},
+        frame_end="vkQueuePresentKHR",
+    )
+
+
+@contextmanager
+def xvfb() -> Iterator[str]:
+    """An Xvfb server of its own for the whole measurement: one start, not one per run."""
+    read, write_end = os.pipe()
+    proc = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    try:
+        with os.fdopen(read) as f:
+            number = f.readline().strip()
+        if not number:
+            raise RuntimeError("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run_seconds(tools: Tools, app: App, config: Config, frames: int, tmp: Path) -> float:
+    """Wall-clock seconds of the application alone, for `frames` frames."""
+    seconds = tmp / "seconds"
+    seconds.unlink(missing_ok=True)
+    inner = [sys.executable, str(CHILD_TIME), str(seconds), "--", *app.command(frames)]
+    if config.run:
+        env = base_env()
+        cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html"]
+        cmd += ["-o", str(tmp / "capture.vkscope")]
+        if "timing" in config.settings:
+            cmd += ["--timing", config.settings["timing"]]
+        cmd += [f"-s{k}={v}" for k, v in app.settings.items()]
+        cmd += ["--", *inner]
+    else:
+        settings = {**config.settings, **app.settings}
+        env = layer_env(tools.layer_dir, **settings) if config.layer else base_env()
+        cmd = inner
+    env.update(app.env)
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    for f in tmp.glob("capture.vkscope*"):
+        f.unlink()
+    if res.returncode != 0 or not seconds.exists():
+        raise RuntimeError(
+            f"{config.title}, {app.key}, {frames} frames: exit {res.returncode}\n"
+            f"{(res.stdout + res.stderr)[-2000:]}"
+        )
+    return float(seconds.read_text())
+
+
+def measure(
+    tools: Tools,
+    apps: Sequence[App],
+    runs: int,
+    short: int,
+    long: int,
+    configs: Sequence[Config] = CONFIGS,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, list[float]]]:
+    """ms per frame of every run, by application and configuration; interleaved, so a change in
+    the machine's load hits every configuration alike."""
+    out: dict[str, dict[str, list[float]]] = {a.key: {c.key: [] for c in configs} for a in apps}
+    with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
+        for r in range(runs):
+            for app in apps:
+                for c in configs:
+                    t_short = run_seconds(tools, app, c, short, Path(tmp))
+                    t_long = run_seconds(tools, app, c, long, Path(tmp))
+                    out[app.key][c.key].append((t_long - t_short) / (long - short) * 1e3)
+            if progress:
+                progress(f"round {r + 1} of {runs} done")
+    return out
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def percent(v: float) -> str:
+    return f"{v:+.1f}%"
+
+
+def added_percent(samples: Mapping[str, Sequence[float]], key: str) -> list[float]:
+    """Each run against the run without the layer of the same round."""
+    return [(a - b) / b * 100 for a, b in zip(samples[key], samples["none"], strict=True)]
+
+
+def app_table(samples: Mapping[str, Sequence[float]]) -> list[str]:
+    lines = [
+        "| configuration | ms per frame | added | added per frame |",
+        "| --- | --- | --- | --- |",
+    ]
+    base = samples["none"]
+    for key, runs in samples.items():
+        ms = spread(runs, lambda v: f"{v:.3f}")
+        if key == "none":
+            lines.append(f"| {TITLES.get(key, key)} | {ms} | | |")
+            continue
+        us = [(a - b) * 1e3 for a, b in zip(runs, base, strict=True)]
+        lines.append(
+            f"| {TITLES.get(key, key)} | {ms} | {spread(added_percent(samples, key), percent)} "
+            f"| {spread(us, lambda v: f'{v:+.0f} µs')} |"
+        )
+    return lines
+
+
+def verdict_lines(samples: Mapping[str, Sequence[float]]) -> list[str]:
+    lines = []
+    for key, target in (("run_queue", QUEUE_TARGET_PERCENT), ("run", TIMELINE_TARGET_PERCENT)):
+        if key not in samples:
+            continue
+        added = median(added_percent(samples, key))
+        lines.append(
+            f"- {TITLES[key]}: at most {target:+.0f}% per frame over no layer, judged on the "
+            f"median: {met(added <= target)} ({percent(added)})."
+        )
+    return lines
+
+
+def app_section(block: Mapping[str, Any]) -> list[str]:
+    if "skipped" in block:
+        return [f"Not measured: {block['skipped']}."]
+    return [
+        f"{block['description']} Frames end at {block['frame_end']}. {block['long']:,} frames "
+        f"against {block['short']:,}, {len(block['samples_ms']['none'])} interleaved rounds; "
+        "*added* compares each run with the run without the layer of the same round: their "
+        "median, and their range.",
+        "",
+        *app_table(block["samples_ms"]),
+        "",
+        *verdict_lines(block["samples_ms"]),
+    ]
+
+
+DESCRIPTIONS = {
+    "vkcube": "vkcube under Xvfb: one render pass with one draw a frame, presented.",
+    "small_frame": "`vkscope-workload --scenario small_frame`: one submission a frame (a fill, "
+    "four small dispatches and a copy), waited for with a fence.",
+}
+
+
+def render(results: Mapping[str, Any] | None) -> str:
+    lines = [
+        "# What vkscope adds to a short frame",
+        "",
+        banner("frame_cost.py"),
+        "",
+        "`bench/frame_cost.py` measures the cost per frame of an application whose frames take "
+        "about a millisecond, in each configuration: no layer; the layer loaded with every "
+        "feature off; the timeline, timing `none` and timing `queue` without a capture server "
+        "(what the layer does inside the application); and `vkscope run`, with the timeline and "
+        "with `--timing queue` (the same, plus the capture server receiving and storing "
+        "everything while the application runs). A frame's cost is the difference between a long "
+        "and a short run over the frames in between; the application alone is timed. On "
+        "lavapipe (LP_NUM_THREADS=0) the GPU's work is the CPU's, so this is the whole "
+        "application. The same for the workload program on a real GPU is the `frame_cost` device "
+        "check (docs/bench/device.md).",
+        "",
+        f"Targets: `vkscope run --timing queue` at most +{QUEUE_TARGET_PERCENT:.0f}% per frame "
+        f"over no layer, `vkscope run` with the timeline at most +{TIMELINE_TARGET_PERCENT:.0f}%.",
+        "",
+        "## Results",
+        "",
+    ]
+    if results is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
+    lines += provenance(results, NAME)
+    for key, block in results["apps"].items():
+        lines += ["", f"### {key}", "", *app_section({**block, "description": DESCRIPTIONS[key]})]
+    return "\n".join([*lines, ""])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--short-frames", type=int, default=200)
+    parser.add_argument("--long-frames", type=int, default=1200)
+    parser.add_argument("--apps", nargs="+", choices=("vkcube", "small_frame"),
+                        default=["vkcube", "small_frame"])  # fmt: skip
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.short_frames < 1:
+        parser.error("--runs and --short-frames must be positive")
+    if args.long_frames <= args.short_frames:
+        parser.error("--long-frames must be more than --short-frames")
+    tools = Tools.installed()
+    settings = {
+        "runs": args.runs,
+        "short_frames": args.short_frames,
+        "long_frames": args.long_frames,
+        "LP_NUM_THREADS": "0",
+    }
+    results = new(NAME, settings, vulkan=True)
+    results["apps"] = {}
+    for key in args.apps:
+        block: dict[str, Any] = {"short": args.short_frames, "long": args.long_frames}
+        if key == "vkcube" and not (shutil.which("vkcube") and shutil.which("Xvfb")):
+            results["apps"][key] = {"skipped": "needs vkcube and Xvfb"}
+            continue
+        with xvfb() if key == "vkcube" else _no_display() as display:
+            app = vkcube_app(display) if key == "vkcube" else small_frame_app(tools)
+            block["frame_end"] = app.frame_end
+            block["samples_ms"] = measure(
+                tools, [app], args.runs, args.short_frames, args.long_frames,
+                progress=lambda s, k=key: print(f"{k}: {s}", flush=True),
+            )[key]  # fmt: skip
+        results["apps"][key] = block
+    write(results, args.results)
+    text = render(results)
+    write_doc(text, args.docs)
+    print(text)
+    return 0
+
+
+@contextmanager
+def _no_display() -> Iterator[str]:
+    yield ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
