@@ -12,8 +12,8 @@ namespace vkscope::timeline {
 namespace {
 
 using timing::Mode;
-using timing::QueryBlock;
-using timing::QueryPoolCache;
+using vkscope::QueryBlock;
+using vkscope::QueryPoolCache;
 using timing::RecordingTiming;
 using timing::Timestamp;
 using timing::TimingEntry;

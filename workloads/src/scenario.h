@@ -43,5 +43,6 @@ std::unique_ptr<Scenario> makeMultiQueueScenario();
 std::unique_ptr<Scenario> makeThreadsScenario();
 std::unique_ptr<Scenario> makeIndirectDrawScenario();
 std::unique_ptr<Scenario> makeRayTracingScenario();
+std::unique_ptr<Scenario> makeAppStatisticsScenario();
 
 } // namespace wl

@@ -7,7 +7,7 @@
 #include "instruments/timing/chain.hpp"
 #include "instruments/timing/clock.hpp"
 #include "instruments/timing/mode.hpp"
-#include "instruments/timing/query_pool.hpp"
+#include "core/query_pool.hpp"
 
 #include <chrono>
 #include <cstdint>
