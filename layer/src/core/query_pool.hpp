@@ -1,9 +1,9 @@
 #pragma once
 // Layer-owned query pools (timestamps, pipeline statistics: the Backend makes them): 64 slots
-// each, created on demand per device, handed to a command buffer while it records, and back on a free list when that command buffer is reset,
-// freed, or its pool reset or destroyed. Pools are only destroyed with the device, so the number
-// of pools is the most ever held at once, not the number of recordings: a long run reuses the
-// same few.
+// each, created on demand per device, handed to a command buffer while it records, and back on a
+// free list when that command buffer is reset, freed, or its pool reset or destroyed. Pools are
+// only destroyed with the device, so the number of pools is the most ever held at once, not the
+// number of recordings: a long run reuses the same few.
 //
 // The Vulkan calls come through a Backend so the accounting is tested without a GPU.
 

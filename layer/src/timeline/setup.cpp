@@ -120,7 +120,8 @@ bool DevicePatch::enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature) {
         if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2) {
             VkBool32* flag = &(const_cast<VkPhysicalDeviceFeatures2*>(
                                    reinterpret_cast<const VkPhysicalDeviceFeatures2*>(s))
-                                   ->features.*feature);
+                                   ->features.*
+                               feature);
             if (!*flag) {
                 *flag = VK_TRUE;
                 switched_features_.push_back(flag);

@@ -90,9 +90,7 @@ class ReportContext:
         }
 
 
-def chosen_counters(
-    capture: Capture, counters: Sequence[str] | None, sort: str
-) -> tuple[str, ...]:
+def chosen_counters(capture: Capture, counters: Sequence[str] | None, sort: str) -> tuple[str, ...]:
     """The counters to show: those asked for (each one the capture has), else all it has.
     Raises SelectionError for a name the capture has no values of, or a sort key it cannot
     rank by."""

@@ -107,6 +107,7 @@ def counter_columns(names: tuple[str, ...]) -> tuple[Column, ...]:
 def workload_columns(counters: tuple[str, ...]) -> tuple[Column, ...]:
     return WORKLOADS + counter_columns(counters)
 
+
 FRAMES: Final = (
     Column("frame", "int"),
     Column("process", "int", wide=True),

@@ -57,9 +57,7 @@ def _frame_row(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tu
     return frame_row(frame, queue, context.flags(key.process, key.device, queue.queue))
 
 
-def _summary_rows(
-    name: str, summary: Summary, context: ReportContext
-) -> Iterable[tuple[Any, ...]]:
+def _summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
     if name == "costliest":
         return costliest_rows(summary.costliest.result(), context.sort_columns())
     return label_rows(summary.labels.rows())

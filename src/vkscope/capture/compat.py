@@ -85,7 +85,8 @@ def present_current_schema(
         db.execute(table)
         views["device_counters"] = f"temp.{name}"
         if schema == "main":
-            db.execute(f"CREATE TEMP VIEW IF NOT EXISTS instance_counters AS {INSTANCE_COUNTERS_SELECT}")
+            view = f"CREATE TEMP VIEW IF NOT EXISTS instance_counters AS {INSTANCE_COUNTERS_SELECT}"
+            db.execute(view)
     return views
 
 

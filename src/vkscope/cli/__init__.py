@@ -26,7 +26,17 @@ from .command import Command
 COMMANDS: tuple[Command, ...] = tuple(
     m.COMMAND
     for m in (
-        run, demo, report, query, overlap, perfetto, html, diff, devices, counters, settings,
+        run,
+        demo,
+        report,
+        query,
+        overlap,
+        perfetto,
+        html,
+        diff,
+        devices,
+        counters,
+        settings,
     )
 )
 

@@ -34,9 +34,7 @@ def parse_counters(text: str) -> list[str]:
         if counter is None or counter not in COLLECTED:
             known = ", ".join(c.name for c in COLLECTED)
             what = "is not collected yet" if counter else "is no counter vkscope knows"
-            raise CounterError(
-                f"counters: {item!r} {what}; sources: {SOURCE}; names: {known}"
-            )
+            raise CounterError(f"counters: {item!r} {what}; sources: {SOURCE}; names: {known}")
         wanted.add(name)
     return [c.name for c in COLLECTED if c.name in wanted]
 

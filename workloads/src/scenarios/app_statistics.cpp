@@ -68,9 +68,9 @@ public:
                                        &invocations, sizeof(invocations),
                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
         if (invocations != kInsideGroups * 64) {
-            throw VerifyError("application's pipeline statistics query: " +
-                              std::to_string(invocations) + " compute invocations, expected " +
-                              std::to_string(kInsideGroups * 64));
+            throw VerifyError(
+                "application's pipeline statistics query: " + std::to_string(invocations) +
+                " compute invocations, expected " + std::to_string(kInsideGroups * 64));
         }
     }
 

@@ -19,7 +19,8 @@ VkQueryPipelineStatisticFlags wanted_by(const SettingValues& settings, bool repo
     const VkQueryPipelineStatisticFlags wanted = requested(settings.counters, unknown);
     if (report) {
         for (const std::string& name : unknown) {
-            log_once(LogLevel::warn, "setting counters: '%s' is no counter vkscope collects; ignored",
+            log_once(LogLevel::warn,
+                     "setting counters: '%s' is no counter vkscope collects; ignored",
                      name.c_str());
         }
     }
