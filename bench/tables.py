@@ -29,6 +29,7 @@ MODULES = (
     "wire_volume.py",
     "record_cost.py",
     "timing_cost.py",
+    "counters_cost.py",
     "ingest_rate.py",
     "html_open_time.py",
     "report_memory.py",

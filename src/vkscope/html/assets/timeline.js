@@ -1038,6 +1038,11 @@
       row('GPU begin', fmtNs(W.b[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
       row('GPU end', fmtNs(W.e[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
     }
+    if (md.counters && typeof md.counters === 'object') {
+      row('counters', valueHtml(md.counters, 'counters'));
+    } else if (md.counters_reason) {
+      row('counters', '<span class="null">' + esc(md.counters_reason) + '</span>');
+    }
     row('summary', esc(summary(i)));
     box.innerHTML = '<h3>' + swatch(tOf[i]) + esc(typeName[tOf[i]]) +
       (md.api ? ' <span class="dim">' + esc(md.api) + '</span>' : '') + '</h3>' +
