@@ -1,7 +1,8 @@
 // app_statistics: the application's own pipeline statistics query around a dispatch of 4 groups
 // of 64 invocations, then a dispatch of 2 groups outside it. A profiler must not begin a second
 // query of that type inside the application's (one may be active at a time); the application's
-// count must come out exactly 256 with a profiler or without.
+// count must come out exactly 256 with a profiler or without. The query pool lives for one frame
+// only, so that the other scenarios run while the application has none.
 
 #include "errors.h"
 #include "kernels.h"
@@ -33,6 +34,12 @@ public:
         output_ = createBuffer(ctx, janitor_, kElements * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                                Memory::Device);
         set_ = createStorageSet(ctx, janitor_, program_.setLayout, {output_.handle});
+        pool_ = createCommandPool(ctx, janitor_, ctx.main.family);
+        cmd_ = allocateCommandBuffers(ctx, pool_, 1)[0];
+        fence_ = createFence(ctx, janitor_);
+    }
+
+    void frame(Context& ctx, uint32_t) override {
         const VkQueryPoolCreateInfo info{
             .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
             .queryType = VK_QUERY_TYPE_PIPELINE_STATISTICS,
@@ -40,14 +47,14 @@ public:
             .pipelineStatistics = VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT,
         };
         VK_CHECK(vkCreateQueryPool(ctx.device, &info, nullptr, &queries_));
-        VkDevice device = ctx.device;
-        janitor_.defer([device, q = queries_] { vkDestroyQueryPool(device, q, nullptr); });
-        pool_ = createCommandPool(ctx, janitor_, ctx.main.family);
-        cmd_ = allocateCommandBuffers(ctx, pool_, 1)[0];
-        fence_ = createFence(ctx, janitor_);
-    }
-
-    void frame(Context& ctx, uint32_t) override {
+        struct Destroy {
+            VkDevice device;
+            VkQueryPool& pool;
+            ~Destroy() {
+                vkDestroyQueryPool(device, pool, nullptr);
+                pool = VK_NULL_HANDLE;
+            }
+        } destroy{ctx.device, queries_};
         VK_CHECK(vkResetCommandPool(ctx.device, pool_, 0));
         beginCommands(cmd_);
         vkCmdResetQueryPool(cmd_, queries_, 0, 1);
