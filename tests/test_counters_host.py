@@ -45,9 +45,10 @@ def test_the_api_gives_each_instance_its_counters(captured: Path) -> None:
         assert capture.schema_version == SCHEMA_VERSION
         assert "compute_shader_invocations" in capture.counter_names()
         items = list(capture.workloads())
-    dispatches = [w for w in items if w.type == "dispatch" and w.frame == items[0].frame]
-    first = sorted(w.counters["compute_shader_invocations"] for w in dispatches[:5])
-    assert first == COMPUTE_INVOCATIONS
+    dispatches = [w for w in items if w.type == "dispatch"]
+    for w in dispatches:
+        assert w.counters["compute_shader_invocations"] == w.metadata["invocations"]
+    assert set(COMPUTE_INVOCATIONS) <= {w.counters["compute_shader_invocations"] for w in dispatches}
     for w in items:
         assert bool(w.counters) != bool(w.counters_reason), (w.counters, w.counters_reason)
     reasons = {w.counters_reason for w in items if w.counters_reason}
@@ -93,12 +94,13 @@ def test_report_sorts_by_a_counter_and_shows_chosen_columns(captured: Path, tmp_
     assert all(w["type"] == "renderpass" for w in top)
     code, out, err = vkscope(
         "report", captured, "--counters", "compute_shader_invocations", "--table", "workloads",
-        cwd=tmp_path,
+        "--format", "markdown", cwd=tmp_path,
     )  # fmt: skip
     assert code == 0, err
-    assert "CS inv" in out and "FS inv" not in out
-    assert "16,384" in out  # 256 groups of 64
-    assert "secondary_without_inherited_queries" in out
+    assert "| CS inv |" in out and "FS inv" not in out
+    assert "| 16,384 |" in out  # 256 groups of 64
+    # A workload without values says why in the counter column.
+    assert "| secondary_without_inherited_queries |" in out
     code, out, err = vkscope("report", captured, "--format", "csv", cwd=tmp_path)
     assert code == 0, err
     header = out.splitlines()[0].split(",")
@@ -116,12 +118,12 @@ def test_report_refuses_a_counter_the_capture_lacks(captured: Path, tmp_path: Pa
 @pytest.mark.vulkan
 def test_query_joins_instances_with_their_counters(captured: Path, tmp_path: Path) -> None:
     sql = (
-        "SELECT value FROM instance_counters WHERE type = 'dispatch' "
-        "AND counter = 'compute_shader_invocations' ORDER BY id LIMIT 5"
+        "SELECT DISTINCT value FROM instance_counters WHERE type = 'dispatch' "
+        "AND counter = 'compute_shader_invocations'"
     )
     code, out, err = vkscope("query", captured, sql, "--format", "json", cwd=tmp_path)
     assert code == 0, err
-    assert sorted(r["value"] for r in json.loads(out)) == COMPUTE_INVOCATIONS
+    assert set(COMPUTE_INVOCATIONS) <= {r["value"] for r in json.loads(out)}
 
 
 @pytest.mark.vulkan
@@ -154,7 +156,7 @@ def test_counters_lists_what_each_queue_family_collects(tmp_path: Path) -> None:
         assert c["source"] == "pipeline_statistics" and c["unit"] and c["description"]
     code, out, err = vkscope("counters", cwd=tmp_path)
     assert code == 0, err
-    assert "fragment_shader_invocations" in out and "invocations" in out
+    assert "fragment_shader_invocations" in out and "pipeline_statistics" in out
 
 
 def test_a_capture_of_schema_version_3_reads_with_no_counters(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ class MarkdownWriter:
         context = self._context
         assert context is not None
         shown = brief(columns, context.timing.any)
-        right = {"int", "ns", "share", "time"}
+        right = {"int", "ns", "share", "time", "counter"}
         out.write("| " + " | ".join(_md(columns[i].heading) for i in shown) + " |\n")
         out.write(
             "| " + " | ".join("---:" if columns[i].kind in right else "---" for i in shown) + " |\n"

@@ -50,11 +50,18 @@ def _render(found: list[dict[str, Any]], console: Console) -> None:
             if not f["counters"]:
                 console.print(Text(f"{title}: none", style="dim"))
                 continue
-            table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-            for heading in ("source", "counter", "unit", "what it counts"):
-                table.add_column(heading, overflow="fold")
+            sources = sorted({c["source"] for c in f["counters"]})
+            table = Table(
+                title=f"{title}: {', '.join(sources)}",
+                title_justify="left",
+                box=box.SIMPLE_HEAD,
+                pad_edge=False,
+            )
+            table.add_column("counter", no_wrap=True)
+            table.add_column("unit", no_wrap=True)
+            table.add_column("what it counts", overflow="fold")
             for c in f["counters"]:
-                table.add_row(c["source"], c["name"], c["unit"], c["description"])
+                table.add_row(c["name"], c["unit"], c["description"])
             console.print(table)
 
 
