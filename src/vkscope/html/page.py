@@ -320,6 +320,7 @@ class _Builder:
                 "per_device_clocks": per_device,
             },
             "workloads": {"count": count},
+            "counters": list(self.capture.counter_names()),
         }
 
     def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:
