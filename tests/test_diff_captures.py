@@ -239,7 +239,9 @@ def test_the_noise_bound_outweighs_a_lower_threshold(tmp_path: Path) -> None:
     assert gbuffer["delta_pct"] > 1.0 and gbuffer["status"] == "within_noise"
     assert gbuffer["bound_ns"] > abs(gbuffer["delta_ns"])
     assert cull["status"] == "regression" and 2.9 < cull["delta_pct"] < 3.1
-    assert doc["settings"] == {"threshold_pct": 1.0, "noise_k": 3.0, "min_frames": 3}
+    assert doc["settings"] == {
+        "metric": "gpu_ns", "threshold_pct": 1.0, "noise_k": 3.0, "min_frames": 3,
+    }  # fmt: skip
     # Without the noise term (k = 0), the threshold alone decides.
     _, doc = diff_json(base, new, threshold_pct=1.0, noise_k=0.0)
     assert by_name(doc["changes"])["renderpass frame/gbuffer #0"]["status"] == "regression"

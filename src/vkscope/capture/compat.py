@@ -17,8 +17,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `instances_view` gains the same columns.
 - 2 -> 3: the journal. Nothing to present: a version 2 file has no journal, its rows are in the
   tables (a killed one's too), and the tables kept their columns.
-- 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table and
-  `instance_counters` as a view with no rows (its instances' annexes have no `counters`).
+- 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table (and
+  the readers' `instance_counters` view has no rows: its instances' annexes have no `counters`).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -31,7 +31,6 @@ import sqlite3
 from typing import Final
 
 from .schema import (
-    INSTANCE_COUNTERS_SELECT,
     INSTANCES_VIEW_SELECT,
     WORKLOADS_INDEX,
     table_definition,
@@ -84,9 +83,6 @@ def present_current_schema(
         )
         db.execute(table)
         views["device_counters"] = f"temp.{name}"
-        if schema == "main":
-            view = f"CREATE TEMP VIEW IF NOT EXISTS instance_counters AS {INSTANCE_COUNTERS_SELECT}"
-            db.execute(view)
     return views
 
 

@@ -93,9 +93,6 @@ def present_journal(db: sqlite3.Connection) -> bool:
         index_workloads(db, "temp")
         db.executemany(_DIAGNOSTIC, found.rows)
         db.execute(f"CREATE TEMP VIEW instances_view AS {schema.INSTANCES_VIEW_SELECT}")
-        db.execute(
-            f"CREATE TEMP VIEW IF NOT EXISTS instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}"
-        )
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:

@@ -100,6 +100,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             check_cells_of(db, path, version)
         present_current_schema(db, version)
         present_journal(db)  # a capture not finalized: what waits in its journal
+        db.execute(f"CREATE TEMP VIEW instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}")
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None

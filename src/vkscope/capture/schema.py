@@ -15,7 +15,7 @@ from typing import Final
 # 3: while a capture is written, its workloads, instances and annexes wait in `journal` and are
 # built into their tables when it is finalized (journal.py, build.py).
 # 4: counters: device_counters (what each queue family of a device collects, from COUNTERS
-# messages) and the instance_counters view of each instance's values (kept in its annex).
+# messages); each instance's values are kept in its annex.
 SCHEMA_VERSION: Final = 4
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
@@ -46,7 +46,8 @@ LEFT JOIN label_stacks l
 """
 
 # Each instance's counters, one row per counter: the `counters` object of its annex (an instance
-# without counters has no rows; its annex says why in counters_reason).
+# without counters has no rows; its annex says why in counters_reason). Not stored in the file:
+# every reader's connection has it as a temporary view (reader.py), whatever the file's version.
 INSTANCE_COUNTERS_SELECT: Final = """
 SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
        v.label_path, v.gpu_ns, c.key AS counter, c.value
@@ -211,8 +212,6 @@ CREATE TABLE diagnostics (
 CREATE VIEW instances_view AS
 """
     + INSTANCES_VIEW_SELECT
-    + ";\nCREATE VIEW instance_counters AS\n"
-    + INSTANCE_COUNTERS_SELECT
     + ";\n"
 )
 

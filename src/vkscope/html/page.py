@@ -319,8 +319,8 @@ class _Builder:
                 "untimed_reasons": dict(self.untimed_reasons.most_common(10)),
                 "per_device_clocks": per_device,
             },
-            "workloads": {"count": count},
             "counters": list(self.capture.counter_names()),
+            "workloads": {"count": count},
         }
 
     def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:
