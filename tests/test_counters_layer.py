@@ -15,7 +15,7 @@ import pytest
 from support import protocol
 from support.driver import verdicts
 from support.env import layer_env, run
-from support.timeline import Receiver
+from support.timeline import DEVICE, Capture, Receiver
 from support.timing import Runner, Timed, instances, make_runner, scenario_ran
 
 pytestmark = pytest.mark.vulkan
@@ -56,15 +56,25 @@ def settings(mode: str) -> dict[str, str]:
     return chosen
 
 
-def check_every_instance(items: list[Timed]) -> None:
-    """Every instance has its values, or none and a reason; never both, never neither."""
+def announced(capture: Capture) -> dict[int, set[str]]:
+    """Per queue id, the counters its family announced (COUNTERS)."""
+    families = {m.payload["family"]: {c["name"] for c in m.payload["counters"]}
+                for m in capture.of(COUNTERS_CODE)}  # fmt: skip
+    (device,) = capture.of(DEVICE)
+    return {q["id"]: families[q["family"]] for q in device.payload["queues"]}
+
+
+def check_every_instance(items: list[Timed], capture: Capture) -> None:
+    """Every instance has the values its queue family announced, or none and a reason; never
+    both, never neither."""
+    per_queue = announced(capture)
     for t in items:
         assert "counters" in t.fields, t.fields
         if t.fields["counters"] is None:
             assert reason(t) in REASONS, t.fields
         else:
             assert reason(t) is None, t.fields
-            assert set(values(t)) == COLLECTED, t.fields
+            assert set(values(t)) == per_queue[t.submit.payload["queue"]], t.fields
             assert all(isinstance(v, int) and v >= 0 for v in values(t).values()), t.fields
 
 
@@ -87,7 +97,7 @@ def test_compute_dispatches_count_groups_times_invocations(counted: Runner, mode
     res, capture = counted("--scenario", "compute", "--frames", "2", **settings(mode))
     scenario_ran(res, "compute")
     items = list(instances(capture))
-    check_every_instance(items)
+    check_every_instance(items, capture)
     dispatches = [t for t in items if t.fields["type"] == "dispatch"]
     assert len(dispatches) == 2 * 5, [t.fields for t in dispatches]
     for t in dispatches:
@@ -112,7 +122,7 @@ def test_render_passes_count_their_vertices_primitives_and_fragments(
     res, capture = counted("--scenario", "renderpass", "--frames", "2", **settings(mode))
     scenario_ran(res, "renderpass")
     items = list(instances(capture))
-    check_every_instance(items)
+    check_every_instance(items, capture)
     passes = [t for t in items if t.fields["type"] == "renderpass"]
     assert len(passes) == 4
     for t in passes:
@@ -144,7 +154,7 @@ def test_every_workload_of_every_scenario_is_counted_or_says_why(
     verdicts(res.stdout)
     items = list(instances(capture))
     assert len(items) > 50
-    check_every_instance(items)
+    check_every_instance(items, capture)
     for t in items:
         counts = values(t)
         if counts and t.fields["type"] == "dispatch" and t.fields.get("invocations") is not None:
@@ -169,7 +179,7 @@ def scenario_items(counted: Runner, name: str, **extra: str) -> list[Timed]:
     res, capture = counted("--scenario", name, "--frames", "2", **settings("queue"), **extra)
     scenario_ran(res, name)
     items = list(instances(capture))
-    check_every_instance(items)
+    check_every_instance(items, capture)
     return items
 
 
@@ -239,7 +249,7 @@ def test_only_selected_frames_are_counted(counted: Runner) -> None:
     )  # fmt: skip
     scenario_ran(res, "compute")
     items = list(instances(capture))
-    check_every_instance(items)
+    check_every_instance(items, capture)
     assert items and all(values(t) for t in items if t.fields["type"] == "dispatch")
     assert {t.submit.payload["frame"] for t in items} == {1, 3}
 
@@ -249,8 +259,9 @@ def test_a_single_statistic_can_be_chosen(counted: Runner) -> None:
         "--scenario", "compute", counters="pipeline_statistics.compute_shader_invocations"
     )
     scenario_ran(res, "compute")
-    (family,) = [m.payload for m in capture.of(COUNTERS_CODE)]
-    assert [c["name"] for c in family["counters"]] == ["compute_shader_invocations"]
+    for m in capture.of(COUNTERS_CODE):  # one family on lavapipe; more on other devices
+        names = [c["name"] for c in m.payload["counters"]]
+        assert names in ([], ["compute_shader_invocations"]), m.payload
     dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
     assert dispatches
     for t in dispatches:
