@@ -30,6 +30,7 @@ MODULES = (
     "record_cost.py",
     "timing_cost.py",
     "frame_cost.py",
+    "counters_cost.py",
     "ingest_rate.py",
     "html_open_time.py",
     "report_memory.py",

@@ -25,7 +25,7 @@ def test_every_command_module_is_registered_once() -> None:
     assert {name: c.name for name, c in commands.items()} == {n: n for n in commands}
     assert [c.name for c in COMMANDS] == [
         "run", "demo", "report", "query", "overlap", "perfetto", "html", "diff", "devices",
-        "settings",
+        "counters", "settings",
     ]  # fmt: skip
     assert set(commands) == {c.name for c in COMMANDS}
 

@@ -34,6 +34,7 @@ class W:
     ns: Callable[[int], int | None]
     queue: int = 0
     fields: dict[str, Any] = field(default_factory=dict)
+    counters: Callable[[int], dict[str, float]] | None = None  # its counters in each frame
 
 
 def steady(us: float) -> Callable[[int], int | None]:
@@ -99,6 +100,8 @@ def layer_stream(
                     s.annex(submit, t, gpu_begin_ns=gpu, gpu_end_ns=gpu + ns, timing="ok",
                             serialization="queue")  # fmt: skip
                     gpu += ns + 500
+                if w.counters is not None:
+                    s.annex(submit, t, counters=w.counters(frame))
         s.add(m.FRAME, frame, {"device": 1, "queue": 0, "cpu_ns": gpu, "reason": "present",
                                "captured": True})  # fmt: skip
     s.goodbye()
@@ -236,7 +239,9 @@ def test_the_noise_bound_outweighs_a_lower_threshold(tmp_path: Path) -> None:
     assert gbuffer["delta_pct"] > 1.0 and gbuffer["status"] == "within_noise"
     assert gbuffer["bound_ns"] > abs(gbuffer["delta_ns"])
     assert cull["status"] == "regression" and 2.9 < cull["delta_pct"] < 3.1
-    assert doc["settings"] == {"threshold_pct": 1.0, "noise_k": 3.0, "min_frames": 3}
+    assert doc["settings"] == {
+        "metric": "gpu_ns", "threshold_pct": 1.0, "noise_k": 3.0, "min_frames": 3,
+    }  # fmt: skip
     # Without the noise term (k = 0), the threshold alone decides.
     _, doc = diff_json(base, new, threshold_pct=1.0, noise_k=0.0)
     assert by_name(doc["changes"])["renderpass frame/gbuffer #0"]["status"] == "regression"
@@ -383,3 +388,33 @@ def test_several_processes_in_one_capture(tmp_path: Path) -> None:
     # that opens up (every frame 30 us from the median) is noise the change does not clear.
     assert blur1["delta_pct"] == 10.0 and blur1["new"]["noise_ns"] == 44_478.0  # 1.4826 * 30 us
     assert (code, blur1["status"]) == (0, "within_noise")
+
+
+def test_a_counter_metric_judges_counter_changes(tmp_path: Path) -> None:
+    def shaded(fragments: int) -> Callable[[int], dict[str, float]]:
+        return lambda frame: {"fragment_shader_invocations": fragments + frame % 2}
+
+    work = scene()
+    base_work = [W(w.type, w.labels, w.ns, w.queue, w.fields, shaded(4096)) for w in work]
+    # The same GPU times; the shadow pass shades twice as many fragments.
+    new_work = [
+        W(w.type, w.labels, w.ns, w.queue, w.fields,
+          shaded(8192 if w.labels == ["frame", "shadows"] else 4096))
+        for w in work
+    ]  # fmt: skip
+    base = capture(tmp_path / "base.vkscope", base_work)
+    new = capture(tmp_path / "new.vkscope", new_work)
+    assert diff(base, new)[0] == 0  # GPU time: no change
+    code, text, err = diff(base, new, metric="fragment_shader_invocations")
+    assert code == 1, text + err
+    assert "Higher in fragment_shader_invocations" in text and "4,096" in text
+    assert "REGRESSION: 1 workload(s) higher" in text
+    code, doc = diff_json(base, new, metric="fragment_shader_invocations")
+    assert code == 1 and doc["settings"]["metric"] == "fragment_shader_invocations"
+    (change,) = [c for c in doc["changes"] if c["status"] == "regression"]
+    assert change["labels"] == ["frame", "shadows"]
+    assert change["delta_ns"] == 4096  # the counter's change, in the fields of GPU times
+    code, _, err = diff(base, new, metric="vertex_shader_invocations")
+    assert code == 2 and "no values of counter 'vertex_shader_invocations'" in err
+    code, _, err = diff(base, new, metric="drop table")
+    assert code == 2 and "gpu_ns or a counter name" in err

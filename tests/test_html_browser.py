@@ -422,3 +422,54 @@ def test_capture_without_workloads(tmp_path: Path, load: Any) -> None:
     loaded.page.click("#zoom-in")
     loaded.page.click("#frame-next")
     assert loaded.errors == []
+
+
+def test_counters_column_and_per_frame_chart(tmp_path: Path, load: Any) -> None:
+    from vkscope.capture import messages as m
+
+    # The same stream without counters first: which instances there are.
+    work = instances(capture_from(timeline_stream(), tmp_path / "plain.vkscope"))
+    s = timeline_stream()
+    goodbye = s.frames.pop()  # the counters go before it
+    names = ["fragment_shader_invocations", "compute_shader_invocations"]
+    s.add(m.COUNTERS, 1, {"family": 0, "source": "pipeline_statistics",
+                          "counters": [{"name": n} for n in names]})  # fmt: skip
+    # Each instance gets values of its own, except one that says why it has none.
+    values: dict[int, int] = {}
+    for k, w in enumerate(work):
+        if k == 3:
+            s.annex(w.submit_id, w.tag_id, counters=None, counters_reason="split_render_pass")
+            continue
+        values[w.id] = 100 + 7 * k
+        s.annex(w.submit_id, w.tag_id, counters={names[0]: values[w.id], names[1]: 1})
+    s.frames.append(goodbye)
+    cap = capture_from(s, tmp_path / "counted.vkscope")
+    out = tmp_path / "counted.html"
+    write_html(cap, out)
+    loaded = load(out)
+    assert loaded.errors == []
+    assert loaded.js("vkscope.counters()") == names
+    page = loaded.page
+    assert page.inner_text("#wl-head th[data-col='counter']").startswith(names[0])
+    page.click("#wl-head th[data-col='counter']")
+    ordered = sorted(values, key=lambda i: (values[i], i))
+    no_value = [w.id for w in work if w.id not in values]
+    assert loaded.js("vkscope.tableIds()") == ordered + no_value
+    assert "split_render_pass" in page.inner_text("#wl-body")
+    # The chart: per frame, the sum of the chosen counter.
+    per_frame: dict[int | None, int] = {}
+    for w in work:
+        if w.id in values:
+            per_frame[w.frame] = per_frame.get(w.frame, 0) + values[w.id]
+    chart = loaded.js("vkscope.counterChart()")
+    assert {c["frame"]: c["value"] for c in chart} == per_frame
+    page.select_option("#counter-pick", names[1])
+    chart = loaded.js("vkscope.counterChart()")
+    counted = {w.frame for w in work if w.id in values}
+    assert {c["frame"]: c["value"] for c in chart} == {
+        f: sum(1 for w in work if w.frame == f and w.id in values) for f in counted
+    }
+    assert page.inner_text("#wl-head th[data-col='counter']").startswith(names[1])
+    page.click("#counter-chart .cbar >> nth=1")
+    assert loaded.js("vkscope.frame()") == 1
+    assert loaded.errors == []

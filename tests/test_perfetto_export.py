@@ -337,3 +337,39 @@ def test_bad_inputs_raise_specific_errors(tmp_path: Path) -> None:
     with pytest.raises(PerfettoExportError, match="cannot write"):
         export_perfetto(cap, tmp_path / "no-such-dir" / "t.pftrace")
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_workload_counters_are_arguments_and_counter_tracks_per_queue(tmp_path: Path) -> None:
+    s = game_stream()
+    goodbye = s.frames.pop()  # what follows goes before it
+    s.add(
+        protocol_code("COUNTERS"),
+        1,
+        {"family": 0, "source": "pipeline_statistics",
+         "counters": [{"name": "fragment_shader_invocations"}]},
+    )  # fmt: skip
+    # The render pass of each frame counted; the dispatch says why it has no values.
+    s.annex(1, 10, counters={"fragment_shader_invocations": 5000})
+    s.annex(3, 10, counters={"fragment_shader_invocations": 7000})
+    s.annex(1, 11, counters=None, counters_reason="application_query_active")
+    s.frames.append(goodbye)
+    cap = capture_from(tmp_path, [s])
+    summary = export_perfetto(cap, tmp_path / "t.pftrace")
+    trace = ReadTrace(tmp_path / "t.pftrace")
+    slices = {sl.args["instance"]: sl for sl in workload_slices(trace)}
+    assert slices["1.10"].args["counters"] == {"fragment_shader_invocations": 5000}
+    assert slices["1.11"].args["counters_reason"] == "application_query_active"
+    assert summary.counter_tracks == 1 and summary.counter_samples == 4
+    (track,) = [t for t in trace.tracks.values() if t.counter]
+    assert track.name == f"fragment_shader_invocations{SEP}queue 0"
+    samples = [(e.ts, e.value) for e in trace.events if e.track == track.uuid]
+    assert samples == [
+        (GPU_TIMES[(1, 10)][0], 5000), (GPU_TIMES[(1, 10)][1], 0),
+        (GPU_TIMES[(3, 10)][0], 7000), (GPU_TIMES[(3, 10)][1], 0),
+    ]  # fmt: skip
+
+
+def protocol_code(name: str) -> int:
+    from vkscope.capture import messages as m
+
+    return int(getattr(m, name))

@@ -207,14 +207,14 @@ def test_bad_definition_is_refused(tmp_path: Path, old: str, new: str, error: st
     assert not (tmp_path / "h.hpp").exists()
 
 
-COUNTERS = """
-[messages.COUNTERS]
-code = 0x09
+SAMPLES = """
+[messages.SAMPLES]
+code = 0x0A
 tag = "device id"
-feature = "counters"
-summary = "the counters a device offers"
+feature = "samplers"
+summary = "the samplers a device offers"
 fields.device = { type = "uint", required = true, doc = "device id" }
-fields.units = { type = "map[str]", required = true, doc = "counter name to its unit" }
+fields.units = { type = "map[str]", required = true, doc = "sampler name to its unit" }
 """
 
 
@@ -222,35 +222,35 @@ def test_a_new_message_is_one_entry(tmp_path: Path) -> None:
     """A message and an annex field added to the definition alone reach every generated part."""
     text = DEFINITION.read_text().replace(
         "fields.timing_reason =",
-        'fields.counters = { type = "map[float]", feature = "counters", doc = "values" }\n'
+        'fields.samples = { type = "map[float]", feature = "samplers", doc = "values" }\n'
         "fields.timing_reason =",
     )
     path = tmp_path / "protocol.toml"
-    path.write_text(text + COUNTERS)
+    path.write_text(text + SAMPLES)
     proto = load(path)
-    source = tmp_path / "counters_protocol_gen.py"
+    source = tmp_path / "samples_protocol_gen.py"
     source.write_text(emit_protocol_py.module(proto, path.name))
-    spec = importlib.util.spec_from_file_location("counters_protocol_gen", source)
+    spec = importlib.util.spec_from_file_location("samples_protocol_gen", source)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     decoded = msgspec.json.decode(
-        b'{"device": 2, "units": {"cycles": "count"}}', type=module.PAYLOAD_TYPES[0x09]
+        b'{"device": 2, "units": {"cycles": "count"}}', type=module.PAYLOAD_TYPES[0x0A]
     )
-    assert (module.COUNTERS, module.NAMES[0x09], decoded.units) == (
-        9,
-        "COUNTERS",
+    assert (module.SAMPLES, module.NAMES[0x0A], decoded.units) == (
+        10,
+        "SAMPLES",
         {"cycles": "count"},
     )
     with pytest.raises(msgspec.ValidationError, match="Expected `str`, got `int`"):
-        msgspec.json.decode(b'{"device": 2, "units": {"a": 1}}', type=module.Counters)
-    assert "Counters = 0x09" in emit_protocol_cpp.header(proto, path.name)
+        msgspec.json.decode(b'{"device": 2, "units": {"a": 1}}', type=module.Samples)
+    assert "Samples = 0x0a" in emit_protocol_cpp.header(proto, path.name)
     doc = emit_protocol_doc.update((ROOT / "docs/protocol.md").read_text(), proto)
     assert (
-        "| 0x09 | COUNTERS | - | device id | the counters a device offers (with counters only) |"
+        "| 0x0a | SAMPLES | - | device id | the samplers a device offers (with samplers only) |"
         in doc
     )
-    assert "| `units` | {str: str, ...} | yes | counter name to its unit |" in doc
-    assert "| `counters` | {str: float, ...} |  | values (with counters only) |" in doc
+    assert "| `units` | {str: str, ...} | yes | sampler name to its unit |" in doc
+    assert "| `samples` | {str: float, ...} |  | values (with samplers only) |" in doc
     assert oracle.type_problem("map[float]", {"a": 1.5}) is None
     assert oracle.type_problem("map[float]", {"a": "x"}) == "expected float, got 'x'"

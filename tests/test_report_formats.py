@@ -18,6 +18,7 @@ from test_timing_host_ingest import capture_from
 from vkscope.analysis.report import render_report
 from vkscope.analysis.selection import Selection
 from vkscope.capture import open_capture
+from vkscope.capture.schema import SCHEMA_VERSION
 from vkscope.cli import main
 
 
@@ -101,7 +102,7 @@ def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -
     assert list(doc) == ["capture", "workloads", "frames", "costliest", "labels"]
     capture = doc["capture"]
     assert (capture["status"], capture["schema_version"], capture["workloads"]) == (
-        "complete", 3, 21,
+        "complete", SCHEMA_VERSION, 21,
     )  # fmt: skip
     assert capture["devices"][0]["clock_domain"] == "clock_monotonic"
     assert capture["timing"]["serialization"] == {"queue": 21}

@@ -214,9 +214,11 @@ def test_several_processes_keep_their_own_timing(tmp_path: Path) -> None:
 
 
 def downgrade_to_version_2(path: Path) -> None:
-    """What a version 2 vkscope wrote: no journal (its rows went straight to the tables)."""
+    """What a version 2 vkscope wrote: no journal (its rows went straight to the tables), no
+    counters."""
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE journal")
+        db.execute("DROP TABLE device_counters")
         db.execute("PRAGMA user_version = 2")
         db.execute("UPDATE meta SET value = 2 WHERE key = 'schema_version'")
 
@@ -252,7 +254,7 @@ def test_version_2_captures_still_open(tmp_path: Path) -> None:
 
 
 def test_version_1_captures_still_open(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     s, _ = timed_stream()
     path = capture_from(tmp_path, s)
     downgrade_to_version_1(path)

@@ -91,6 +91,8 @@ GPU_TESTS = (
     "tests/test_timing_frames.py",
     "tests/test_capture_layer.py",
     "tests/test_timing_host_layer.py",
+    "tests/test_counters_layer.py",
+    "tests/test_counters_host.py",
 )
 QUICK_GPU_TESTS = ("tests/test_driver_skips.py", "tests/test_timeline_indirect.py")
 
@@ -175,6 +177,82 @@ def check_two_queue_chain(ctx: Context, out: Outcome) -> None:
     v = ctx.validation(["--scenario", "multi_queue", "--frames", "2"], timing="full")
     out.data["validation"] = v
     out.expect(v["rc"] == 0 and v["messages"] == 0, f"validation: {v}")
+
+
+COUNTER_REASONS_EXPECTED = {
+    # lavapipe and the NVIDIA H100/H200 alike: what the scenarios hold that cannot be counted.
+    "secondary_without_inherited_queries",  # secondary: a render pass of secondaries
+    "split_render_pass",  # dynamic_rendering: one instance over three command buffers
+    "secondary_twice",  # indirect_draw: a secondary executed twice
+    "application_query_active",  # app_statistics: inside the application's own query
+}
+GRAPHICS_STATISTICS = {
+    "input_assembly_vertices", "input_assembly_primitives", "vertex_shader_invocations",
+    "geometry_shader_invocations", "geometry_shader_primitives", "clipping_invocations",
+    "clipping_primitives", "fragment_shader_invocations", "tessellation_control_shader_patches",
+    "tessellation_evaluation_shader_invocations",
+}  # fmt: skip
+COUNTERS_CODE = 0x09
+
+
+def check_counters(ctx: Context, out: Outcome) -> None:
+    """Pipeline statistics on every queue family the workload program uses (the second queue
+    is on a compute-only family where the device has one): each family announces what it
+    counts (a compute-only one compute invocations alone, one without graphics or compute
+    nothing), every scenario's instances are counted or say why, with exact known values (G
+    groups of L invocations count G*L; triangle lists three vertices a primitive), alone and
+    with timing; validation below vkscope: nothing."""
+    for label, settings in (
+        ("counters", {"counters": "pipeline_statistics"}),
+        ("counters + timing queue", {"counters": "pipeline_statistics", "timing": "queue"}),
+    ):
+        res, capture = ctx.capture(["--all", "--frames", "2"], **settings)
+        part: dict[str, Any] = {"rc": res.returncode}
+        out.expect(res.returncode == 0, f"{label}: exit {res.returncode}\n{res.stderr[-1500:]}")
+        families = {m.payload["family"]: m.payload for m in capture.of(COUNTERS_CODE)}
+        part["families"] = {
+            str(f): {"names": [c["name"] for c in p["counters"]], "reason": p.get("reason")}
+            for f, p in sorted(families.items())
+        }
+        for f, flags in ((q["index"], q["flags"]) for q in ctx.driver.queue_families):
+            names = {c["name"] for c in families.get(f, {}).get("counters", [])}
+            expected = (GRAPHICS_STATISTICS if flags & 0x1 else set()) | (
+                {"compute_shader_invocations"} if flags & 0x2 else set()
+            )
+            out.expect(names == expected, f"{label}: family {f} (flags {flags:#x}) counts {names}")
+        per_queue: dict[int, Counter[str]] = defaultdict(Counter)
+        wrong: list[str] = []
+        for s, _, w, _ in capture.submitted():
+            counts, reason = w.get("counters"), w.get("counters_reason")
+            queue = s.payload["queue"]
+            per_queue[queue]["counted" if counts else f"none: {reason}"] += 1
+            if not counts:
+                if reason is None:
+                    wrong.append(f"no counters and no reason: {w}")
+                continue
+            invocations = w.get("invocations") if w["type"] == "dispatch" else None
+            if invocations is not None and counts.get("compute_shader_invocations") != invocations:
+                wrong.append(f"dispatch of {w['invocations']} invocations counted {counts}")
+            if w["type"] == "renderpass":
+                vertices = counts.get("input_assembly_vertices", 0)
+                if vertices != 3 * counts.get("input_assembly_primitives", -1) or vertices == 0:
+                    wrong.append(f"render pass {w.get('draws')} draws counted {counts}")
+        reasons = {
+            k.removeprefix("none: ") for c in per_queue.values() for k in c if k != "counted"
+        }
+        part["per_queue"] = {str(q): dict(c) for q, c in sorted(per_queue.items())}
+        out.expect(not wrong, f"{label}: " + "; ".join(wrong[:5]))
+        out.expect(reasons <= COUNTER_REASONS_EXPECTED, f"{label}: unexpected reasons {reasons}")
+        out.expect(len(per_queue) >= 1, f"{label}: no instance")
+        v = ctx.validation(["--all", "--frames", "2"], **settings)
+        part["validation"] = v
+        out.expect(
+            v["rc"] == 0 and v["messages"] == 0,
+            f"{label}: validation below vkscope: exit {v['rc']}, {v['messages']} messages\n"
+            f"{v['tail']}",
+        )
+        out.data[label] = part
+        print(f"  {label}: {dict(per_queue)}, validation {v['messages']}", flush=True)
 
 
 # The ray_tracing scenario's workloads, per frame (tests/test_timeline_indirect.py).
@@ -395,6 +473,7 @@ class Check:
 CHECKS = (
     Check("driver", (), check_driver),
     Check("scenarios", (), check_scenarios),
+    Check("counters", ("pipeline_statistics_query",), check_counters),
     Check("two_queue_chain", ("second_queue", "timeline_semaphore"), check_two_queue_chain),
     Check("ray_tracing", ("ray_tracing",), check_ray_tracing),
     Check("accuracy", (), check_accuracy),

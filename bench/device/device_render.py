@@ -18,6 +18,7 @@ COMMAND = "bash bench/device/run.sh --bring-up"
 TITLES = {
     "driver": "The driver, probed without the layer",
     "scenarios": "Every scenario under the layer in every mode, validation below",
+    "counters": "Pipeline statistics on every queue family, validation below",
     "two_queue_chain": "`full` across two queues with a wait-before-signal",
     "ray_tracing": "A ray-tracing capture",
     "accuracy": "Timer accuracy against the application's own timestamps",
@@ -336,9 +337,26 @@ def pytest_section(part: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def counters_section(part: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for label, run in part.items():
+        if not isinstance(run, Mapping) or "families" not in run:
+            continue
+        lines += [f"{label}:", "", "| queue family | counts | reason |", "| --- | --- | --- |"]
+        for family, f in run["families"].items():
+            lines.append(f"| {family} | {', '.join(f['names']) or '-'} | {f['reason'] or ''} |")
+        lines += ["", "| queue | instances |", "| --- | --- |"]
+        for queue, counts in run["per_queue"].items():
+            lines.append(f"| {queue} | " + ", ".join(f"{k}: {n}" for k, n in counts.items()) + " |")
+        v = run["validation"]
+        lines += ["", f"Validation below vkscope: {v['messages']} messages.", ""]
+    return lines
+
+
 SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "driver": driver_section,
     "scenarios": scenarios_section,
+    "counters": counters_section,
     "two_queue_chain": two_queue_section,
     "ray_tracing": ray_tracing_section,
     "accuracy": accuracy_section,

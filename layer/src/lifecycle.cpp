@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "core/state.hpp"
+#include "instruments/pipeline_statistics/instrument.hpp"
 #include "instruments/timing/instrument.hpp"
 #include "timeline/server_connection.hpp"
 #include "timeline/setup.hpp"
@@ -31,9 +32,10 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
     return nullptr;
 }
 
-// Timing needs the timeline: its times belong to the timeline's workload instances.
+// Timing and counters need the timeline: their values belong to its workload instances.
 bool wants_timeline(const SettingValues& settings) {
-    return settings.timeline || settings.timing != Timing::off;
+    return settings.timeline || settings.timing != Timing::off ||
+           pipeline_statistics::selected(settings);
 }
 
 void enable_features(InstanceState& state) {
@@ -45,6 +47,10 @@ void enable_features(InstanceState& state) {
         state.features.set(static_cast<unsigned>(Feature::timing));
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
+    if (pipeline_statistics::selected(state.settings)) {
+        state.features.set(static_cast<unsigned>(Feature::pipeline_statistics));
+        state.features.set(static_cast<unsigned>(Feature::instruments));
+    }
 }
 
 // The instruments of a device of this instance, in the order their marks take.
@@ -52,6 +58,9 @@ timeline::InstrumentProviders instrument_providers(const InstanceState& instance
     timeline::InstrumentProviders providers;
     if (auto timing = timing::provider(instance.settings)) {
         providers.push_back(std::move(timing));
+    }
+    if (auto statistics = pipeline_statistics::provider(instance.settings)) {
+        providers.push_back(std::move(statistics));
     }
     return providers;
 }

@@ -12,11 +12,11 @@ namespace vkscope::timeline {
 namespace {
 
 using timing::Mode;
-using timing::QueryBlock;
-using timing::QueryPoolCache;
 using timing::RecordingTiming;
 using timing::Timestamp;
 using timing::TimingEntry;
+using vkscope::QueryBlock;
+using vkscope::QueryPoolCache;
 
 class NullWriter : public timing::TimestampWriter {
 public:

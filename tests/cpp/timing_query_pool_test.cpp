@@ -1,7 +1,7 @@
 // Query pools: created on demand, 64 slots, handed out in order, back on the free list when a
 // recording is reset or freed, bounded however many recordings come and go.
 
-#include "instruments/timing/query_pool.hpp"
+#include "core/query_pool.hpp"
 #include "instruments/timing/recording.hpp"
 
 #include <gtest/gtest.h>

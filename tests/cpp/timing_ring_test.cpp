@@ -1,6 +1,6 @@
 // The result ring: contiguous regions, first in first out, wrapping, never growing.
 
-#include "instruments/timing/ring.hpp"
+#include "core/ring.hpp"
 
 #include <gtest/gtest.h>
 

@@ -41,6 +41,7 @@ SCENARIO_NEEDS: dict[str, tuple[str, ...]] = {
     "threads": ("graphics_queue",),
     "indirect_draw": ("graphics_queue", "multi_draw_indirect", "draw_indirect_count"),
     "ray_tracing": ("ray_tracing",),
+    "app_statistics": ("pipeline_statistics_query",),
     "game": ("graphics_queue",),
 }
 FEATURES = (
@@ -56,6 +57,7 @@ FEATURES = (
     "msaa_4x",
     "debug_utils",
     "ray_tracing",
+    "pipeline_statistics_query",
 )
 # Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing.
 LAVAPIPE_LACKS = frozenset({"second_queue", "ray_tracing"})
@@ -324,6 +326,10 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "msaa_4x": (
             msaa_result == 0 and bool(image.sampleCounts & 0x4),
             "no 4x MSAA for R8G8B8A8_UNORM",
+        ),
+        "pipeline_statistics_query": (
+            bool(head.features.pipelineStatisticsQuery) and main is not None,
+            "pipelineStatisticsQuery is false",
         ),
         "debug_utils": (
             "VK_EXT_debug_utils" in instance_extensions,

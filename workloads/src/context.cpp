@@ -463,6 +463,7 @@ void Context::createDevice() {
     };
     const VkPhysicalDeviceFeatures enableCore{
         .multiDrawIndirect = supported.features.multiDrawIndirect,
+        .pipelineStatisticsQuery = supported.features.pipelineStatisticsQuery,
     };
     VkPhysicalDeviceVulkan11Features enable11{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
@@ -490,6 +491,7 @@ void Context::createDevice() {
         prepend(enableStructures);
     }
     features.multiDrawIndirect = enableCore.multiDrawIndirect;
+    features.pipelineStatisticsQuery = enableCore.pipelineStatisticsQuery;
     features.drawIndirectCount = enable12.drawIndirectCount;
     features.renderPass2 = features.apiVersion >= VK_API_VERSION_1_2;
     features.multiview = enable11.multiview;

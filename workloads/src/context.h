@@ -35,6 +35,7 @@ struct Features {
     bool frameBoundary = false;
     bool multiDrawIndirect = false;
     bool drawIndirectCount = false;
+    bool pipelineStatisticsQuery = false;
     // VK_KHR_ray_tracing_pipeline, VK_KHR_acceleration_structure and buffer device addresses
     // (with indirect trace rays), enabled only when the ray_tracing scenario is selected.
     bool rayTracing = false;

@@ -19,6 +19,7 @@ const std::vector<ScenarioInfo>& allScenarios() {
         // Added later: appended so that the scenarios above keep their positions.
         {"indirect_draw", makeIndirectDrawScenario},
         {"ray_tracing", makeRayTracingScenario},
+        {"app_statistics", makeAppStatisticsScenario},
         {"game", makeGameScenario},
     };
     return list;

@@ -48,5 +48,6 @@ std::unique_ptr<Scenario> makeIndirectDrawScenario();
 std::unique_ptr<Scenario> makeRayTracingScenario();
 std::unique_ptr<Scenario> makeGameScenario();
 std::unique_ptr<Scenario> makeSmallFrameScenario();
+std::unique_ptr<Scenario> makeAppStatisticsScenario();
 
 } // namespace wl

@@ -25,14 +25,22 @@ std::string begin_info_fields(CommandBufferState& cb, const VkRenderPassBeginInf
                                         pass ? *pass : kUnknown);
 }
 
+// The first subpass executes secondaries (VK_SUBPASS_CONTENTS_INLINE_AND_SECONDARY_COMMAND_
+// BUFFERS_EXT too: anything but inline).
+bool executes_secondaries(VkSubpassContents contents) {
+    return contents != VK_SUBPASS_CONTENTS_INLINE;
+}
+
 template <typename Forward>
 void begin_render_pass(VkCommandBuffer handle, const VkRenderPassBeginInfo* begin, const char* api,
-                       Forward&& forward) {
+                       VkSubpassContents contents, Forward&& forward) {
     CommandBufferState* cb = find_command_buffer(handle);
     if (cb) {
         timeline::VulkanRecordSink sink(*cb);
+        timeline::RenderPassFlags flags;
+        flags.secondaries = executes_secondaries(contents);
         // The tag opens before the instance so that its whole time is inside the label.
-        cb->recorder.begin_render_pass(begin_info_fields(*cb, *begin, api), {}, sink);
+        cb->recorder.begin_render_pass(begin_info_fields(*cb, *begin, api), flags, sink);
     }
     forward(cb ? cb->device->next : next_of(handle));
 }
@@ -52,8 +60,10 @@ void begin_rendering(VkCommandBuffer handle, const VkRenderingInfo* info, const 
     if (!cb) {
         return (next_of(handle).*Next)(handle, info);
     }
-    const timeline::RenderPassFlags flags{(info->flags & VK_RENDERING_RESUMING_BIT) != 0,
-                                          (info->flags & VK_RENDERING_SUSPENDING_BIT) != 0};
+    const timeline::RenderPassFlags flags{
+        (info->flags & VK_RENDERING_RESUMING_BIT) != 0,
+        (info->flags & VK_RENDERING_SUSPENDING_BIT) != 0,
+        (info->flags & VK_RENDERING_CONTENTS_SECONDARY_COMMAND_BUFFERS_BIT) != 0};
     std::string fields;
     if (!flags.resuming) {
         timeline::TimelineDevice& tl = *cb->device;
@@ -93,7 +103,7 @@ const DeviceDispatch& count_indirect(VkCommandBuffer handle, VkBuffer count_buff
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBeginRenderPass(VkCommandBuffer commandBuffer,
                                                        const VkRenderPassBeginInfo* pBegin,
                                                        VkSubpassContents contents) {
-    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass",
+    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass", contents,
                       [&](const DeviceDispatch& next) {
                           next.CmdBeginRenderPass(commandBuffer, pBegin, contents);
                       });
@@ -102,7 +112,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBeginRenderPass(VkCommandBuffer commandBu
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBeginRenderPass2(VkCommandBuffer commandBuffer,
                                                         const VkRenderPassBeginInfo* pBegin,
                                                         const VkSubpassBeginInfo* pSubpass) {
-    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass2",
+    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass2", pSubpass->contents,
                       [&](const DeviceDispatch& next) {
                           next.CmdBeginRenderPass2(commandBuffer, pBegin, pSubpass);
                       });
@@ -111,7 +121,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBeginRenderPass2(VkCommandBuffer commandB
 VKAPI_ATTR void VKAPI_CALL hooks::vkCmdBeginRenderPass2KHR(VkCommandBuffer commandBuffer,
                                                            const VkRenderPassBeginInfo* pBegin,
                                                            const VkSubpassBeginInfo* pSubpass) {
-    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass2KHR",
+    begin_render_pass(commandBuffer, pBegin, "vkCmdBeginRenderPass2KHR", pSubpass->contents,
                       [&](const DeviceDispatch& next) {
                           next.CmdBeginRenderPass2KHR(commandBuffer, pBegin, pSubpass);
                       });

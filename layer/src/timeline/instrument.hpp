@@ -103,6 +103,15 @@ struct RecordingStart {
     bool frame_selected = true;
 };
 
+// A render pass instance about to begin (the instrument's start comes before the application's
+// begin command).
+struct RenderPassStart {
+    // It continues in a later command buffer (VK_RENDERING_SUSPENDING_BIT): it ends elsewhere.
+    bool suspending = false;
+    // Its first subpass executes secondary command buffers.
+    bool secondaries = false;
+};
+
 // Something ran between two workloads that is no workload.
 enum class Interruption : uint8_t {
     parameter_copy, // the timeline copied a workload's indirect parameters
@@ -128,6 +137,8 @@ public:
     // nothing (only render passes still ask there: other workloads are just logged).
     virtual Mark start() = 0;
     virtual Mark finish() = 0;
+    // The start of a render pass instance: what an instrument needs to know about it beforehand.
+    virtual Mark start_render_pass(const RenderPassStart&) { return start(); }
     virtual void interrupt(Interruption) {}
     // vkCmdExecuteCommands, after the driver's: `secondaries` ran here (this instrument's
     // recordings of them, null for a command buffer the layer does not know), inside the current

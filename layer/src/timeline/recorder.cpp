@@ -61,13 +61,18 @@ void Recorder::reset() {
     current_tagged_ = false;
 }
 
-uint32_t Recorder::mark(bool start) {
+uint32_t Recorder::mark(bool start, const RenderPassFlags* render_pass) {
     if (options_.instruments.empty()) {
         return kNoMarks;
     }
     const auto at = static_cast<uint32_t>(marks_.size());
     for (const auto& instrument : options_.instruments) {
-        marks_.push_back(start ? instrument->start() : instrument->finish());
+        if (render_pass) {
+            const RenderPassStart how{render_pass->suspending, render_pass->secondaries};
+            marks_.push_back(instrument->start_render_pass(how));
+        } else {
+            marks_.push_back(start ? instrument->start() : instrument->finish());
+        }
     }
     return at;
 }
@@ -239,7 +244,7 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         // Measured as a whole, from before its first begin: no instrument's command may go
         // between its draws, nor between a suspension and its resumption.
         Command begin = command(Op::render_pass_begin, w, part_);
-        begin.marks = mark(true);
+        begin.marks = mark(true, &flags);
         stream_.push_back(std::move(begin));
         has_workloads_ = true;
     }

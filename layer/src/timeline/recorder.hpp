@@ -62,6 +62,7 @@ struct RecordOptions {
 struct RenderPassFlags {
     bool resuming = false;
     bool suspending = false;
+    bool secondaries = false; // its first subpass executes secondary command buffers
 };
 
 class Recorder {
@@ -133,7 +134,7 @@ private:
 
     // Asks the instruments for their marks at a workload's start or finish; their index in
     // marks_, or kNoMarks without instruments.
-    uint32_t mark(bool start);
+    uint32_t mark(bool start, const RenderPassFlags* render_pass = nullptr);
     // Parameter copies follow: what ran between two workloads was no workload.
     void copying();
     void flush_draws();

@@ -108,9 +108,41 @@ void DevicePatch::enable(const char* extension) {
     }
 }
 
+bool DevicePatch::enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature) {
+    VkPhysicalDeviceFeatures supported{};
+    instance_.next.GetPhysicalDeviceFeatures(physical_, &supported);
+    if (!(supported.*feature)) {
+        return false;
+    }
+    // With VkPhysicalDeviceFeatures2 in the chain, pEnabledFeatures must stay null: the flag goes
+    // into the application's structure and is switched back after the call.
+    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2) {
+            VkBool32* flag = &(const_cast<VkPhysicalDeviceFeatures2*>(
+                                   reinterpret_cast<const VkPhysicalDeviceFeatures2*>(s))
+                                   ->features.*
+                               feature);
+            if (!*flag) {
+                *flag = VK_TRUE;
+                switched_features_.push_back(flag);
+            }
+            return true;
+        }
+    }
+    if (!features_) {
+        features_ = info_.pEnabledFeatures ? *info_.pEnabledFeatures : VkPhysicalDeviceFeatures{};
+    }
+    (*features_).*feature = VK_TRUE;
+    info_.pEnabledFeatures = &*features_;
+    return true;
+}
+
 DevicePatch::~DevicePatch() {
     if (switched_on_) {
         *switched_on_ = VK_FALSE;
+    }
+    for (VkBool32* flag : switched_features_) {
+        *flag = VK_FALSE;
     }
 }
 

@@ -6,6 +6,7 @@
 #include "core/state.hpp"
 #include "timeline/device.hpp"
 
+#include <optional>
 #include <vector>
 #include <vulkan/vk_layer.h>
 
@@ -39,6 +40,10 @@ public:
     // The device will be created with it (the application's or added).
     bool enables(const char* extension) const;
     void enable(const char* extension);
+    // Enables a VkPhysicalDeviceFeatures member the physical device supports, wherever the
+    // application's create info keeps its features (switched back afterwards in its own
+    // structures). False when the device does not support it.
+    bool enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature);
 
 private:
     void enable_timeline_semaphores();
@@ -49,6 +54,8 @@ private:
     std::vector<const char*> extensions_;
     VkPhysicalDeviceTimelineSemaphoreFeatures ours_{};
     VkBool32* switched_on_ = nullptr;
+    std::vector<VkBool32*> switched_features_;
+    std::optional<VkPhysicalDeviceFeatures> features_; // a copy of pEnabledFeatures, patched
     DeviceSetup setup_;
 };
 

@@ -3,10 +3,12 @@ devices and their clocks, and how it was timed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..capture import Capture, Device, Diagnostic, Process
+from .selection import SelectionError
 from .timing_info import TimingInfo, timing_info
 
 
@@ -29,6 +31,17 @@ class ReportContext:
     diagnostics: list[Diagnostic]
     tables: frozenset[str]  # which tables the report holds (rows.TABLES)
     queue_flags: dict[tuple[int, int | None, int | None], str]
+    counters: tuple[str, ...] = ()  # the counters shown as columns
+    sort: str = "gpu_ns"  # what the costliest workloads are ranked by
+
+    @property
+    def ranked(self) -> bool:
+        """The costliest table has something to rank by."""
+        return self.timing.any if self.sort == "gpu_ns" else True
+
+    def sort_columns(self) -> tuple[str, ...]:
+        """The counter columns of the costliest table: the one it is ranked by."""
+        return () if self.sort == "gpu_ns" else (self.sort,)
 
     def flags(self, process: int, device: int | None, queue: int | None) -> str:
         return self.queue_flags.get((process, device, queue), "")
@@ -66,6 +79,8 @@ class ReportContext:
                 }
                 for d in self.devices
             ],
+            "counters": list(self.counters),
+            "sort": self.sort,
             "timing": {
                 "timed": t.timed,
                 "serialization": t.serialization,
@@ -75,7 +90,26 @@ class ReportContext:
         }
 
 
-def report_context(capture: Capture, tables: frozenset[str]) -> ReportContext:
+def chosen_counters(capture: Capture, counters: Sequence[str] | None, sort: str) -> tuple[str, ...]:
+    """The counters to show: those asked for (each one the capture has), else all it has.
+    Raises SelectionError for a name the capture has no values of, or a sort key it cannot
+    rank by."""
+    have = capture.counter_names()
+    offer = ", ".join(have) if have else "none (run with --counters)"
+    for name in [*(counters or ()), *([sort] if sort != "gpu_ns" else [])]:
+        if name not in have:
+            raise SelectionError(
+                f"{capture.path}: no counter {name!r} in this capture; it has: {offer}"
+            )
+    return tuple(counters) if counters is not None else have
+
+
+def report_context(
+    capture: Capture,
+    tables: frozenset[str],
+    counters: Sequence[str] | None = None,
+    sort: str = "gpu_ns",
+) -> ReportContext:
     meta = capture.meta
     flags: dict[tuple[int, int | None, int | None], str] = {
         (q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()
@@ -98,4 +132,6 @@ def report_context(capture: Capture, tables: frozenset[str]) -> ReportContext:
         diagnostics=capture.diagnostics(),
         tables=tables,
         queue_flags=flags,
+        counters=chosen_counters(capture, counters, sort),
+        sort=sort,
     )

@@ -22,6 +22,7 @@ from .source import (
     FrameKey,
     count_frames,
     count_queues,
+    counter_sums,
     frame_bounds,
     frames_with_work,
     label_paths,
@@ -39,6 +40,7 @@ __all__ = ["FrameKey", "FrameWork", "QueueWork", "frame_keys", "queue_rows", "re
 class QueueWork:
     queue: int | None
     span: Span
+    counters: dict[str, float] = field(default_factory=dict)  # summed over its instances
 
 
 @dataclass(slots=True)
@@ -85,10 +87,11 @@ def read_frame(
 ) -> FrameWork:
     totals = queue_totals(capture, key)
     work = FrameWork(key, captured, sum(ns for _, ns in totals.values()))
+    sums = counter_sums(capture, key) if capture.counter_names() else {}
     for queue in sorted(totals, key=lambda q: (q is None, q or 0)):
         if selection.wants_queue(queue):
             span = queue_span(capture, key, queue, totals[queue][0])
-            work.queues.append(QueueWork(queue, span))
+            work.queues.append(QueueWork(queue, span, sums.get(queue, {})))
     return work
 
 

@@ -9,7 +9,7 @@ output, so a report takes the same memory for a capture of any size (docs/bench/
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any, Final, TextIO
 
@@ -31,9 +31,11 @@ from .rows import (
     Column,
     brief,
     costliest_rows,
+    counter_columns,
     frame_row,
     label_rows,
     people_cells,
+    workload_columns,
     workload_rows,
 )
 from .selection import Selection
@@ -86,7 +88,7 @@ def _rich_table(
             table.add_column(c.heading, overflow="fold", ratio=_FOLD[c.name])
         elif c.name == "type":  # short names, which read badly broken
             table.add_column(c.heading, no_wrap=True)
-        elif c.kind in ("int", "ns", "share", "time"):
+        elif c.kind in ("int", "ns", "share", "time", "counter"):
             table.add_column(c.heading, justify="right", no_wrap=True)
         else:
             table.add_column(c.heading, overflow="fold")
@@ -152,12 +154,13 @@ class TerminalWriter:
     ) -> None:
         context = self._context
         assert context is not None
-        shown = brief(WORKLOADS, context.timing.any)
+        columns = workload_columns(context.counters)
+        shown = brief(columns, context.timing.any)
         type_at = shown.index(_TYPE)
         limit = self._max_rows
         table: Table | None = None
         it = iter(rows)
-        for n, row in enumerate(workload_rows(frame, queue, it)):
+        for n, row in enumerate(workload_rows(frame, queue, it, context.counters)):
             if limit is not None and n >= limit:
                 rest = 1 + sum(1 for _ in it)
                 assert table is not None
@@ -168,8 +171,8 @@ class TerminalWriter:
                 if table is not None:
                     self._console.print(table)
                 title = queue_title(context, frame, queue) if n == 0 else None
-                table = _rich_table(WORKLOADS, shown, title, header=n == 0)
-            cells = [Text(c) for c in people_cells(WORKLOADS, row, shown)]
+                table = _rich_table(columns, shown, title, header=n == 0)
+            cells = [Text(c) for c in people_cells(columns, row, shown)]
             if row[_TYPE] == "unknown":
                 cells[type_at] = Text("unknown", style="red")
             table.add_row(*cells)
@@ -186,18 +189,24 @@ class TerminalWriter:
             console.print(Text(f"… {hidden:,} more frames not shown", style="dim"))
         if "frames" in context.tables:
             self._frames_table()
-        if not context.timing.any:
+        if not context.ranked:
             return  # without GPU times there is nothing to rank
         if "costliest" in context.tables:
-            shown = brief(COSTLIEST)
-            title = (
-                f"Costliest workloads (of {summary.frames:,} frames, "
-                f"{summary.timed:,} timed workloads)"
-            )
-            table = _rich_table(COSTLIEST, shown, title)
-            for row in costliest_rows(summary.costliest.result()):
-                table.add_row(*map(Text, people_cells(COSTLIEST, row, shown)))
+            columns = COSTLIEST + counter_columns(context.sort_columns())
+            shown = brief(columns)
+            if context.sort == "gpu_ns":
+                title = (
+                    f"Costliest workloads (of {summary.frames:,} frames, "
+                    f"{summary.timed:,} timed workloads)"
+                )
+            else:
+                title = f"Most {context.sort} (of {summary.frames:,} frames)"
+            table = _rich_table(columns, shown, title)
+            for row in costliest_rows(summary.costliest.result(), context.sort_columns()):
+                table.add_row(*map(Text, people_cells(columns, row, shown)))
             console.print(table)
+        if not context.timing.any:
+            return
         if "labels" in context.tables:
             self._labels(summary)
 
@@ -240,18 +249,22 @@ def write_report(
     selection: Selection | None = None,
     top: int = 10,
     tables: Iterable[str] | None = None,
+    counters: Sequence[str] | None = None,
+    sort: str = "gpu_ns",
 ) -> Summary:
     """Streams the report of `capture` through `writer`; returns what it summed up.
 
-    Raises SelectionError (analysis/selection.py), before writing anything, for frames the
-    capture does not have.
+    `counters` picks the counter columns (default: every counter the capture has); `sort`
+    ranks the costliest workloads by GPU time or by a counter. Raises SelectionError
+    (analysis/selection.py), before writing anything, for frames the capture does not have or
+    counters it has no values of.
     """
     selection = selection or Selection()
     chosen = frozenset(tables) if tables is not None else default_tables("table")
-    context = report_context(capture, chosen)
+    context = report_context(capture, chosen, counters, sort)
     frames = read_frames(capture, selection)
     first = next(frames, None)  # reading the first frame checks the selection
-    summary = Summary(top)
+    summary = Summary(top, sort)
     writer.begin(context)
     for frame in chain([first] if first is not None else [], frames):
         for queue in frame.queues:

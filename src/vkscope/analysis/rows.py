@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..capture import WorkloadInstance
+from ..counters.derived import derived_metrics
 from .describe import describe, duration_text, key_fields, share_text
 from .frames import FrameKey, FrameWork, QueueWork
 from .summary import Costly, LabelRow
@@ -20,7 +21,9 @@ from .summary import Costly, LabelRow
 @dataclass(frozen=True, slots=True)
 class Column:
     name: str
-    kind: str = "text"  # text, int, ns (a duration), time (a timestamp), share
+    # text, int, ns (a duration), time (a timestamp), share, object (JSON only: a mapping),
+    # counter (one counter's value: a column for people and CSV; JSON has the `counters` object)
+    kind: str = "text"
     wide: bool = False  # in CSV and JSON only
     title: str = ""  # heading for people; the name when empty
 
@@ -37,8 +40,10 @@ def show(column: Column, value: Any) -> str:
         return duration_text(value)
     if column.kind == "share":
         return share_text(value)
-    if column.kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+    if column.kind in ("int", "counter") and isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
+    if column.kind == "counter" and isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.3g}"
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
@@ -71,7 +76,37 @@ WORKLOADS: Final = (
     Column("timing", wide=True),
     Column("timing_reason", wide=True),
     Column("serialization", wide=True),
+    Column("counters", "object", wide=True),
+    Column("counters_reason", wide=True),
+    Column("derived", "object", wide=True),
 )
+
+# Short headings for people's tables; CSV and JSON use the names.
+_SHORT: Final = {
+    "input_assembly_vertices": "IA vertices",
+    "input_assembly_primitives": "IA prims",
+    "vertex_shader_invocations": "VS inv",
+    "geometry_shader_invocations": "GS inv",
+    "geometry_shader_primitives": "GS prims",
+    "clipping_invocations": "clip in",
+    "clipping_primitives": "clip out",
+    "fragment_shader_invocations": "FS inv",
+    "tessellation_control_shader_patches": "TCS patches",
+    "tessellation_evaluation_shader_invocations": "TES inv",
+    "compute_shader_invocations": "CS inv",
+    "task_shader_invocations": "task inv",
+    "mesh_shader_invocations": "mesh inv",
+}
+
+
+def counter_columns(names: tuple[str, ...]) -> tuple[Column, ...]:
+    """One column per counter, after a table's own."""
+    return tuple(Column(n, "counter", title=_SHORT.get(n, n)) for n in names)
+
+
+def workload_columns(counters: tuple[str, ...]) -> tuple[Column, ...]:
+    return WORKLOADS + counter_columns(counters)
+
 
 FRAMES: Final = (
     Column("frame", "int"),
@@ -91,6 +126,7 @@ FRAMES: Final = (
     Column("gaps", "int"),
     Column("largest_gap_ns", "ns", wide=True),
     Column("overlap_ns", "ns", title="overlap"),
+    Column("counters", "object", wide=True),
 )
 
 COSTLIEST: Final = (
@@ -105,6 +141,7 @@ COSTLIEST: Final = (
     Column("details", wide=True),
     Column("gpu_ns", "ns", title="GPU time"),
     Column("share", "share", title="of frame"),
+    Column("counters", "object", wide=True),
 )
 
 LABELS: Final = (
@@ -131,15 +168,23 @@ def _context(key: FrameKey, queue: int | None) -> tuple[Any, ...]:
 
 
 def workload_rows(
-    frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]
+    frame: FrameWork,
+    queue: QueueWork,
+    rows: Iterable[WorkloadInstance],
+    counters: tuple[str, ...] = (),
 ) -> Iterator[tuple[Any, ...]]:
+    """Rows of workload_columns(counters)."""
     context = _context(frame.key, queue.queue)
     for index, w in enumerate(rows, 1):
         size, draws, dispatch, nbytes = key_fields(w)
+        values = w.counters
+        gpu_ns = w.gpu_ns
         yield (
             *context, index, w.id, w.submit_id, w.tag_id, w.type or "unknown", w.label_path,
-            size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, w.gpu_ns,
-            frame.share(w), w.timing, w.timing_reason, w.serialization,
+            size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, gpu_ns,
+            frame.share(w), w.timing, w.timing_reason, w.serialization, values,
+            w.counters_reason, derived_metrics(values, w.metadata, gpu_ns),
+            *(values.get(n) for n in counters),
         )  # fmt: skip
 
 
@@ -148,16 +193,21 @@ def frame_row(frame: FrameWork, queue: QueueWork, flags: str) -> tuple[Any, ...]
     return (
         *_context(frame.key, queue.queue), flags, frame.captured, s.workloads, s.timed, s.sum_ns,
         s.begin_ns, s.end_ns, s.span_ns, s.busy_ns, s.idle_ns, s.gaps, s.largest_gap_ns,
-        s.overlap_ns,
+        s.overlap_ns, queue.counters,
     )  # fmt: skip
 
 
-def costliest_rows(items: list[Costly]) -> Iterator[tuple[Any, ...]]:
+def costliest_rows(
+    items: list[Costly], counters: tuple[str, ...] = ()
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of COSTLIEST + counter_columns(counters)."""
     for rank, c in enumerate(items, 1):
         w = c.workload
+        values = w.counters
         yield (
             rank, c.key.frame, c.key.process, c.key.device, w.queue, w.id, w.type or "unknown",
-            w.label_path, describe(w), c.gpu_ns, c.share,
+            w.label_path, describe(w), w.gpu_ns, c.share, values,
+            *(values.get(n) for n in counters),
         )  # fmt: skip
 
 
@@ -178,14 +228,25 @@ def brief(columns: tuple[Column, ...], timed: bool = True) -> list[int]:
 
 
 def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> list[str]:
-    """The shown cells of a row for people. A workload without a GPU time says why instead."""
+    """The shown cells of a row for people. A workload without a GPU time says why instead, and
+    one without counters says why in its first counter column."""
     cells = [show(columns[i], row[i]) for i in shown]
-    if columns is WORKLOADS:
+    if len(columns) > _GPU_NS and columns[_GPU_NS] is WORKLOADS[_GPU_NS]:
         at = {columns[i].name: n for n, i in enumerate(shown)}
         if "gpu_ns" in at and row[_GPU_NS] is None and row[_TIMING] not in (None, "ok"):
             cells[at["gpu_ns"]] = str(row[_TIMING])
+        first = next((n for n, i in enumerate(shown) if columns[i].kind == "counter"), None)
+        if first is not None and not row[_COUNTERS] and row[_REASON]:
+            cells[first] = str(row[_REASON])
     return cells
+
+
+def json_object(columns: tuple[Column, ...], row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row as JSON has it: counters in their `counters` object, not one key each."""
+    return {c.name: v for c, v in zip(columns, row, strict=True) if c.kind != "counter"}
 
 
 _GPU_NS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "gpu_ns")
 _TIMING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "timing")
+_COUNTERS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters")
+_REASON: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters_reason")

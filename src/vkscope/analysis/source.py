@@ -41,6 +41,13 @@ LEFT JOIN label_stacks l
 """
 
 
+_COUNTER_SUMS: Final = f"""
+SELECT s.queue, c.key, sum(c.value)
+{_FRAME} CROSS JOIN json_each(i.annex, '$.counters') c
+{_WHERE} AND i.annex IS NOT NULL AND c.key IS NOT NULL
+GROUP BY s.queue, c.key ORDER BY s.queue, c.key
+"""
+
 _FRAME_KEYS: Final = """
 SELECT process, device, frame FROM submits WHERE frame IS NOT NULL
 GROUP BY process, device, frame ORDER BY process, device, frame
@@ -154,6 +161,15 @@ def queue_totals(capture: Capture, key: FrameKey) -> dict[int | None, tuple[int,
     """Per queue of the frame: (workloads, GPU time of the usable ones)."""
     _, rows = capture.execute(_TOTALS, key.params())
     return {queue: (count, total or 0) for queue, count, total in rows}
+
+
+def counter_sums(capture: Capture, key: FrameKey) -> dict[int | None, dict[str, float]]:
+    """Each queue's counters of the frame, summed over its instances that have them."""
+    out: dict[int | None, dict[str, float]] = {}
+    _, rows = capture.execute(_COUNTER_SUMS, key.params())
+    for queue, name, total in rows:
+        out.setdefault(queue, {})[name] = total
+    return out
 
 
 def queue_span(capture: Capture, key: FrameKey, queue: int | None, workloads: int) -> Span:

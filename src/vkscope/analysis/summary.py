@@ -16,24 +16,29 @@ from .frames import FrameKey, FrameWork
 
 @dataclass(frozen=True, slots=True)
 class Costly:
-    gpu_ns: int
-    share: float | None  # of its frame
+    gpu_ns: int | float  # what it is ranked by: its GPU time, or the counter sorted by
+    share: float | None  # of its frame's GPU time
     key: FrameKey
     workload: WorkloadInstance
 
 
-class Costliest:
-    """The N workloads with the most GPU time (ties: the earlier submitted first)."""
+GPU_NS = "gpu_ns"
 
-    def __init__(self, n: int) -> None:
+
+class Costliest:
+    """The N workloads with the most GPU time, or of one counter (`sort`); ties: the earlier
+    submitted first."""
+
+    def __init__(self, n: int, sort: str = GPU_NS) -> None:
         self.n = n
-        # (gpu_ns, -id, arrival, ...): smallest on top; `arrival` settles the tie of an instance
+        self.sort = sort
+        # (value, -id, arrival, ...): smallest on top; `arrival` settles the tie of an instance
         # listed twice (only a damaged capture does that) before Costly would be compared.
-        self._heap: list[tuple[int, int, int, Costly]] = []
+        self._heap: list[tuple[int | float, int, int, Costly]] = []
         self._arrivals = itertools.count()
 
     def add(self, frame: FrameWork, w: WorkloadInstance) -> None:
-        ns = w.gpu_ns
+        ns: int | float | None = w.gpu_ns if self.sort == GPU_NS else w.counters.get(self.sort)
         if ns is None or self.n <= 0:
             return
         item = (ns, -w.id)
@@ -129,8 +134,8 @@ class LabelTree:
 class Summary:
     """Sums up every listed workload: the costliest list, the label tree and the counts."""
 
-    def __init__(self, top: int) -> None:
-        self.costliest = Costliest(top)
+    def __init__(self, top: int, sort: str = GPU_NS) -> None:
+        self.costliest = Costliest(top, sort)
         self.labels = LabelTree()
         self.frames = 0  # frames with a listed workload
         self.workloads = 0

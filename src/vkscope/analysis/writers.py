@@ -24,15 +24,16 @@ from .frames import FrameKey, FrameWork, QueueWork
 from .rows import (
     COSTLIEST,
     FRAMES,
-    LABELS,
     TABLES,
-    WORKLOADS,
     Column,
     brief,
     costliest_rows,
+    counter_columns,
     frame_row,
+    json_object,
     label_rows,
     people_cells,
+    workload_columns,
     workload_rows,
 )
 from .summary import Summary
@@ -56,10 +57,23 @@ def _frame_row(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tu
     return frame_row(frame, queue, context.flags(key.process, key.device, queue.queue))
 
 
-def _summary_rows(name: str, summary: Summary) -> Iterable[tuple[Any, ...]]:
+def _summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
     if name == "costliest":
-        return costliest_rows(summary.costliest.result())
+        return costliest_rows(summary.costliest.result(), context.sort_columns())
     return label_rows(summary.labels.rows())
+
+
+def _columns(name: str, context: ReportContext) -> tuple[Column, ...]:
+    """A table's columns, with its counter columns."""
+    if name == "workloads":
+        return workload_columns(context.counters)
+    if name == "costliest":
+        return COSTLIEST + counter_columns(context.sort_columns())
+    return TABLES[name]
+
+
+def _csv_cell(value: Any) -> Any:
+    return msgspec.json.encode(value).decode() if isinstance(value, dict) else value
 
 
 class CsvWriter:
@@ -72,18 +86,23 @@ class CsvWriter:
 
     def begin(self, context: ReportContext) -> None:
         self._context = context
-        self._csv.writerow([c.name for c in TABLES[self._table]])
+        self._csv.writerow([c.name for c in _columns(self._table, context)])
+
+    def _rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        self._csv.writerows(tuple(map(_csv_cell, r)) for r in rows)
 
     def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
+        context = self._context
+        assert context is not None
         if self._table == "workloads":
-            self._csv.writerows(workload_rows(frame, queue, rows))
+            self._rows(workload_rows(frame, queue, rows, context.counters))
         elif self._table == "frames":
-            assert self._context is not None
-            self._csv.writerow(_frame_row(self._context, frame, queue))
+            self._rows([_frame_row(context, frame, queue)])
 
     def end(self, summary: Summary) -> None:
+        assert self._context is not None
         if self._table in ("costliest", "labels"):
-            self._csv.writerows(_summary_rows(self._table, summary))
+            self._rows(_summary_rows(self._table, summary, self._context))
 
 
 class JsonWriter:
@@ -99,7 +118,7 @@ class JsonWriter:
         self._context: ReportContext | None = None
 
     def _object(self, columns: tuple[Column, ...], row: tuple[Any, ...]) -> str:
-        return self._encode({c.name: v for c, v in zip(columns, row, strict=True)}).decode()
+        return self._encode(json_object(columns, row)).decode()
 
     def begin(self, context: ReportContext) -> None:
         self._context = context
@@ -116,8 +135,9 @@ class JsonWriter:
             self._frame_rows += 1
         if "workloads" in context.tables:
             write = self._out.write
-            for row in workload_rows(frame, queue, rows):
-                write((",\n" if self._workloads else "\n") + self._object(WORKLOADS, row))
+            columns = workload_columns(context.counters)
+            for row in workload_rows(frame, queue, rows, context.counters):
+                write((",\n" if self._workloads else "\n") + self._object(columns, row))
                 self._workloads += 1
 
     def end(self, summary: Summary) -> None:
@@ -132,9 +152,11 @@ class JsonWriter:
             shutil.copyfileobj(self._frames, out)
             out.write("\n]" if self._frame_rows else "]")
         self._frames.close()
-        for name, columns in (("costliest", COSTLIEST), ("labels", LABELS)):
+        for name in ("costliest", "labels"):
             if name in context.tables:
-                objects = ",\n".join(self._object(columns, r) for r in _summary_rows(name, summary))
+                columns = _columns(name, context)
+                rows = _summary_rows(name, summary, context)
+                objects = ",\n".join(self._object(columns, r) for r in rows)
                 out.write(f',\n"{name}": [' + (f"\n{objects}\n" if objects else "") + "]")
         out.write("}\n")
 
@@ -160,7 +182,7 @@ class MarkdownWriter:
         context = self._context
         assert context is not None
         shown = brief(columns, context.timing.any)
-        right = {"int", "ns", "share", "time"}
+        right = {"int", "ns", "share", "time", "counter"}
         out.write("| " + " | ".join(_md(columns[i].heading) for i in shown) + " |\n")
         out.write(
             "| " + " | ".join("---:" if columns[i].kind in right else "---" for i in shown) + " |\n"
@@ -187,9 +209,10 @@ class MarkdownWriter:
             self._frames.write(self._line(FRAMES, row, self._frames_shown))
         if "workloads" not in context.tables:
             return
-        out, shown = self._out, brief(WORKLOADS, context.timing.any)
+        columns = workload_columns(context.counters)
+        out, shown = self._out, brief(columns, context.timing.any)
         wrote = False
-        for row in workload_rows(frame, queue, rows):
+        for row in workload_rows(frame, queue, rows, context.counters):
             if not wrote:  # headings only above rows: a filter may leave a queue empty
                 wrote = True
                 if frame.key != self._last:
@@ -197,8 +220,8 @@ class MarkdownWriter:
                     out.write(f"## {_md(frame_title(context, frame))}\n\n")
                 out.write(f"### {_md(queue_heading(context, frame, queue))}\n\n")
                 out.write(f"{_md(span_text(queue.span))}\n\n")
-                self._head(WORKLOADS, out)
-            out.write(self._line(WORKLOADS, row, shown))
+                self._head(columns, out)
+            out.write(self._line(columns, row, shown))
         if wrote:
             out.write("\n")
 
@@ -212,13 +235,11 @@ class MarkdownWriter:
             shutil.copyfileobj(self._frames, out)
             out.write("\n")
         self._frames.close()
-        for name, title, columns in (
-            ("costliest", "Costliest workloads", COSTLIEST),
-            ("labels", "Label subtrees", LABELS),
-        ):
+        for name, title in (("costliest", "Costliest workloads"), ("labels", "Label subtrees")):
             if name in context.tables:
+                columns = _columns(name, context)
                 out.write(f"## {title}\n\n")
                 shown = self._head(columns, out)
-                for row in _summary_rows(name, summary):
+                for row in _summary_rows(name, summary, context):
                     out.write(self._line(columns, row, shown))
                 out.write("\n")

@@ -50,6 +50,7 @@ Annex = tuple[int, int, dict[str, Any], int]
 Submit = tuple[int, int, int]  # (submits.id, first instance id, instance count)
 
 _INSTANCE: Final = "id, process, submit_row, submit_id, tag_id, ordinal, label_stack_id"
+_COUNTER_KEYS: Final = frozenset(("counters", "counters_reason"))
 _decode_annex = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_annexes = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _encode = msgspec.json.encode
@@ -147,7 +148,9 @@ class InstanceMerger:
         ):
             if fields is None:
                 continue
-            if not only_timing(fields):  # those say nothing their instance's columns do not
+            # Timing alone says nothing its instance's columns do not; counters alone nothing its
+            # merged annex does not.
+            if not only_timing(fields) and not (fields.keys() <= _COUNTER_KEYS):
                 text = payload.decode("utf-8", "replace")
                 self._annex_rows.append((process, to_sql_int(submit_id), to_sql_int(tag), text))
             annex = (conn_id, tag, fields, offset)

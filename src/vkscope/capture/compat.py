@@ -17,6 +17,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `instances_view` gains the same columns.
 - 2 -> 3: the journal. Nothing to present: a version 2 file has no journal, its rows are in the
   tables (a killed one's too), and the tables kept their columns.
+- 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table (and
+  the readers' `instance_counters` view has no rows: its instances' annexes have no `counters`).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -28,10 +30,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from .schema import INSTANCES_VIEW_SELECT, WORKLOADS_INDEX
+from .schema import (
+    INSTANCES_VIEW_SELECT,
+    WORKLOADS_INDEX,
+    table_definition,
+)
 
 # Tables added by each version: a file of an earlier version has none of them.
-TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {3: ("journal",)}
+TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {3: ("journal",), 4: ("device_counters",)}
 
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
@@ -69,6 +75,14 @@ def present_current_schema(
         views[table] = f"temp.{view}"
     if views and schema == "main":
         db.execute(f"CREATE TEMP VIEW instances_view AS {INSTANCES_VIEW_SELECT}")
+    if version < 4:
+        # Empty, as the file's version had no counters; in temp, so the file is not changed.
+        name = _view_name(schema, "device_counters")
+        table = table_definition("device_counters", "temp").replace(
+            "temp.device_counters", f"temp.{name}", 1
+        )
+        db.execute(table)
+        views["device_counters"] = f"temp.{name}"
     return views
 
 

@@ -32,6 +32,7 @@ SQL: Final = {
     "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
     # Columns filled later are left out rather than bound to None: binding costs per value.
     "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
@@ -123,6 +124,7 @@ class Rows:
         self._handlers: dict[int, Callable[[Connection, Message], None]] = {
             m.HELLO: self._hello,
             m.DEVICE: self._device,
+            m.COUNTERS: self._counters,
             m.WORKLOAD: self._workload,
             m.LABELS: self._labels,
             m.FRAME: self._frame,
@@ -339,6 +341,14 @@ class Rows:
             )
             for q in d.queues
         )
+
+    def _counters(self, conn: Connection, msg: Message) -> None:
+        c: m.Counters = msg.payload
+        rows = self.lists["device_counters"]
+        head = (conn.process, msg.tag, c.family, c.source)
+        if not c.counters:  # the family collects none: one row says why
+            rows.append((*head, None, None, None, c.reason))
+        rows.extend((*head, k.name, k.unit, k.description, c.reason) for k in c.counters)
 
     def _workload(self, conn: Connection, msg: Message) -> None:
         conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))

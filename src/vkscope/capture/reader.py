@@ -100,6 +100,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             check_cells_of(db, path, version)
         present_current_schema(db, version)
         present_journal(db)  # a capture not finalized: what waits in its journal
+        db.execute(f"CREATE TEMP VIEW instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}")
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None
@@ -124,6 +125,7 @@ class Capture:
         self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
         self._workloads: str | None = None
+        self._counter_names: tuple[str, ...] | None = None
         self._read_only = ReadOnly()
 
     def __enter__(self) -> Capture:
@@ -282,6 +284,18 @@ class Capture:
             "ORDER BY min(id)"
         )
         return [(r[0], r[1], r[2]) for r in self._rows(sql)]
+
+    def counter_names(self) -> tuple[str, ...]:
+        """Every counter some queue family of the capture collected (COUNTERS), in the order of
+        the catalog (counters/catalog.py: Vulkan's bit order); empty without counters."""
+        if self._counter_names is None:
+            from ..counters.catalog import ALL
+
+            order = {c.name: n for n, c in enumerate(ALL)}
+            sql = "SELECT DISTINCT name FROM device_counters WHERE name IS NOT NULL"
+            names = [r[0] for r in self._rows(sql)]
+            self._counter_names = tuple(sorted(names, key=lambda n: (order.get(n, len(order)), n)))
+        return self._counter_names
 
     def workload_count(self) -> int:
         return next(self._rows("SELECT count(*) FROM workload_instances"))[0]  # type: ignore[no-any-return]

@@ -120,6 +120,20 @@ class WorkloadInstance:
         return "/".join(self.labels)
 
     @property
+    def counters(self) -> dict[str, float]:
+        """Counter name -> value (docs/counters.md); empty when it has none."""
+        found = self.metadata.get("counters")
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(v, int | float)}
+
+    @property
+    def counters_reason(self) -> str | None:
+        """Why it has no counters (the protocol's counters_reason), when collected and absent."""
+        reason = self.metadata.get("counters_reason")
+        return reason if isinstance(reason, str) else None
+
+    @property
     def gpu_ns(self) -> int | None:
         """GPU duration, when both times are known and in order."""
         begin, end = self.gpu_begin_ns, self.gpu_end_ns

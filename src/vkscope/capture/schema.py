@@ -14,7 +14,9 @@ from typing import Final
 # captured frames); the timing fields of annexes moved out of `annex` into their own columns.
 # 3: while a capture is written, its workloads, instances and annexes wait in `journal` and are
 # built into their tables when it is finalized (journal.py, build.py).
-SCHEMA_VERSION: Final = 3
+# 4: counters: device_counters (what each queue family of a device collects, from COUNTERS
+# messages); each instance's values are kept in its annex.
+SCHEMA_VERSION: Final = 4
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -41,6 +43,16 @@ JOIN submits s ON s.id = i.submit_row
 LEFT JOIN workloads w ON w.process = i.process AND w.tag_id = i.tag_id
 LEFT JOIN label_stacks l
        ON l.process = i.process AND l.device = s.device AND l.id = i.label_stack_id
+"""
+
+# Each instance's counters, one row per counter: the `counters` object of its annex (an instance
+# without counters has no rows; its annex says why in counters_reason). Not stored in the file:
+# every reader's connection has it as a temporary view (reader.py), whatever the file's version.
+INSTANCE_COUNTERS_SELECT: Final = """
+SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
+       v.label_path, v.gpu_ns, c.key AS counter, c.value
+FROM instances_view v, json_each(v.metadata, '$.counters') c
+WHERE c.key IS NOT NULL
 """
 
 TABLES: Final = (
@@ -163,6 +175,16 @@ CREATE TABLE annexes (
     submit_id INTEGER NOT NULL,
     tag_id INTEGER NOT NULL,
     payload TEXT NOT NULL
+);
+CREATE TABLE device_counters (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    family INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    name TEXT,
+    unit TEXT,
+    description TEXT,
+    reason TEXT
 );
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,

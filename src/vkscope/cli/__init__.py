@@ -8,11 +8,36 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import demo, devices, diff, html, overlap, perfetto, query, report, run, settings
+from . import (
+    counters,
+    demo,
+    devices,
+    diff,
+    html,
+    overlap,
+    perfetto,
+    query,
+    report,
+    run,
+    settings,
+)
 from .command import Command
 
 COMMANDS: tuple[Command, ...] = tuple(
-    m.COMMAND for m in (run, demo, report, query, overlap, perfetto, html, diff, devices, settings)
+    m.COMMAND
+    for m in (
+        run,
+        demo,
+        report,
+        query,
+        overlap,
+        perfetto,
+        html,
+        diff,
+        devices,
+        counters,
+        settings,
+    )
 )
 
 

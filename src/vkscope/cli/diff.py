@@ -74,6 +74,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="timed frames each capture needs before a workload is judged (default 3)",
     )
     parser.add_argument(
+        "--metric",
+        default="gpu_ns",
+        metavar="gpu_ns|COUNTER",
+        help="what is compared: GPU time (default) or a counter such as "
+        "fragment_shader_invocations (captures recorded with --counters)",
+    )
+    parser.add_argument(
         "--format",
         choices=("table", "json"),
         default="table",
@@ -105,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             console=Console(),
             noise_k=args.noise_k,
             limit=args.limit or None,
+            metric=args.metric,
         )
 
     failed = guarded(body, reading=[args.base, args.new])

@@ -31,12 +31,15 @@ class ReportOptions:
     top: int = 10
     max_frames: int | None = None
     max_workloads: int | None = None
+    counters: str | None = None  # comma-separated names; None: every counter the capture has
+    sort: str = "gpu_ns"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReportOptions:
         return cls(
             args.capture, args.frames, args.queue, args.type, args.label, args.format,
             args.table, args.output, args.top, args.max_frames, args.max_workloads,
+            args.counters, args.sort,
         )  # fmt: skip
 
 
@@ -46,6 +49,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_output(parser, FORMATS, list(TABLES))
     parser.add_argument(
         "--top", type=int, default=10, metavar="N", help="costliest workloads listed (default 10)"
+    )
+    parser.add_argument(
+        "--counters",
+        metavar="NAMES",
+        help="counter columns, comma-separated (default: every counter the capture has; "
+        "'' for none)",
+    )
+    parser.add_argument(
+        "--sort",
+        default="gpu_ns",
+        metavar="KEY",
+        help="rank the costliest workloads by gpu_ns (default) or by a counter",
     )
     parser.add_argument(
         "--max-frames", type=int, metavar="N", help="terminal: list the first N frames"
@@ -63,6 +78,9 @@ def report(options: ReportOptions) -> int:
         tables = chosen_tables(options.format, options.tables, default_tables(options.format))
         if options.top < 0:
             raise CommandError("--top must be 0 or more")
+        names = None
+        if options.counters is not None:
+            names = [n.strip() for n in options.counters.split(",") if n.strip()]
         with opened(options.capture) as capture:
             if capture.workload_count() == 0:
                 raise CommandError(
@@ -81,8 +99,9 @@ def report(options: ReportOptions) -> int:
                 else:
                     writer = writer_for(options.format, out, tables)
                 summary = write_report(
-                    capture, writer, selection=chosen, top=options.top, tables=tables
-                )
+                    capture, writer, selection=chosen, top=options.top, tables=tables,
+                    counters=names, sort=options.sort,
+                )  # fmt: skip
             if summary.workloads == 0:  # each filter matches something, but not all at once
                 say(f"no workload of {options.capture} matches {chosen.describe()}")
 
@@ -95,10 +114,11 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="report",
-    help="GPU time per workload, frame and queue; costliest workloads and label subtrees",
+    help="GPU time and counters per workload, frame and queue; costliest workloads and label "
+    "subtrees",
     description="Per frame and queue, the workloads in submission order with type, label "
-    "path, key metadata, GPU time and share of the frame; then the costliest workloads and "
-    "GPU time by label subtree.",
+    "path, key metadata, GPU time, share of the frame and counters; then the costliest "
+    "workloads (by GPU time or a counter) and GPU time by label subtree.",
     configure=configure,
     run=run,
 )

@@ -46,6 +46,7 @@ class RunOptions:
     no_trace: bool = False
     no_html: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    counters: str | None = None  # the counters setting (docs/counters.md)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -55,7 +56,7 @@ class RunOptions:
         return cls(
             command, args.setting, args.output, args.timing, args.frames, args.capture_after,
             args.capture_frames, args.no_capture, args.no_report, args.report_all, args.no_trace,
-            args.no_html,
+            args.no_html, counters=args.counters,
         )  # fmt: skip
 
 
@@ -82,6 +83,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="GPU time of every workload from timer queries: none (timestamps only), queue "
         "(workloads of a queue serialized), full (also across queues); off without it",
+    )
+    parser.add_argument(
+        "--counters",
+        default=None,
+        metavar="LIST",
+        help="counters around every workload: pipeline_statistics, or counter names "
+        "(comma-separated; 'vkscope counters' lists what each device offers)",
     )
     parser.add_argument(
         "--frames",
@@ -197,6 +205,10 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
     settings.update(given)
     if options.timing:
         settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
+    if options.counters is not None:
+        settings["counters"] = options.counters
+    if settings.get("counters", "").strip():
+        _check_counters(settings["counters"])
     if options.frames is not None:
         try:
             parse_frame_selection(options.frames)
@@ -225,6 +237,21 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
             )
             del settings[name]
     return settings, notes
+
+
+def _check_counters(text: str) -> None:
+    """The counters the setting names, each countable on some device here (before the
+    application starts: the layer could only log what it cannot count)."""
+    from ..counters import CounterError, check_counters, parse_counters
+    from ..devices import VulkanUnavailable, probe
+
+    try:
+        names = parse_counters(text)
+        check_counters(names, probe())
+    except CounterError as exc:
+        raise SettingError(str(exc)) from None
+    except VulkanUnavailable as exc:
+        raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
 
 
 def _as_bool(text: str) -> bool:

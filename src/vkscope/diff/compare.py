@@ -11,6 +11,7 @@ Nothing grows with the size of the captures except that temporary file.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,14 +41,13 @@ BASE, NEW = 0, 1
 
 _BATCH: Final = 10_000  # verdict rows per INSERT
 
-# The GPU times of an instance: the columns, or, where a vkscope stored the timing annex without
-# copying it into them, the annex itself. Only a pair of integers with end >= begin is a time.
+# An instance's cost (`dur`): by default its GPU time, from the columns, or, where a vkscope stored
+# the timing annex without copying it into them, the annex itself (only a pair of integers with
+# end >= begin is a time); with a counter metric, that counter's value from the annex.
 _INSTANCES: Final = """
-SELECT {side} AS side, p, d, f, qk, path, type, iid,
-       CASE WHEN typeof(gb) = 'integer' AND typeof(ge) = 'integer' AND ge >= gb
-            THEN ge - gb END AS dur
+SELECT {side} AS side, p, d, f, qk, path, type, iid, {value} AS dur
 FROM (
-    SELECT i.id AS iid, s.process AS p, s.device AS d, s.frame AS f,
+    SELECT i.id AS iid, s.process AS p, s.device AS d, s.frame AS f, i.annex AS an,
            coalesce(q.family || '.' || q.queue_index, 'id ' || s.queue, '?') AS qk,
            coalesce(l.path, '[]') AS path,
            coalesce(w.type, '') AS type,
@@ -64,6 +64,16 @@ FROM (
 
 # The ordinal: how many workloads of the same type were submitted before this one under the same
 # label path, on the same queue, in the same frame (of the same process and device).
+GPU_NS: Final = "gpu_ns"
+_GPU_VALUE: Final = (
+    "CASE WHEN typeof(gb) = 'integer' AND typeof(ge) = 'integer' AND ge >= gb THEN ge - gb END"
+)
+_COUNTER_VALUE: Final = (
+    "CASE WHEN json_type(an, '$.counters.{name}') IN ('integer', 'real') "
+    "THEN json_extract(an, '$.counters.{name}') END"
+)
+_METRIC_NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
+
 _ORDINALS: Final = """
 SELECT side, qk, path, type,
        row_number() OVER (PARTITION BY p, d, f, qk, path, type ORDER BY iid) - 1 AS ordinal,
@@ -161,8 +171,14 @@ class Diff:
     Use as a context manager (or call close()): the verdicts live in a temporary database.
     """
 
-    def __init__(self, base: Path | str, new: Path | str, rule: Rule) -> None:
+    def __init__(self, base: Path | str, new: Path | str, rule: Rule, metric: str = GPU_NS) -> None:
         self.rule = rule
+        self.metric = metric
+        if metric != GPU_NS and not _METRIC_NAME.fullmatch(metric):
+            raise DiffInputError(
+                f"--metric {metric!r}: gpu_ns or a counter name (docs/counters.md)"
+            )
+        self._value = _GPU_VALUE if metric == GPU_NS else _COUNTER_VALUE.format(name=metric)
         self._paths = (Path(base), Path(new))
         self._scratch = ScratchDatabase()
         self._db = self._scratch.db
@@ -229,7 +245,7 @@ class Diff:
 
     def _facts(self, src: AttachedCapture) -> CaptureFacts:
         path, meta = src.path, src.meta
-        per_frame = _PER_FRAME.format(instances=_instances(src, BASE))
+        per_frame = _PER_FRAME.format(instances=_instances(src, BASE, self._value))
         try:
             counts: list[int] = []
             totals: list[int] = []
@@ -250,6 +266,11 @@ class Diff:
             )
             raise DiffInputError(
                 f"{path}: the capture holds no workloads ({why}): nothing to compare"
+            )
+        if not timed and self.metric != GPU_NS:
+            raise DiffInputError(
+                f"{path}: no values of counter {self.metric!r} in this capture "
+                f"({workloads:,} workloads): record both captures with vkscope run --counters"
             )
         if not timed:
             raise DiffInputError(
@@ -274,8 +295,8 @@ class Diff:
         db = self._db
         db.execute(_RESULTS)
         sql = _BY_IDENTITY.format(
-            base=_ORDINALS.format(instances=_instances(sources[BASE], BASE)),
-            new=_ORDINALS.format(instances=_instances(sources[NEW], NEW)),
+            base=_ORDINALS.format(instances=_instances(sources[BASE], BASE, self._value)),
+            new=_ORDINALS.format(instances=_instances(sources[NEW], NEW, self._value)),
         )
         insert = f"INSERT INTO result VALUES ({', '.join('?' * 17)})"
         rule = self.rule
@@ -328,9 +349,9 @@ def _problem(paths: tuple[Path, ...], exc: sqlite3.Error) -> DiffInputError:
     return DiffInputError(f"{names}: truncated or damaged: SQLite says {text!r}")
 
 
-def _instances(src: AttachedCapture, side: int) -> str:
+def _instances(src: AttachedCapture, side: int, value: str) -> str:
     tables = ("workload_instances", "submits", "workloads", "label_stacks", "queues")
-    return _INSTANCES.format(side=side, **{t: src.table(t) for t in tables})
+    return _INSTANCES.format(side=side, value=value, **{t: src.table(t) for t in tables})
 
 
 def _verdict_row(

@@ -6,7 +6,7 @@ captures prints without holding its rows in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Final
 
 import msgspec
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .compare import ADDED, MATCHED, REMOVED, CaptureFacts, Diff, Row, Side
+from .compare import ADDED, GPU_NS, MATCHED, REMOVED, CaptureFacts, Diff, Row, Side
 from .stats import IMPROVEMENT, REGRESSION, TOO_FEW_FRAMES, WITHIN_NOISE, Summary, Verdict
 
 JSON_FORMAT: Final = "vkscope-diff"
@@ -47,6 +47,31 @@ def duration(ns: float | None, signed: bool = False) -> str:
     if unit == "ns" or round(value, 1) >= 100:
         return f"{sign}{value:.0f} {unit}"
     return f"{sign}{value:.{1 if round(value, 2) >= 10 else 2}f} {unit}"
+
+
+def amount(value: float | None, signed: bool = False) -> str:
+    """A counter's value: whole numbers grouped, others to three significant digits."""
+    if value is None:
+        return "-"
+    sign = "+" if signed and value > 0 else ""
+    if float(value).is_integer():
+        return f"{sign}{value:,.0f}"
+    return f"{sign}{value:,.3g}"
+
+
+Format = Callable[[float | None, bool], str]
+
+
+def _format(diff: Diff) -> Format:
+    """How the diff's metric is written: GPU times as durations, counters as numbers."""
+    return duration if diff.metric == GPU_NS else amount
+
+
+def _status_text(diff: Diff, status: str) -> tuple[str, str]:
+    text, style = _STATUS_TEXT.get(status, ("", ""))
+    if diff.metric != GPU_NS:
+        text = {"slower": "higher", "faster": "lower"}.get(text, text)
+    return text, style
 
 
 def percent(pct: float | None) -> str:
@@ -115,6 +140,7 @@ def _head_json(diff: Diff, exit_code: int) -> dict[str, Any]:
         "verdict": "regression" if diff.regressed else "no_regression",
         "exit_code": exit_code,
         "settings": {
+            "metric": diff.metric,
             "threshold_pct": rule.threshold_pct,
             "noise_k": rule.noise_k,
             "min_frames": rule.min_frames,
@@ -170,6 +196,7 @@ def _facts_line(label: str, f: CaptureFacts) -> Text:
 
 
 def _totals(diff: Diff) -> Table:
+    fmt = _format(diff)
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("", no_wrap=True)
     t.add_column("base", justify="right", no_wrap=True)
@@ -181,12 +208,12 @@ def _totals(diff: Diff) -> Table:
     wb, wn = b.workloads_per_frame, n.workloads_per_frame
     t.add_row("workloads", f"{wb:,g}", f"{wn:,g}", f"{wn - wb:+,g}" if wn != wb else "", "")
     v = diff.total
-    status, style = _STATUS_TEXT.get(v.status, ("", ""))
+    status, style = _status_text(diff, v.status)
     t.add_row(
-        "GPU time (sum)",
-        duration(b.gpu_per_frame.median_ns),
-        duration(n.gpu_per_frame.median_ns),
-        f"{duration(v.delta_ns, True)} {percent(v.delta_pct)}".strip(),
+        "GPU time (sum)" if diff.metric == GPU_NS else f"{diff.metric} (sum)",
+        fmt(b.gpu_per_frame.median_ns, False),
+        fmt(n.gpu_per_frame.median_ns, False),
+        f"{fmt(v.delta_ns, True)} {percent(v.delta_pct)}".strip(),
         Text(status, style=style),
     )
     return t
@@ -209,7 +236,7 @@ def _table() -> Table:
     return t
 
 
-def _changes(rows: Iterator[Row], queues: bool, narrow: bool) -> Table:
+def _changes(rows: Iterator[Row], queues: bool, narrow: bool, fmt: Format = duration) -> Table:
     t = _table()
     names = _CHANGE_COLUMNS[:4] if narrow else _CHANGE_COLUMNS
     for name in names:
@@ -221,18 +248,18 @@ def _changes(rows: Iterator[Row], queues: bool, narrow: bool) -> Table:
         noise = max(row.base.summary.noise_ns or 0.0, row.new.summary.noise_ns or 0.0)
         cells: list[str | Text] = [
             _identity(row, queues),
-            duration(row.base.summary.median_ns),
-            duration(row.new.summary.median_ns),
-            Text(duration(v.delta_ns, True), style=style),
+            fmt(row.base.summary.median_ns, False),
+            fmt(row.new.summary.median_ns, False),
+            Text(fmt(v.delta_ns, True), style=style),
             Text(percent(v.delta_pct), style=style),
-            duration(noise),
+            fmt(noise, False),
             f"{row.base.summary.samples}/{row.new.summary.samples}",
         ]
         t.add_row(*cells[: len(names) + 1])
     return t
 
 
-def _only(rows: Iterator[Row], queues: bool) -> Table:
+def _only(rows: Iterator[Row], queues: bool, fmt: Format = duration) -> Table:
     t = _table()
     t.add_column("median", justify="right", no_wrap=True)
     t.add_column("noise", justify="right", no_wrap=True)
@@ -242,8 +269,8 @@ def _only(rows: Iterator[Row], queues: bool) -> Table:
         assert side is not None
         t.add_row(
             _identity(row, queues),
-            duration(side.summary.median_ns),
-            duration(side.summary.noise_ns),
+            fmt(side.summary.median_ns, False),
+            fmt(side.summary.noise_ns, False),
             f"{side.summary.samples}/{side.frames}",
         )
     return t
@@ -269,24 +296,28 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     def shown(n: int) -> int:
         return n if limit is None else min(n, limit)
 
+    fmt = _format(diff)
     gate = f"beyond {rule.threshold_pct:g}% and {rule.noise_k:g}x the noise"
+    up, down = ("Slower", "Faster") if diff.metric == GPU_NS else ("Higher", "Lower")
+    if diff.metric != GPU_NS:
+        gate = f"in {diff.metric} {gate}"
     sections = (
-        (REGRESSION, f"Slower {gate}"),
-        (IMPROVEMENT, f"Faster {gate}"),
+        (REGRESSION, f"{up} {gate}"),
+        (IMPROVEMENT, f"{down} {gate}"),
         (WITHIN_NOISE, "Within the threshold or the noise"),
         (TOO_FEW_FRAMES, f"Not judged: fewer than {rule.min_frames} timed frames in a capture"),
     )
     for status, title in sections:
         if c[status]:
             _heading(console, f"{title} ({_of(shown(c[status]), c[status])})")
-            console.print(_changes(diff.rows(MATCHED, (status,), limit), queues, narrow))
+            console.print(_changes(diff.rows(MATCHED, (status,), limit), queues, narrow, fmt))
     if c[ADDED]:
         _heading(console, f"Added: only in new ({_of(shown(c[ADDED]), c[ADDED])}, costliest first)")
-        console.print(_only(diff.rows(ADDED, limit=limit), queues))
+        console.print(_only(diff.rows(ADDED, limit=limit), queues, fmt))
     if c[REMOVED]:
         n = _of(shown(c[REMOVED]), c[REMOVED])
         _heading(console, f"Removed: only in base ({n}, costliest first)")
-        console.print(_only(diff.rows(REMOVED, limit=limit), queues))
+        console.print(_only(diff.rows(REMOVED, limit=limit), queues, fmt))
     console.print(
         f"{c[MATCHED]:,} matched workloads: {c[REGRESSION]:,} slower, {c[IMPROVEMENT]:,} faster, "
         f"{c[WITHIN_NOISE]:,} within noise, {c[TOO_FEW_FRAMES]:,} with fewer than "
@@ -297,9 +328,11 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     if diff.regressed:
         what = []
         if c[REGRESSION]:
-            what.append(f"{c[REGRESSION]:,} workload(s) slower")
+            what.append(f"{c[REGRESSION]:,} workload(s) {up.lower()}")
         if diff.total.status == REGRESSION:
-            what.append("GPU time per frame up")
+            what.append(
+                "GPU time per frame up" if diff.metric == GPU_NS else f"{diff.metric} per frame up"
+            )
         console.print(
             Text(f"REGRESSION: {' and '.join(what)} {gate}", style="bold red"), highlight=False
         )

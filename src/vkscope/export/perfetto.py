@@ -9,8 +9,11 @@ pass over the submits; nothing is loaded whole):
   Perfetto UI shows as one.
 - per process (pid and name from the capture) a track of CPU-side submits and presents, one of
   frames, and flows from each submit to its first GPU workload.
-- counter tracks when the capture has a `counters` table (none is written yet; see
-  `_counter_source` for the columns recognised).
+- per queue, a counter track per counter the capture's workloads have (docs/counters.md): the
+  workload's value from its begin to its end, 0 between workloads; each workload slice also has
+  its `counters` (or `counters_reason`) among its arguments.
+- counter tracks when the capture has a `counters` table of timed samples (none is written yet;
+  see `_counter_source` for the columns recognised).
 
 Clocks: every CPU time is CLOCK_MONOTONIC. A device whose GPU times are on CLOCK_MONOTONIC
 shares that clock; a device with its own clock gets a sequence-scoped clock of its own, tied to
@@ -213,6 +216,7 @@ class _Exporter:
         self.device_names: dict[tuple[int, int], str] = {}
         self.clocks: dict[tuple[int, int], _DeviceClock] = {}
         self.queue_tracks: dict[tuple[int, Any, Any], _QueueTrack] = {}
+        self.workload_counters: dict[tuple[Any, ...], tuple[int, int]] = {}
 
     def run(self, merge: Path | None) -> ExportSummary:
         merged = None
@@ -523,6 +527,8 @@ class _Exporter:
                            shared_args=shared, args=args, terminating_flows=flows)  # fmt: skip
             self.seq.event(lane.uuid, end, SLICE_END, clock=clock)
             lane.end = end
+            if w.counters:
+                self._workload_counters(w, begin, end)
         for track in self.queue_tracks.values():
             for lane in track.lanes:
                 self._close_labels(track, lane, 0)
@@ -566,6 +572,23 @@ class _Exporter:
                            args={"workloads": label.workloads})  # fmt: skip
 
     # -- counters ----------------------------------------------------------------------------
+
+    def _workload_counters(self, w: WorkloadInstance, begin: int, end: int) -> None:
+        """The workload's counters on its queue's counter tracks: its value while it runs."""
+        from ..counters.catalog import describe
+
+        for name, value in w.counters.items():
+            key = (w.process, w.device, w.queue, name)
+            entry = self.workload_counters.get(key)
+            if entry is None:
+                known = describe(name)
+                unit = known.unit if known else None
+                entry = self.workload_counters[key] = self._counter_track(key, unit, True)
+                self.counts.counter_tracks += 1
+            uuid, clock_id = entry
+            self.seq.counter(uuid, begin, value, clock=clock_id)
+            self.seq.counter(uuid, end, 0, clock=clock_id)
+            self.counts.counter_samples += 2
 
     def _write_counters(self) -> None:
         source = _counter_source(self.capture)

@@ -320,6 +320,7 @@ class _Builder:
                 "untimed_reasons": dict(self.untimed_reasons.most_common(10)),
                 "per_device_clocks": per_device,
             },
+            "counters": list(self.capture.counter_names()),
             "workloads": {"count": count},
         }
 

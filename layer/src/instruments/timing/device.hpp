@@ -3,11 +3,11 @@
 // the layer semaphore and bookkeeping that order submissions across queues. Owned by the timing
 // instrument of the device's timeline (instrument.hpp).
 
+#include "core/query_pool.hpp"
 #include "dispatch_tables.gen.hpp"
 #include "instruments/timing/chain.hpp"
 #include "instruments/timing/clock.hpp"
 #include "instruments/timing/mode.hpp"
-#include "instruments/timing/query_pool.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -16,8 +16,8 @@
 //
 // Makes no Vulkan call itself: the commands go to a TimestampWriter.
 
+#include "core/query_pool.hpp"
 #include "instruments/timing/mode.hpp"
-#include "instruments/timing/query_pool.hpp"
 #include "instruments/timing/timestamp.hpp"
 
 #include <vulkan/vulkan.h>

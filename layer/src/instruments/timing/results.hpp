@@ -5,7 +5,7 @@
 // results were read cannot overwrite them, and nobody waits: an N-buffered buffer.
 
 #include "core/host_visible_buffer.hpp"
-#include "instruments/timing/ring.hpp"
+#include "core/ring.hpp"
 
 #include <cstdint>
 #include <optional>

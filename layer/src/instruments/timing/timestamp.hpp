@@ -6,9 +6,11 @@
 
 #include <cstdint>
 
-namespace vkscope::timing {
-
+namespace vkscope {
 struct QueryBlock;
+}
+
+namespace vkscope::timing {
 
 struct Timestamp {
     QueryBlock* block = nullptr;

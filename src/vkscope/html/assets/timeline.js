@@ -197,6 +197,7 @@
     v1: 1,
     sortCol: 'id',
     sortDir: 1,
+    counter: (D.counters || [])[0] || null,  // the counter of the table column and the chart
     expanded: new Uint8Array(nodes.length),
   };
   for (let n = 0; n < nodes.length; n++) if (nodes[n].depth <= 1) S.expanded[n] = 1;
@@ -1039,6 +1040,11 @@
       row('GPU begin', fmtNs(W.b[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
       row('GPU end', fmtNs(W.e[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
     }
+    if (md.counters && typeof md.counters === 'object') {
+      row('counters', valueHtml(md.counters, 'counters'));
+    } else if (md.counters_reason) {
+      row('counters', '<span class="null">' + esc(md.counters_reason) + '</span>');
+    }
     row('summary', esc(summary(i)));
     box.innerHTML = '<h3>' + swatch(tOf[i]) + esc(typeName[tOf[i]]) +
       (md.api ? ' <span class="dim">' + esc(md.api) + '</span>' : '') + '</h3>' +
@@ -1052,6 +1058,23 @@
   // The workload table: sortable, and only the rows in sight are in the document
 
   const ROW_H = 24;
+  // Counters (docs/counters.md): one of them as a table column and as the per-frame chart.
+  const COUNTERS = D.counters || [];
+  function counterOf(i, name) {
+    const c = D.metadata[mOf[i]].counters;
+    return c && typeof c === 'object' && typeof c[name] === 'number' ? c[name] : null;
+  }
+  const COUNTER_COLUMN = {
+    key: 'counter', num: true,
+    get title() { return S.counter; },
+    value: (i) => counterOf(i, S.counter),
+    text: (i) => {
+      const v = counterOf(i, S.counter);
+      if (v !== null) return grouped(v);
+      const why = D.metadata[mOf[i]].counters_reason;
+      return why ? String(why) : '—';
+    },
+  };
   const COLUMNS = [
     { key: 'id', title: '#', num: true, value: (i) => W.id[i], text: (i) => String(W.id[i]) },
     { key: 'frame', title: 'Frame', num: true, value: (i) => fOf[i], text: (i) => String(frameNumber(i)) },
@@ -1068,6 +1091,7 @@
       text: (i) => (Number.isNaN(gpu[i]) ? '—' : fmtNs(W.b[i] - frames[fOf[i]].x0)),
     },
     { key: 'gpu', title: 'GPU time', num: true, value: (i) => (Number.isNaN(gpu[i]) ? null : gpu[i]), text: (i) => fmtNs(gpu[i]) },
+    ...(COUNTERS.length ? [COUNTER_COLUMN] : []),
   ];
   const COLUMN = Object.fromEntries(COLUMNS.map((c) => [c.key, c]));
   let tableRows = new Int32Array(0);
@@ -1243,11 +1267,56 @@
     computeTree();
     renderTree();
     buildTable();
+    renderCounters();
     draw();
   }
 
   // ---------------------------------------------------------------------------------------
   // A small interface for tests and for poking at the page from the console
+
+  // Per frame, the chosen counter summed over the frame's workloads that have it.
+  function counterSums() {
+    const sums = frames.map(() => null);
+    for (let i = 0; i < N; i++) {
+      const v = counterOf(i, S.counter);
+      if (v !== null) sums[fOf[i]] = (sums[fOf[i]] || 0) + v;
+    }
+    return sums;
+  }
+
+  function renderCounters() {
+    if (!COUNTERS.length) return;
+    $('counter-panel').hidden = false;
+    const pick = $('counter-pick');
+    if (!pick.options.length) {
+      pick.innerHTML = COUNTERS.map((c) => '<option value="' + esc(c) + '">' + esc(c) + '</option>').join('');
+    }
+    pick.value = S.counter;
+    const sums = counterSums();
+    const top = Math.max(1, ...sums.map((v) => v || 0));
+    $('counter-chart').innerHTML = frames.map((f, k) => {
+      const v = sums[k];
+      const h = v === null ? 0 : Math.max(1, Math.round(100 * v / top));
+      return '<div class="cbar' + (k === S.frame ? ' sel' : '') + '" data-frame="' + k + '" title="' +
+        esc(f.name + ': ' + (v === null ? 'no values' : grouped(v))) + '"><span style="height:' + h +
+        'px"></span><i>' + esc(f.number === null ? '?' : String(f.number)) + '</i></div>';
+    }).join('');
+  }
+
+  function setCounter(name) {
+    if (!COUNTERS.includes(name)) return;
+    S.counter = name;
+    renderCounters();
+    buildTable();
+  }
+
+  if (COUNTERS.length) {
+    $('counter-pick').addEventListener('change', (e) => setCounter(e.target.value));
+    $('counter-chart').addEventListener('click', (e) => {
+      const bar = e.target.closest('.cbar');
+      if (bar) setFrame(parseInt(bar.dataset.frame, 10));
+    });
+  }
 
   function indexOf(id) {
     const i = indexOfId.get(id);
@@ -1278,6 +1347,9 @@
     setFrame,
     view() { return { start: S.v0, end: S.v1 }; },
     tableIds() { return Array.from(tableRows, (i) => W.id[i]); },
+    counters() { return COUNTERS.slice(); },
+    counterChart() { return counterSums().map((v, k) => ({ frame: frames[k].number, value: v })); },
+    setCounter,
     labelTree() {
       return nodes.map((n, id) => ({
         path: n.path, name: n.name, count: treeStats.inclN[id],
@@ -1298,6 +1370,7 @@
     computeTree();
     renderTree();
     buildTable();
+    renderCounters();
     draw();
   } catch (err) {
     const note = document.createElement('div');

@@ -1,6 +1,6 @@
-#include "instruments/timing/ring.hpp"
+#include "core/ring.hpp"
 
-namespace vkscope::timing {
+namespace vkscope {
 
 std::optional<RingAllocator::Region> RingAllocator::allocate(uint32_t count) {
     std::lock_guard lock(mutex_);
@@ -53,4 +53,4 @@ uint32_t RingAllocator::in_use() const {
     return n;
 }
 
-} // namespace vkscope::timing
+} // namespace vkscope

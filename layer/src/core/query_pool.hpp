@@ -1,9 +1,9 @@
 #pragma once
-// Layer-owned timestamp query pools: 64 slots each, created on demand per device, handed to a
-// command buffer while it records, and back on a free list when that command buffer is reset,
-// freed, or its pool reset or destroyed. Pools are only destroyed with the device, so the number
-// of pools is the most ever held at once, not the number of recordings: a long run reuses the
-// same few.
+// Layer-owned query pools (timestamps, pipeline statistics: the Backend makes them): 64 slots
+// each, created on demand per device, handed to a command buffer while it records, and back on a
+// free list when that command buffer is reset, freed, or its pool reset or destroyed. Pools are
+// only destroyed with the device, so the number of pools is the most ever held at once, not the
+// number of recordings: a long run reuses the same few.
 //
 // The Vulkan calls come through a Backend so the accounting is tested without a GPU.
 
@@ -16,7 +16,7 @@
 #include <vector>
 #include <vulkan/vulkan.h>
 
-namespace vkscope::timing {
+namespace vkscope {
 
 struct QueryBlock {
     static constexpr uint32_t kSlots = 64;
@@ -74,4 +74,4 @@ private:
     std::vector<QueryBlock*> blocks_;
 };
 
-} // namespace vkscope::timing
+} // namespace vkscope

@@ -1,8 +1,8 @@
-#include "instruments/timing/query_pool.hpp"
+#include "core/query_pool.hpp"
 
 #include "core/query_pool_count.hpp"
 
-namespace vkscope::timing {
+namespace vkscope {
 
 QueryPoolCache::QueryPoolCache(Backend backend, size_t max_pools)
     : backend_(std::move(backend)), max_pools_(max_pools) {}
@@ -78,4 +78,4 @@ void QueryArena::release(QueryPoolCache& cache) {
     }
 }
 
-} // namespace vkscope::timing
+} // namespace vkscope

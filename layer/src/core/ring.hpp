@@ -2,14 +2,14 @@
 // First-in first-out allocation of contiguous entries in a fixed ring: the per-queue buffer that
 // each submission's query results are copied into. Regions are taken at submission and given back
 // once the readback thread has read them, almost always in the same order; one given back early
-// waits for those before it. Full means "no timing for this submission", never growth.
+// waits for those before it. Full means "no results for this submission", never growth.
 
 #include <cstdint>
 #include <deque>
 #include <mutex>
 #include <optional>
 
-namespace vkscope::timing {
+namespace vkscope {
 
 class RingAllocator {
 public:
@@ -37,4 +37,4 @@ private:
     uint64_t next_id_ = 1;
 };
 
-} // namespace vkscope::timing
+} // namespace vkscope

@@ -1,0 +1,110 @@
+#include "instruments/pipeline_statistics/instrument.hpp"
+
+#include "core/log.hpp"
+#include "core/wire_format.hpp"
+#include "instruments/pipeline_statistics/queue.hpp"
+#include "instruments/pipeline_statistics/recording.hpp"
+#include "instruments/pipeline_statistics/selection.hpp"
+#include "timeline/device.hpp"
+#include "timeline/setup.hpp"
+
+#include <string>
+#include <vector>
+
+namespace vkscope::pipeline_statistics {
+namespace {
+
+VkQueryPipelineStatisticFlags wanted_by(const SettingValues& settings, bool report) {
+    std::vector<std::string> unknown;
+    const VkQueryPipelineStatisticFlags wanted = requested(settings.counters, unknown);
+    if (report) {
+        for (const std::string& name : unknown) {
+            log_once(LogLevel::warn,
+                     "setting counters: '%s' is no counter vkscope collects; ignored",
+                     name.c_str());
+        }
+    }
+    return wanted;
+}
+
+// COUNTERS: what one queue family collects.
+std::string counters_frame(uint64_t device, uint32_t family,
+                           VkQueryPipelineStatisticFlags statistics) {
+    JsonWriter json;
+    json.begin_object().field("family", family);
+    json.field("source", protocol::name(protocol::CounterSource::pipeline_statistics));
+    json.key("counters").begin_array();
+    for (VkQueryPipelineStatisticFlags rest = statistics; rest; rest &= rest - 1) {
+        json.begin_object().field("name", statistic_name(rest & (~rest + 1))).end_object();
+    }
+    json.end_array();
+    if (statistics == 0) {
+        json.field("reason", why(Reason::queue_family_without_statistics));
+    }
+    json.end_object();
+    std::string out;
+    append_frame(out, MessageType::Counters, device, json.view());
+    return out;
+}
+
+class StatisticsProvider final : public timeline::InstrumentProvider {
+public:
+    explicit StatisticsProvider(VkQueryPipelineStatisticFlags wanted) : wanted_(wanted) {}
+
+    void prepare(timeline::DevicePatch& patch) override {
+        enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
+    }
+
+    std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
+        if (!enabled_) {
+            log(LogLevel::warn,
+                "pipeline statistics: device %llu has no pipelineStatisticsQuery; not counted",
+                static_cast<unsigned long long>(d.timeline.id));
+            return nullptr;
+        }
+        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_);
+        for (uint32_t family = 0; family < d.families.size(); ++family) {
+            d.timeline.post(
+                counters_frame(d.timeline.id, family, instrument->device.statistics(family)));
+        }
+        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x",
+            static_cast<unsigned long long>(d.timeline.id), wanted_);
+        return instrument;
+    }
+
+private:
+    const VkQueryPipelineStatisticFlags wanted_;
+    bool enabled_ = false;
+};
+
+} // namespace
+
+StatisticsInstrument::StatisticsInstrument(const timeline::InstrumentDevice& d,
+                                           VkQueryPipelineStatisticFlags wanted)
+    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted), slot(d.slot) {}
+
+std::unique_ptr<timeline::InstrumentRecording>
+StatisticsInstrument::make_recording(const timeline::CommandBufferState& cb) {
+    return std::make_unique<StatisticsRecording>(device, cb.handle);
+}
+
+std::unique_ptr<timeline::InstrumentQueue>
+StatisticsInstrument::make_queue(timeline::TimelineQueue& queue) {
+    return std::make_unique<StatisticsQueue>(device, queue.family, slot);
+}
+
+bool selected(const SettingValues& settings) {
+    return wanted_by(settings, false) != 0;
+}
+
+std::unique_ptr<timeline::InstrumentProvider> provider(const SettingValues& settings) {
+    const VkQueryPipelineStatisticFlags wanted = wanted_by(settings, true);
+    return wanted ? std::make_unique<StatisticsProvider>(wanted) : nullptr;
+}
+
+StatisticsInstrument* statistics_of(const void* handle) {
+    timeline::TimelineDevice* tl = timeline::timeline_of(handle);
+    return tl ? tl->instrument<StatisticsInstrument>() : nullptr;
+}
+
+} // namespace vkscope::pipeline_statistics

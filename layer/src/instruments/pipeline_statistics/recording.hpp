@@ -1,0 +1,43 @@
+#pragma once
+// The pipeline statistics queries of one command buffer's recording: one query begun right before
+// each workload and ended right after it, in the same command buffer (a query cannot span command
+// buffers, so a render pass instance split over several is not counted), never while the
+// application's own pipeline statistics query is active, and never around a render pass whose
+// subpass executes secondaries (a query active across vkCmdExecuteCommands needs inheritedQueries
+// and the secondaries' inheritance info to name its statistics).
+
+#include "core/query_pool.hpp"
+#include "instruments/pipeline_statistics/device.hpp"
+#include "timeline/instrument.hpp"
+
+namespace vkscope::pipeline_statistics {
+
+class StatisticsRecording final : public timeline::InstrumentRecording {
+public:
+    StatisticsRecording(StatisticsDevice& device, VkCommandBuffer handle)
+        : device_(device), handle_(handle) {}
+    ~StatisticsRecording() override { release(); }
+
+    void begin(const timeline::RecordingStart& start) override;
+    void release() override;
+    timeline::Mark start() override;
+    timeline::Mark finish() override;
+    timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
+    const char* unmarked() const override { return why_ ? why_ : why(Reason::no_query_pool); }
+
+    // The application begins or ends one of its own pipeline statistics queries.
+    void application_query(bool begins);
+
+private:
+    timeline::Mark begin_query();
+
+    StatisticsDevice& device_;
+    const VkCommandBuffer handle_;
+    QueryPoolCache* pools_ = nullptr;
+    QueryArena arena_;
+    const char* why_ = why(Reason::outside_frame); // null: this recording counts
+    timeline::Mark open_;                          // the query begun and not yet ended
+    uint32_t application_active_ = 0;
+};
+
+} // namespace vkscope::pipeline_statistics

@@ -1,0 +1,65 @@
+"""The `counters` setting (`vkscope run --counters LIST`), read and checked on the host before
+the application starts: a name vkscope does not collect, or that no device here can count, is
+refused with one message that says what the devices offer (exit 2), rather than discovered by the
+layer inside the application."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .catalog import BY_NAME, COLLECTED, SOURCE, family_counters
+
+if TYPE_CHECKING:
+    from ..devices import DeviceInfo
+
+
+class CounterError(ValueError):
+    """A `counters` value that cannot be collected; the message says why and what can."""
+
+
+def parse_counters(text: str) -> list[str]:
+    """The counter names a `counters` value selects, in catalog order. `pipeline_statistics`
+    selects every one vkscope collects; a name may also be written `pipeline_statistics.NAME`."""
+    wanted: set[str] = set()
+    for raw in text.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        if item == SOURCE:
+            wanted.update(c.name for c in COLLECTED)
+            continue
+        name = item.removeprefix(SOURCE + ".")
+        counter = BY_NAME.get(name)
+        if counter is None or counter not in COLLECTED:
+            known = ", ".join(c.name for c in COLLECTED)
+            what = "is not collected yet" if counter else "is no counter vkscope knows"
+            raise CounterError(f"counters: {item!r} {what}; sources: {SOURCE}; names: {known}")
+        wanted.add(name)
+    return [c.name for c in COLLECTED if c.name in wanted]
+
+
+def offered(device: DeviceInfo) -> list[str]:
+    """Every counter name some queue family of `device` collects."""
+    names: set[str] = set()
+    for family in device.queue_families:
+        names.update(
+            c.name for c in family_counters(family.flags, device.pipeline_statistics_query)
+        )
+    return [c.name for c in COLLECTED if c.name in names]
+
+
+def check_counters(names: Sequence[str], devices: Sequence[DeviceInfo]) -> None:
+    """Refuses names that no device can count, saying what each device offers."""
+    if not names:
+        return
+    missing = [n for n in names if not any(n in offered(d) for d in devices)]
+    if not missing:
+        return
+    lines = [
+        f"device {d.index} ({d.name}): {', '.join(offered(d)) or 'no pipeline statistics'}"
+        for d in devices
+    ]
+    raise CounterError(
+        f"counters: no device here counts {', '.join(missing)}; " + "; ".join(lines or ["none"])
+    )
