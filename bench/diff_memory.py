@@ -162,10 +162,11 @@ def measure(shape: Shape, tmp: Path, runs: int) -> dict[str, Any]:
     build_s = time.perf_counter() - started
     del data
     done = {fmt: [child(CHILD, str(base), str(newer), fmt) for _ in range(runs)] for fmt in FORMATS}
+    path = os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))
     verdict = subprocess.run(
         [sys.executable, "-m", "vkscope.diff", str(base), str(newer), "--format", "json",
          "--min-frames", "1"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
     )  # fmt: skip
     doc = json.loads(verdict.stdout)
     row = {

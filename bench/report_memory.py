@@ -140,7 +140,11 @@ runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)
 def measure(module_args: list[str], tmp: Path) -> dict[str, Any]:
     """Peak RSS and wall time of `python -m MODULE ARGS...` run in a process of its own."""
     hwm = tmp / "hwm"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), HWM_FILE=str(hwm))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")])),
+        HWM_FILE=str(hwm),
+    )
     start = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-c", WRAP, "-m", *module_args],

@@ -57,6 +57,11 @@ if [ "${1:-}" = --bring-up ]; then
         --target /tmp/vkscope-site .whl/*.whl
     export PYTHONPATH=$PWD/.device/site:/tmp/vkscope-site${PYTHONPATH:+:$PYTHONPATH}
     export VKSCOPE_DEVICE_BUNDLE=1  # the commit measured is the bundle's (.device/source.json)
+    # The `vkscope` command, as pip installs it beside the interpreter (the CLI tests run it).
+    mkdir -p /tmp/vkscope-bin
+    printf '#!/bin/sh\nexec %s -m vkscope "$@"\n' "$(command -v "$python")" > /tmp/vkscope-bin/vkscope
+    chmod +x /tmp/vkscope-bin/vkscope
+    export PATH=/tmp/vkscope-bin:$PATH
     if command -v nvidia-smi >/dev/null; then
         nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
     fi
