@@ -3,8 +3,10 @@
 instance, and recording time.
 
 1. Frame time of `vkscope-workload --all` (every scenario, one frame each pass; many short
-   submissions, each waited for) and of its compute scenario alone (few, longer workloads) with
-   no layer, the timeline alone, counters alone, timing `queue` alone and timing with counters
+   submissions, each waited for), of its compute scenario alone (few, longer workloads) and of
+   its small_frame scenario (about 1 ms frames of a few small workloads: a short-frame
+   application) with no layer, the timeline alone, counters alone, timing `queue` alone and timing
+   with counters
    (no host: the cost of what is injected into the GPU's work, not of sending it). A frame's time
    is the difference between runs of two frame counts over the frames in between, so process
    start-up cancels out; configurations interleaved, several processes each. The added time is
@@ -58,7 +60,14 @@ FRAME_CONFIGS = (
     FrameConfig("both", "timing queue + counters", {"VK_VKSCOPE_TIMING": "queue", **STATISTICS}),
 )
 # The workload program's runs: every scenario, and the compute scenario's few long dispatches.
-PROGRAMS = {"all": ("--all",), "compute": ("--scenario", "compute")}
+PROGRAMS = {
+    "all": ("--all",),
+    "compute": ("--scenario", "compute"),
+    "small_frame": ("--scenario", "small_frame"),
+}
+# small_frame's frames last about 1 ms on lavapipe: it runs this many times the frames of the
+# others, so that the long and short runs differ by more than the start-up's noise.
+FRAME_SCALE = {"small_frame": 100}
 
 RECORD_CONFIGS = (
     Config("none", "no vkscope", "no vkscope", (COUNTING_LAYER,)),
@@ -244,7 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         name: {
             "instances_per_frame": instances_per_frame(program, args.build_dir, flags),
             "samples_ms": measure_frames(
-                program, args.build_dir, flags, args.runs, args.short_frames, args.long_frames
+                program,
+                args.build_dir,
+                flags,
+                args.runs,
+                args.short_frames * FRAME_SCALE.get(name, 1),
+                args.long_frames * FRAME_SCALE.get(name, 1),
             ),
         }
         for name, flags in PROGRAMS.items()
