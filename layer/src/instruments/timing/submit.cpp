@@ -1,5 +1,7 @@
 #include "instruments/timing/submit.hpp"
 
+#include "core/query_copy.hpp"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -145,22 +147,7 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
     }
     regions_.push_back(region->id);
     const DeviceDispatch& next = device_->next;
-    // The timestamps (and an earlier copy into this part of the ring) are done before the copy.
-    const VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
-                                 VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
-    next.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            0, 1, &before, 0, nullptr, 0, nullptr);
-    for (auto& [block, offset] : base) {
-        offset += region->first;
-        next.CmdCopyQueryPoolResults(cb, block->pool, 0, block->used, results_->buffer(),
-                                     offset * QueueResults::kEntryBytes, QueueResults::kEntryBytes,
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT |
-                                         VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-    }
-    const VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
-                                VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-    next.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                            &after, 0, nullptr, 0, nullptr);
+    record_query_copy(next, cb, base, region->first, results_->buffer(), QueueResults::kEntryBytes);
     next.EndCommandBuffer(cb);
     out.push_back(cb);
     for (const TimingEntry& e : pending_) {
