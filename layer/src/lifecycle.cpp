@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "core/state.hpp"
+#include "instruments/handover/instrument.hpp"
 #include "instruments/pipeline_statistics/instrument.hpp"
 #include "instruments/timing/instrument.hpp"
 #include "timeline/server_connection.hpp"
@@ -35,7 +36,7 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
 // Timing and counters need the timeline: their values belong to its workload instances.
 bool wants_timeline(const SettingValues& settings) {
     return settings.timeline || settings.timing != Timing::off ||
-           pipeline_statistics::selected(settings);
+           pipeline_statistics::selected(settings) || handover::selected(settings);
 }
 
 void enable_features(InstanceState& state) {
@@ -51,11 +52,19 @@ void enable_features(InstanceState& state) {
         state.features.set(static_cast<unsigned>(Feature::pipeline_statistics));
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
+    if (handover::selected(state.settings)) {
+        state.features.set(static_cast<unsigned>(Feature::instruments));
+    }
 }
 
 // The instruments of a device of this instance, in the order their marks take.
 timeline::InstrumentProviders instrument_providers(const InstanceState& instance) {
     timeline::InstrumentProviders providers;
+    // First: its handover before a workload must come before the other instruments' starts, so
+    // that no time or count includes the GPU held for a sample.
+    if (auto handover = handover::provider(instance.settings)) {
+        providers.push_back(std::move(handover));
+    }
     if (auto timing = timing::provider(instance.settings)) {
         providers.push_back(std::move(timing));
     }

@@ -207,15 +207,16 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
         settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
     if options.counters is not None:
         settings["counters"] = options.counters
+    sampler_notes: list[str] = []
     if settings.get("counters", "").strip():
-        _check_counters(settings["counters"])
+        sampler_notes = _check_counters(settings["counters"], settings.get("counter_sampling"))
     if options.frames is not None:
         try:
             parse_frame_selection(options.frames)
         except FrameSelectionError as exc:
             raise SettingError(f"--frames {options.frames!r}: {exc}") from None
         settings["frames"] = options.frames
-    notes: list[str] = []
+    notes: list[str] = sampler_notes
     if options.no_capture:
         return settings, notes
     # What a capture needs: the layer streams to vkscope run's server, with the timeline on.
@@ -239,16 +240,21 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
     return settings, notes
 
 
-def _check_counters(text: str) -> None:
+def _check_counters(text: str, sampling: str | None) -> list[str]:
     """The counters the setting names, each countable on some device here (before the
-    application starts: the layer could only log what it cannot count)."""
+    application starts: the layer could only log what it cannot count). Returns notes on how
+    samplers will be sampled."""
     from ..counters import CounterError, check_counters, parse_counters
+    from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
     from ..devices import VulkanUnavailable, probe
 
     try:
-        names = parse_counters(text)
-        check_counters(names, probe())
-    except CounterError as exc:
+        samplers = check_samplers(text)
+        names = parse_counters(without_samplers(text))
+        devices = probe() if names or samplers else []
+        check_counters(names, devices)
+        return sampling_notes(devices, sampling) if samplers else []
+    except (CounterError, SamplerError) as exc:
         raise SettingError(str(exc)) from None
     except VulkanUnavailable as exc:
         raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
