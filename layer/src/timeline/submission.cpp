@@ -163,6 +163,21 @@ bool Submission::needs_signal() const {
     return false;
 }
 
+bool Submission::splits() const {
+    for (const auto& instrument : queue_.instruments) {
+        if (instrument->splits()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void Submission::split_point(size_t index, bool completed) {
+    for (const auto& instrument : queue_.instruments) {
+        instrument->split_point(index, completed);
+    }
+}
+
 void Submission::close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out) {
     if (!queue_.s_label || !insert || depth > queue_.s_label_depth) {
         return;

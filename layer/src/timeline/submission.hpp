@@ -59,6 +59,10 @@ public:
             patch_.apply(last, queue_.semaphore, 0, merged_signal_);
         }
     }
+    // Whether an instrument asks for the call to be taken apart (split_submit.hpp), and the
+    // points in it, passed on to the instruments.
+    bool splits() const;
+    void split_point(size_t index, bool completed);
     // After it: the instruments' synchronous work, the signal, the readback job, the frame
     // accounting.
     void after_submit(VkResult result, bool frame_boundary);

@@ -48,11 +48,21 @@ void HandoverQueue::begin_submission(const timeline::SubmissionStart& start) {
 void HandoverQueue::before_command_buffer(VkCommandBuffer handle, timeline::LayerCommandBuffers*,
                                           std::vector<VkCommandBuffer>&) {
     timeline::CommandBufferState* cb = timeline::find_command_buffer(handle);
-    if (!cb || slot_ >= cb->instruments.size()) {
+    auto* recording = cb && slot_ < cb->instruments.size()
+                          ? static_cast<HandoverRecording*>(cb->instruments[slot_].get())
+                          : nullptr;
+    if (per_command_buffer()) {
+        // Every application command buffer is a part: the split points count them all. One
+        // that waits on the application's events may wait for the application, which waits for
+        // this call: the call is not taken apart.
+        if (recording && recording->waits_application_events()) {
+            blocked_ = why(Reason::waits_application_event);
+        }
+        parts_.push_back(Part{recording, recording ? nullptr : why(Reason::unknown_pool), false,
+                              parts_.size()});
         return;
     }
-    auto* recording = static_cast<HandoverRecording*>(cb->instruments[slot_].get());
-    if (recording->handovers().empty()) {
+    if (!recording || recording->handovers().empty()) {
         return;
     }
     Part part{recording, nullptr, false, 0};
@@ -116,8 +126,8 @@ void HandoverQueue::after_command_buffer(const timeline::SubmitRecord& record,
     }
     using Ending = timeline::MarkedInstance::Ending;
     for (const timeline::MarkedInstance& i : record.instances) {
-        instances_.push_back(Instance{i.submit, i.tag, i.begin[slot_], i.end[slot_],
-                                      i.ending == Ending::never});
+        instances_.push_back(Instance{parts_.empty() ? 0 : parts_.size() - 1, i.submit, i.tag,
+                                      i.begin[slot_], i.end[slot_], i.ending == Ending::never});
     }
 }
 
@@ -219,6 +229,18 @@ void HandoverQueue::hold_and_sample(uint64_t frame) {
 }
 
 void HandoverQueue::submitted(VkResult result) {
+    if (per_command_buffer()) {
+        if (active_) {
+            if (result != VK_SUCCESS) {
+                rows_.assign(parts_.size() + 1, why(Reason::not_available));
+            }
+            resolve_per_command_buffer();
+        }
+        if (sampling_.owns_lock()) {
+            sampling_.unlock();
+        }
+        return;
+    }
     if (parts_.empty()) {
         if (active_) {
             resolve();
@@ -318,7 +340,12 @@ void HandoverQueue::resolve() {
         annexes_.push_back(Annex{i.submit, i.tag, std::string(json.view())});
         seen.emplace_back(i.submit, i.tag);
     }
+    add_unseen(seen);
+}
+
+void HandoverQueue::add_unseen(std::vector<std::pair<uint64_t, uint64_t>>& seen) {
     // An instance listed in a SUBMIT says something, even when no end of it was seen.
+    JsonWriter json;
     std::sort(seen.begin(), seen.end());
     std::sort(listed_.begin(), listed_.end());
     listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
@@ -348,6 +375,9 @@ timeline::CompletionJob HandoverQueue::take_completion() {
 }
 
 void HandoverQueue::end_submission() {
+    if (sampling_.owns_lock()) {
+        sampling_.unlock();
+    }
     parts_.clear();
     instances_.clear();
     listed_.clear();

@@ -16,6 +16,7 @@
 #include "timeline/instrument.hpp"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ public:
     bool needs_completion() const override {
         return !parts_.empty() || !instances_.empty() || !annexes_.empty();
     }
+    bool splits() const override;
+    void split_point(size_t index, bool completed) override;
     void submitted(VkResult result) override;
     timeline::CompletionJob take_completion() override;
     void end_submission() override;
@@ -55,6 +58,7 @@ private:
         size_t first = 0;          // its first handover's row in samples_
     };
     struct Instance {
+        size_t part = 0; // the command buffer that ended it, in call order
         uint64_t submit = 0;
         uint64_t tag = 0;
         timeline::Mark begin;
@@ -73,6 +77,11 @@ private:
     // The sample row of handover `index` of `recording` in this submission, or why there is none.
     const double* row_of(const timeline::Mark& mark, const char*& why) const;
     void resolve();
+    void add_unseen(std::vector<std::pair<uint64_t, uint64_t>>& seen);
+    // Per command buffer (the device's granularity): each instance from the samples around the
+    // application command buffer it ran in.
+    void resolve_per_command_buffer();
+    bool per_command_buffer() const { return device_.granularity != Granularity::handover; }
 
     HandoverDevice& device_;
     timeline::TimelineQueue& queue_;
@@ -85,6 +94,7 @@ private:
     std::vector<Instance> instances_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_;
     std::vector<Annex> annexes_;
+    std::unique_lock<std::mutex> sampling_; // held from the first split point to the end
 };
 
 } // namespace vkscope::handover

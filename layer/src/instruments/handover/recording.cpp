@@ -18,7 +18,8 @@ void HandoverRecording::begin(const timeline::RecordingStart& start) {
         why_ = why(Reason::secondary_command_buffer);
     } else if (start.family == UINT32_MAX) {
         why_ = why(Reason::unknown_pool);
-    } else if (!device_.family_has_events(start.family)) {
+    } else if (device_.granularity == Granularity::handover &&
+               !device_.family_has_events(start.family)) {
         why_ = why(Reason::queue_family_without_events);
     } else {
         why_ = nullptr;
@@ -35,6 +36,9 @@ void HandoverRecording::release() {
 timeline::Mark HandoverRecording::handover() {
     if (why_) {
         return timeline::Mark::none(why_);
+    }
+    if (device_.granularity != Granularity::handover) {
+        return timeline::Mark::at(this, 0); // sampled around the whole command buffer
     }
     if (suspended_) {
         return timeline::Mark::none(why(Reason::split_render_pass));
@@ -71,6 +75,9 @@ timeline::Mark HandoverRecording::start_render_pass(const timeline::RenderPassSt
 timeline::Mark HandoverRecording::finish() {
     if (why_) {
         return timeline::Mark::none(why_);
+    }
+    if (device_.granularity != Granularity::handover) {
+        return timeline::Mark::at(this, 0);
     }
     finished_since_handover_ = true;
     // Its sample is the next handover: before the next workload or at the end of the recording.
