@@ -72,7 +72,7 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
         s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
     const VkResult result =
-        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence,
+        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence, s.cut_points(),
                                             [&s](size_t i, bool done) { s.split_point(i, done); })
                    : q->device.next.QueueSubmit(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
@@ -123,7 +123,7 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
         s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
     const VkResult result =
-        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence,
+        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence, s.cut_points(),
                                             q->device.next.*Next,
                                             [&s](size_t i, bool done) { s.split_point(i, done); })
                    : (q->device.next.*Next)(queue, count, copies.data(), fence);

@@ -21,17 +21,22 @@ struct Piece {
     size_t app = 0;       // application command buffers in it
 };
 
-template <typename IsApplication>
-std::vector<Piece> pieces_of(uint32_t count, IsApplication is_application, bool whole) {
+// `may_cut(n)`: whether the call may be cut after its n-th application command buffer (counted
+// over the whole call); `seen` counts them.
+template <typename IsApplication, typename MayCut>
+std::vector<Piece> pieces_of(uint32_t count, IsApplication is_application, bool whole,
+                             MayCut may_cut, size_t& seen) {
     std::vector<Piece> out;
     Piece current;
     for (uint32_t i = 0; i < count; ++i) {
-        if (!whole && is_application(i) && current.app > 0) {
+        const bool app = is_application(i);
+        if (!whole && app && current.app > 0 && may_cut(seen - 1)) {
             current.end = i;
             out.push_back(current);
             current = Piece{i, i, false, false, 0};
         }
-        current.app += is_application(i) ? 1 : 0;
+        current.app += app ? 1 : 0;
+        seen += app ? 1 : 0;
     }
     current.end = count;
     out.push_back(current);
@@ -105,10 +110,12 @@ private:
 
 VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batches,
                       std::span<const VkSubmitInfo> application, VkFence fence,
-                      const SplitPoint& point) {
+                      std::span<const uint8_t> cut_after, const SplitPoint& point) {
     const DeviceDispatch& next = queue.device.next;
     QueueWaiter waiter(queue);
     size_t app_index = 0;
+    size_t seen = 0;
+    const auto may_cut = [&](size_t n) { return n < cut_after.size() && cut_after[n] != 0; };
     point(0, true);
     for (size_t b = 0; b < batches.size(); ++b) {
         const VkSubmitInfo& batch = batches[b];
@@ -119,7 +126,7 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batche
         };
         const bool whole = !only_timeline_values(batch.pNext);
         const VkTimelineSemaphoreSubmitInfo* values = timeline_values(batch.pNext);
-        const std::vector<Piece> pieces = pieces_of(batch.commandBufferCount, is_app, whole);
+        const std::vector<Piece> pieces = pieces_of(batch.commandBufferCount, is_app, whole, may_cut, seen);
         for (size_t p = 0; p < pieces.size(); ++p) {
             const Piece& piece = pieces[p];
             VkSubmitInfo info = batch;
@@ -169,10 +176,13 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batche
 }
 
 VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo2> batches,
-                      std::span<const VkSubmitInfo2> application, VkFence fence, Submit2 submit2,
+                      std::span<const VkSubmitInfo2> application, VkFence fence,
+                      std::span<const uint8_t> cut_after, Submit2 submit2,
                       const SplitPoint& point) {
     QueueWaiter waiter(queue);
     size_t app_index = 0;
+    size_t seen = 0;
+    const auto may_cut = [&](size_t n) { return n < cut_after.size() && cut_after[n] != 0; };
     point(0, true);
     for (size_t b = 0; b < batches.size(); ++b) {
         const VkSubmitInfo2& batch = batches[b];
@@ -187,7 +197,7 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo2> batch
             return false;
         };
         const bool whole = batch.pNext != nullptr;
-        const std::vector<Piece> pieces = pieces_of(batch.commandBufferInfoCount, is_app, whole);
+        const std::vector<Piece> pieces = pieces_of(batch.commandBufferInfoCount, is_app, whole, may_cut, seen);
         for (size_t p = 0; p < pieces.size(); ++p) {
             const Piece& piece = pieces[p];
             VkSubmitInfo2 info = batch;

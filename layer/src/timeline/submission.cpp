@@ -143,6 +143,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         for (const auto& instrument : queue_.instruments) {
             instrument->after_command_buffer(record_, boundary(), out);
         }
+        cut_after_.push_back(interpreter.render_pass_open() ? 0 : 1);
     }
     close_s_label(interpreter.depth(), insert, out);
     for (const auto& instrument : queue_.instruments) {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <sched.h>
+#include <sys/prctl.h>
 #include <thread>
 
 namespace vkscope::handover {
@@ -24,13 +24,34 @@ constexpr std::chrono::seconds kGiveUp{5};
 // How long a submission waits for the previous run of one of its command buffers (whose events
 // it is about to reset) before running it unheld.
 constexpr uint64_t kPreviousRunNs = 100'000'000;
-// How the host polls A. Until A is set, the GPU runs; once it is set the GPU idles, and where the
-// GPU is a CPU thread (lavapipe) it spins, its time counted in the workload just before. So the
-// host first polls yielding its core (as quick as a poll can be, for the short workloads that
-// make most of a frame), then with sleeps that keep the added latency small.
-constexpr std::chrono::microseconds kYielding{1000};
-constexpr std::chrono::microseconds kFirstSleep{10};
-constexpr std::chrono::microseconds kLongestSleep{50};
+// How the host polls A: with short sleeps. Until A is set the GPU runs; once it is set the GPU
+// idles, and where the GPU is a CPU thread (lavapipe) it spins, its time counted in the workload
+// just before, so the sleeps are short. Never a busy loop: on a CPU with simultaneous threads a
+// spinning poller slows the core's other thread, which may be the one running the GPU's work.
+constexpr std::chrono::microseconds kPollSleep{20};
+// The sleeping thread's timer slack meanwhile (Linux's default, 50 us, would more than double
+// each sleep).
+constexpr unsigned long kTimerSlackNs = 1000;
+
+// The calling thread's timer slack, changed for a scope (it is the application's thread).
+class TimerSlack {
+public:
+    explicit TimerSlack(unsigned long ns) : before_(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)) {
+        if (before_ >= 0) {
+            prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
+        }
+    }
+    ~TimerSlack() {
+        if (before_ >= 0) {
+            prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(before_), 0, 0, 0);
+        }
+    }
+    TimerSlack(const TimerSlack&) = delete;
+    TimerSlack& operator=(const TimerSlack&) = delete;
+
+private:
+    const int before_;
+};
 
 } // namespace
 
@@ -168,16 +189,7 @@ void HandoverQueue::release_all(size_t from_part, uint32_t from_handover) {
 
 bool HandoverQueue::wait_for_a(VkEvent a) const {
     const DeviceDispatch& next = device_.next;
-    const auto start = Clock::now();
-    while (Clock::now() - start < kYielding) {
-        const VkResult status = next.GetEventStatus(device_.handle, a);
-        if (status != VK_EVENT_RESET) {
-            return status == VK_EVENT_SET;
-        }
-        sched_yield();
-    }
-    const auto deadline = start + kGiveUp;
-    auto sleep = kFirstSleep;
+    const auto deadline = Clock::now() + kGiveUp;
     for (;;) {
         const VkResult status = next.GetEventStatus(device_.handle, a);
         if (status == VK_EVENT_SET) {
@@ -186,8 +198,7 @@ bool HandoverQueue::wait_for_a(VkEvent a) const {
         if (status != VK_EVENT_RESET || Clock::now() > deadline) {
             return false; // the device is lost, or the GPU never got here
         }
-        std::this_thread::sleep_for(sleep);
-        sleep = std::min(sleep * 2, kLongestSleep);
+        std::this_thread::sleep_for(kPollSleep);
     }
 }
 
@@ -195,6 +206,7 @@ void HandoverQueue::hold_and_sample(uint64_t frame) {
     const size_t width = device_.samplers.counters().size();
     samples_.assign(rows_.size() * width, 0.0);
     const DeviceDispatch& next = device_.next;
+    const TimerSlack slack(kTimerSlackNs);
     for (size_t p = 0; p < parts_.size(); ++p) {
         const Part& part = parts_[p];
         if (part.why) {

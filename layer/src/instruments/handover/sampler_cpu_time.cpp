@@ -1,4 +1,5 @@
-// The cpu_time sampler: CPU time the process used, less the sampling thread's own. Between two
+// The cpu_time sampler: CPU time the process used, less the sampling thread's own and that of
+// vkscope's own threads (vkscope-sender sending messages, vkscope-readbk reading results back). Between two
 // samples taken by a thread that waits meanwhile, that is the time every other thread of the
 // process ran: on a software rasterizer the GPU's work itself, elsewhere the CPU work that ran
 // alongside the GPU's.
@@ -11,7 +12,9 @@
 #include "instruments/handover/samplers.hpp"
 
 #include <array>
+#include <cstdio>
 #include <ctime>
+#include <string_view>
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,7 +23,7 @@ namespace vkscope::handover {
 namespace {
 
 const vkscope_sampler_counter kCounters[] = {
-    {"cpu_time", "ns", "CPU time of the process less the sampling thread's",
+    {"cpu_time", "ns", "CPU time of the process less the sampling thread's and vkscope's",
      VKSCOPE_COUNTER_CUMULATIVE},
 };
 
@@ -30,8 +33,26 @@ constexpr size_t kThreads = 1024;
 struct Thread {
     pid_t tid = 0;
     uint64_t last_ns = 0;
-    bool seen = false; // in the current sample
+    bool seen = false;     // in the current sample
+    bool profiler = false; // one of vkscope's own
 };
+
+bool is_profiler_thread(pid_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
+    FILE* f = fopen(path, "r");
+    if (!f) {
+        return false;
+    }
+    char name[32] = {};
+    bool ours = false;
+    if (fgets(name, sizeof name, f)) {
+        const std::string_view n(name);
+        ours = n == "vkscope-sender\n" || n == "vkscope-readbk\n";
+    }
+    fclose(f);
+    return ours;
+}
 
 struct State {
     std::array<Thread, kThreads> threads{};
@@ -98,9 +119,9 @@ int sample(void* sampler, double* values) {
             }
             // A new thread: all its time so far falls after the previous sample.
             t = &s->threads[s->count++];
-            *t = Thread{tid, 0, false};
+            *t = Thread{tid, 0, false, is_profiler_thread(tid)};
         }
-        if (tid != self && now > t->last_ns) {
+        if (tid != self && !t->profiler && now > t->last_ns) {
             s->total_ns += static_cast<double>(now - t->last_ns);
         }
         t->last_ns = now;
