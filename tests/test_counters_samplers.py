@@ -38,7 +38,9 @@ class Runs:
         self.workload = workload
         self.receivers: list[Receiver] = []
 
-    def __call__(self, *args: str, **settings: str) -> tuple[subprocess.CompletedProcess[str], Capture]:
+    def __call__(
+        self, *args: str, **settings: str
+    ) -> tuple[subprocess.CompletedProcess[str], Capture]:
         receiver = Receiver()
         self.receivers.append(receiver)
         env = layer_env(self.layer_dir, enable=False, host=receiver.address, **settings)
@@ -139,9 +141,7 @@ def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Pa
 
 
 @pytest.mark.parametrize("sampling", ["handover", "per_command_buffer"])
-def test_every_workload_of_every_scenario_has_values_or_a_reason(
-    runs: Runs, sampling: str
-) -> None:
+def test_every_workload_of_every_scenario_has_values_or_a_reason(runs: Runs, sampling: str) -> None:
     res, capture = runs(
         "--all", "--frames", "2", counters="sampler:cpu_time", counter_sampling=sampling
     )
@@ -155,7 +155,8 @@ def test_every_workload_of_every_scenario_has_values_or_a_reason(
     assert {f["sampling"] for f in families} == {sampling}
     if sampling == "per_command_buffer":
         # A command buffer of several workloads has its values once, on its first instance.
-        shared = [t for t in items if t.fields.get("counters_reason") == "command_buffer_granularity"]
+        reason = "command_buffer_granularity"
+        shared = [t for t in items if t.fields.get("counters_reason") == reason]
         assert shared
         firsts = [t for t in shared if "command_buffer_counters" in t.fields]
         assert firsts

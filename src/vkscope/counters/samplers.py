@@ -6,9 +6,10 @@ version, so that a typing error or a broken plugin is one clear message, not a s
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from ..devices import DeviceInfo
@@ -27,8 +28,8 @@ class Builtin:
 
 BUILTIN: Final = (
     Builtin("cpu_time", "CPU time of the process less the sampling thread's (ns)", None),
-    Builtin("nvml", "NVIDIA GPUs through NVML: energy (mJ), clocks (MHz), throttle reasons", 0x10DE),
-    Builtin("mali", "Arm Mali GPUs through Arm's counter library (detection only so far)", 0x13B5),
+    Builtin("nvml", "NVIDIA GPUs through NVML: energy, clocks, throttle reasons", 0x10DE),
+    Builtin("mali", "Arm Mali GPUs through Arm's counter library", 0x13B5),
 )
 BUILTIN_NAMES: Final = {b.name: b for b in BUILTIN}
 
@@ -56,7 +57,7 @@ def without_samplers(text: str) -> str:
 
 
 class _Api(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012 (ctypes' own declaration)
+    _fields_ = [
         ("abi_version", ctypes.c_uint32),
         ("name", ctypes.c_char_p),
         ("open", ctypes.c_void_p),
@@ -107,9 +108,25 @@ def check_samplers(text: str) -> list[str]:
     return specs
 
 
-def available(vendor_id: int) -> list[str]:
-    """The built-in samplers that may open on a device of this vendor."""
-    return [b.name for b in BUILTIN if b.vendor_id is None or b.vendor_id == vendor_id]
+def listing(device: DeviceInfo) -> dict[str, Any]:
+    """The built-in samplers that may open on `device` and how they would be sampled there (what
+    `vkscope counters` shows); a library given by path may open anywhere."""
+    names = [b for b in BUILTIN if b.vendor_id is None or b.vendor_id == device.vendor_id]
+    return {
+        "sampling": "handover" if handover_supported(device) else "per_command_buffer",
+        "samplers": [
+            {"name": b.name, "what": b.what, "note": _library_note(b.name)} for b in names
+        ],
+    }
+
+
+def _library_note(name: str) -> str | None:
+    """What a built-in sampler lacks here, from the libraries it loads at run time."""
+    if name == "nvml" and ctypes.util.find_library("nvidia-ml") is None:
+        return "libnvidia-ml (installed with NVIDIA's driver) not found: it will not open"
+    if name == "mali":
+        return "reads nothing yet: no Arm GPU was available to build it against"
+    return None
 
 
 def handover_supported(device: DeviceInfo) -> bool:
