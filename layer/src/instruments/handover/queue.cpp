@@ -24,11 +24,14 @@ constexpr std::chrono::seconds kGiveUp{5};
 // How long a submission waits for the previous run of one of its command buffers (whose events
 // it is about to reset) before running it unheld.
 constexpr uint64_t kPreviousRunNs = 100'000'000;
-// How the host polls A: with short sleeps. Until A is set the GPU runs; once it is set the GPU
-// idles, and where the GPU is a CPU thread (lavapipe) it spins, its time counted in the workload
-// just before, so the sleeps are short. Never a busy loop: on a CPU with simultaneous threads a
-// spinning poller slows the core's other thread, which may be the one running the GPU's work.
-constexpr std::chrono::microseconds kPollSleep{20};
+// How the host polls A: with sleeps. Until A is set the GPU runs; once it is set the GPU idles,
+// and where the GPU is a CPU thread (lavapipe) it spins, its time counted in the workload just
+// before: the sleeps are a small fraction of the time waited so far (the added time grows with
+// the workload, so ratios between workloads hold). Never a busy loop: on a CPU with simultaneous
+// threads a spinning poller slows the core's other thread, which may be the GPU's.
+constexpr int kPollFraction = 32;
+constexpr std::chrono::microseconds kShortestSleep{20};
+constexpr std::chrono::microseconds kLongestSleep{2000};
 // The sleeping thread's timer slack meanwhile (Linux's default, 50 us, would more than double
 // each sleep).
 constexpr unsigned long kTimerSlackNs = 1000;
@@ -79,8 +82,8 @@ void HandoverQueue::before_command_buffer(VkCommandBuffer handle, timeline::Laye
         if (recording && recording->waits_application_events()) {
             blocked_ = why(Reason::waits_application_event);
         }
-        parts_.push_back(Part{recording, recording ? nullptr : why(Reason::unknown_pool), false,
-                              parts_.size()});
+        parts_.push_back(
+            Part{recording, recording ? nullptr : why(Reason::unknown_pool), false, parts_.size()});
         return;
     }
     if (!recording || recording->handovers().empty()) {
@@ -189,7 +192,8 @@ void HandoverQueue::release_all(size_t from_part, uint32_t from_handover) {
 
 bool HandoverQueue::wait_for_a(VkEvent a) const {
     const DeviceDispatch& next = device_.next;
-    const auto deadline = Clock::now() + kGiveUp;
+    const auto start = Clock::now();
+    const auto deadline = start + kGiveUp;
     for (;;) {
         const VkResult status = next.GetEventStatus(device_.handle, a);
         if (status == VK_EVENT_SET) {
@@ -198,7 +202,13 @@ bool HandoverQueue::wait_for_a(VkEvent a) const {
         if (status != VK_EVENT_RESET || Clock::now() > deadline) {
             return false; // the device is lost, or the GPU never got here
         }
-        std::this_thread::sleep_for(kPollSleep);
+        // A poll every few percent of the time waited so far: the host's latency stays a small
+        // part of the workload, and a long workload is not interrupted thousands of times
+        // (where the GPU's work runs on the CPU, every wake-up takes from it).
+        const auto waited =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+        std::this_thread::sleep_for(
+            std::clamp(waited / kPollFraction, kShortestSleep, kLongestSleep));
     }
 }
 
@@ -336,8 +346,9 @@ void HandoverQueue::resolve() {
         json.clear();
         json.begin_object();
         if (reason || !after) {
-            json.key("counters").null().field("counters_reason",
-                                               reason ? reason : why(Reason::not_available));
+            json.key("counters")
+                .null()
+                .field("counters_reason", reason ? reason : why(Reason::not_available));
         } else {
             json.key("counters").begin_object();
             for (size_t c = 0; c < counters.size(); ++c) {
