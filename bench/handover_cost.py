@@ -22,6 +22,7 @@ the machine's load with any numbers committed (machine.py records the load avera
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -35,8 +36,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
-
-import itertools
 
 from resultfile import (  # noqa: E402
     DOCS_DIR,

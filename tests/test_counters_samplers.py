@@ -217,12 +217,22 @@ def test_a_broken_plugin_given_to_the_layer_directly_costs_a_message_not_the_app
 
 
 @pytest.mark.parametrize("sampling", ["handover", "per_command_buffer"])
-def test_a_submission_waiting_for_a_later_signal_is_not_held(runs: Runs, sampling: str) -> None:
-    res, capture = runs(
-        "--scenario", "host_signal", "--frames", "3",
-        counters="sampler:cpu_time", counter_sampling=sampling,
-    )  # fmt: skip
-    clean(res)
+def test_a_submission_waiting_for_a_later_signal_is_not_held(
+    layer_dir: Path, workload: Path, sampling: str
+) -> None:
+    # No validation layer: Debian 12's reports its own timeouts on such waits when the machine is
+    # loaded ("most likely a validation bug").
+    receiver = Receiver()
+    try:
+        env = layer_env(
+            layer_dir, host=receiver.address, counters="sampler:cpu_time",
+            counter_sampling=sampling,
+        )  # fmt: skip
+        res = run([workload, "--scenario", "host_signal", "--frames", "3"], env, timeout=120)
+        capture = receiver.finish()
+    finally:
+        receiver.close()
+    assert res.returncode == 0, res.stdout + res.stderr
     scenario_ran(res, "host_signal")
     items = list(instances(capture))
     assert items
