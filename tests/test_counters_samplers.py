@@ -173,15 +173,39 @@ def test_a_plugin_loads_by_its_path_and_its_values_arrive_per_workload(
     )
     clean(res)
     items = list(instances(capture))
-    check_every_instance(items, {"samples", "sample_number", "cpu_time"})
+    check_every_instance(items, {"samples", "sample_number", "fake_clock", "cpu_time"})
     sampled = [c for t in items if (c := counters(t)) is not None]
     assert len(sampled) == len(items)
     # Consecutive samples around each workload: one sample apart, numbered in order.
     assert all(c["samples"] == 1 for c in sampled), sampled
     numbers = [c["sample_number"] for c in sampled]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), numbers
-    units = {c["name"]: c["unit"] for m in capture.of(COUNTERS_CODE) for c in m.payload["counters"]}
-    assert units == {"samples": "samples", "sample_number": "samples", "cpu_time": "ns"}
+    # The clock dropped once: the workload between the 4th and 5th samples says so.
+    changed = [t for t in items if t.fields.get("clock_changed")]
+    assert [counters(t)["sample_number"] for t in changed] == [5]  # type: ignore[index]
+    units = {c["name"]: (c["unit"], c["kind"]) for m in capture.of(COUNTERS_CODE)
+             for c in m.payload["counters"]}  # fmt: skip
+    assert units == {
+        "samples": ("samples", "cumulative"),
+        "sample_number": ("samples", "level"),
+        "fake_clock": ("MHz", "clock"),
+        "cpu_time": ("ns", "cumulative"),
+    }
+
+
+def test_the_report_warns_when_clocks_changed(workload: Path, tmp_path: Path) -> None:
+    plugin = build_plugin(tmp_path, "counting.c")
+    cap = tmp_path / "clock.vkscope"
+    res = run(
+        [vkscope_cli(), "run", "--counters", f"sampler:{plugin}", "-o", cap, "--no-html",
+         "--", workload, "--scenario", "compute"],
+        base_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    text = run([vkscope_cli(), "report", cap], base_env(), cwd=tmp_path)
+    assert "changed during 1 workloads" in text.stdout, text.stdout
+    data = run([vkscope_cli(), "report", cap, "--format", "json"], base_env(), cwd=tmp_path)
+    assert '"clock_changes":1' in data.stdout.replace(' ', '')
 
 
 def test_a_missing_or_broken_plugin_is_refused_before_the_application_starts(

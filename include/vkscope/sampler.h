@@ -53,8 +53,9 @@ typedef enum vkscope_counter_kind {
     /* A level (a clock frequency, a set of flags): the workload gets the sample taken right
      * after it. */
     VKSCOPE_COUNTER_LEVEL = 1,
-    /* A level that is a clock: as LEVEL, and the layer notes when it changes inside a frame
-     * (serialization and CPU round trips idle the GPU, and DVFS may lower its clocks). */
+    /* A level that is a clock: as LEVEL, and a workload whose samples before and after differ
+     * is marked `clock_changed` (serialization and CPU round trips idle the GPU, and its power
+     * management may lower its clocks); vkscope report warns of them. */
     VKSCOPE_COUNTER_CLOCK = 2
 } vkscope_counter_kind;
 

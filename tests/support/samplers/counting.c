@@ -1,6 +1,7 @@
 /* A sampler plugin for vkscope's tests: `samples` counts the samples taken (a running total, so
  * each workload between two consecutive samples gets exactly 1), `sample_number` is the same
- * count as a level (the workload gets the sample right after it). */
+ * count as a level (the workload gets the sample right after it), `fake_clock` a clock that
+ * drops once, between the device's 4th and 5th samples. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <vkscope/sampler.h>
@@ -12,6 +13,7 @@ typedef struct {
 static const vkscope_sampler_counter kCounters[] = {
     {"samples", "samples", "samples taken so far", VKSCOPE_COUNTER_CUMULATIVE},
     {"sample_number", "samples", "the sample's number", VKSCOPE_COUNTER_LEVEL},
+    {"fake_clock", "MHz", "1500 for four samples, then 1200", VKSCOPE_COUNTER_CLOCK},
 };
 
 static void* open_sampler(const vkscope_sampler_device* device, char* error, size_t size) {
@@ -24,7 +26,7 @@ static void* open_sampler(const vkscope_sampler_device* device, char* error, siz
 
 static const vkscope_sampler_counter* counters(void* sampler, uint32_t* count) {
     (void)sampler;
-    *count = 2;
+    *count = 3;
     return kCounters;
 }
 
@@ -33,6 +35,7 @@ static int sample(void* sampler, double* values) {
     c->taken += 1;
     values[0] = c->taken;
     values[1] = c->taken;
+    values[2] = c->taken <= 4 ? 1500 : 1200;
     return 0;
 }
 

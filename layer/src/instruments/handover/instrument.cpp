@@ -50,8 +50,8 @@ const char* name_of(uint32_t kind) {
 
 // COUNTERS: what one queue family samples, and how.
 std::string counters_frame(uint64_t device, uint32_t family, const HandoverDevice& d) {
-    const bool usable = d.granularity == Granularity::per_command_buffer ||
-                        d.family_has_events(family);
+    const bool usable =
+        d.granularity == Granularity::per_command_buffer || d.family_has_events(family);
     JsonWriter json;
     json.begin_object().field("family", family);
     json.field("source", protocol::name(protocol::CounterSource::sampler));
@@ -88,9 +88,8 @@ struct DriverFacts {
 DriverFacts driver_facts(const timeline::InstrumentDevice& d) {
     DriverFacts f;
     const InstanceDispatch& in = d.instance.next;
-    auto properties2 =
-        in.GetPhysicalDeviceProperties2 ? in.GetPhysicalDeviceProperties2
-                                        : in.GetPhysicalDeviceProperties2KHR;
+    auto properties2 = in.GetPhysicalDeviceProperties2 ? in.GetPhysicalDeviceProperties2
+                                                       : in.GetPhysicalDeviceProperties2KHR;
     if (!properties2 || d.instance.api_version < VK_API_VERSION_1_1 ||
         d.properties.apiVersion < VK_API_VERSION_1_2) {
         return f;
@@ -114,8 +113,8 @@ DriverFacts driver_facts(const timeline::InstrumentDevice& d) {
     for (const VkExtensionProperties& e : extensions) {
         if (std::strcmp(e.extensionName, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME) == 0) {
             f.pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
-            VkPhysicalDeviceProperties2 pci2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &f.pci,
-                                             {}};
+            VkPhysicalDeviceProperties2 pci2{
+                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &f.pci, {}};
             properties2(d.physical, &pci2);
             f.has_pci = true;
         }
@@ -131,8 +130,9 @@ public:
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
         if (!d.timeline.semaphore_value || !d.timeline.wait_semaphores) {
-            log(LogLevel::warn, "counters: device %llu has no timeline semaphores; samplers "
-                                "are not sampled there",
+            log(LogLevel::warn,
+                "counters: device %llu has no timeline semaphores; samplers "
+                "are not sampled there",
                 static_cast<unsigned long long>(d.timeline.id));
             return nullptr;
         }

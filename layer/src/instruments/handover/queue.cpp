@@ -351,13 +351,19 @@ void HandoverQueue::resolve() {
                 .field("counters_reason", reason ? reason : why(Reason::not_available));
         } else {
             json.key("counters").begin_object();
+            bool clock_changed = false;
             for (size_t c = 0; c < counters.size(); ++c) {
                 const double v = counters[c].kind == VKSCOPE_COUNTER_CUMULATIVE
                                      ? after[c] - before[c]
                                      : after[c];
                 json.field(counters[c].name, v);
+                clock_changed = clock_changed || (counters[c].kind == VKSCOPE_COUNTER_CLOCK &&
+                                                  after[c] != before[c]);
             }
             json.end_object();
+            if (clock_changed) {
+                json.field("clock_changed", true);
+            }
         }
         json.end_object();
         annexes_.push_back(Annex{i.submit, i.tag, std::string(json.view())});

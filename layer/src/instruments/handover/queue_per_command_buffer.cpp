@@ -58,6 +58,7 @@ void HandoverQueue::resolve_per_command_buffer() {
     std::vector<std::pair<uint64_t, uint64_t>> seen;
     std::map<size_t, bool> given; // command buffers whose values went out
     JsonWriter json;
+    bool clock_changed = false;
     const auto values = [&](size_t part) {
         json.begin_object();
         for (size_t c = 0; c < width; ++c) {
@@ -65,6 +66,8 @@ void HandoverQueue::resolve_per_command_buffer() {
             const double after = samples_[(part + 1) * width + c];
             json.field(counters[c].name,
                        counters[c].kind == VKSCOPE_COUNTER_CUMULATIVE ? after - before : after);
+            clock_changed =
+                clock_changed || (counters[c].kind == VKSCOPE_COUNTER_CLOCK && after != before);
         }
         json.end_object();
     };
@@ -78,19 +81,24 @@ void HandoverQueue::resolve_per_command_buffer() {
         }
         json.clear();
         json.begin_object();
+        clock_changed = false;
         if (reason) {
             json.key("counters").null().field("counters_reason", reason);
         } else if (per_part[i.part] == 1) {
             json.key("counters");
             values(i.part);
         } else {
-            json.key("counters").null().field("counters_reason",
-                                               why(Reason::command_buffer_granularity));
+            json.key("counters")
+                .null()
+                .field("counters_reason", why(Reason::command_buffer_granularity));
             if (!given[i.part]) {
                 given[i.part] = true;
                 json.key("command_buffer_counters");
                 values(i.part);
             }
+        }
+        if (clock_changed) {
+            json.field("clock_changed", true);
         }
         json.end_object();
         annexes_.push_back(Annex{i.submit, i.tag, std::string(json.view())});

@@ -1,8 +1,8 @@
 // The cpu_time sampler: CPU time the process used, less the sampling thread's own and that of
-// vkscope's own threads (vkscope-sender sending messages, vkscope-readbk reading results back). Between two
-// samples taken by a thread that waits meanwhile, that is the time every other thread of the
-// process ran: on a software rasterizer the GPU's work itself, elsewhere the CPU work that ran
-// alongside the GPU's.
+// vkscope's own threads (vkscope-sender sending messages, vkscope-readbk reading results back).
+// Between two samples taken by a thread that waits meanwhile, that is the time every other thread
+// of the process ran: on a software rasterizer the GPU's work itself, elsewhere the CPU work that
+// ran alongside the GPU's.
 //
 // The process clock (CLOCK_PROCESS_CPUTIME_ID) cannot serve: it adds up other threads' time only
 // as of their last scheduler tick (4 ms at HZ=250), while a workload takes microseconds. Each
@@ -14,8 +14,8 @@
 #include <array>
 #include <cstdio>
 #include <ctime>
-#include <string_view>
 #include <dirent.h>
+#include <string_view>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -144,8 +144,8 @@ void close(void* sampler) {
     delete static_cast<State*>(sampler);
 }
 
-const vkscope_sampler_api kApi{VKSCOPE_SAMPLER_ABI_VERSION, "cpu_time", open, counters, sample,
-                               close};
+const vkscope_sampler_api kApi{
+    VKSCOPE_SAMPLER_ABI_VERSION, "cpu_time", open, counters, sample, close};
 
 } // namespace
 

@@ -46,8 +46,8 @@ const vkscope_sampler_api* load_library(const std::string& path, std::string& er
     } else if (api = entry(VKSCOPE_SAMPLER_ABI_VERSION); !api) {
         error = "sampler library " + path + " does not speak sampler ABI version " +
                 std::to_string(VKSCOPE_SAMPLER_ABI_VERSION);
-    } else if (api->abi_version != VKSCOPE_SAMPLER_ABI_VERSION || !api->open ||
-               !api->counters || !api->sample || !api->close) {
+    } else if (api->abi_version != VKSCOPE_SAMPLER_ABI_VERSION || !api->open || !api->counters ||
+               !api->sample || !api->close) {
         error = "sampler library " + path + " returned an incomplete function table";
         api = nullptr;
     }
@@ -128,10 +128,9 @@ void SamplerSet::open(const std::vector<std::string>& specs, const vkscope_sampl
             continue;
         }
         for (uint32_t i = 0; i < count; ++i) {
-            counters_.push_back(SamplerCounter{list[i].name ? list[i].name : "",
-                                               list[i].unit ? list[i].unit : "",
-                                               list[i].description ? list[i].description : "",
-                                               list[i].kind});
+            counters_.push_back(
+                SamplerCounter{list[i].name ? list[i].name : "", list[i].unit ? list[i].unit : "",
+                               list[i].description ? list[i].description : "", list[i].kind});
         }
         open_.push_back(Open{api, handle, count});
         log(LogLevel::info, "counters: sampler %s open on %s (%u counters)", spec.c_str(),
