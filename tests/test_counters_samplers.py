@@ -205,7 +205,7 @@ def test_the_report_warns_when_clocks_changed(workload: Path, tmp_path: Path) ->
     text = run([vkscope_cli(), "report", cap], base_env(), cwd=tmp_path)
     assert "changed during 1 workloads" in text.stdout, text.stdout
     data = run([vkscope_cli(), "report", cap, "--format", "json"], base_env(), cwd=tmp_path)
-    assert '"clock_changes":1' in data.stdout.replace(' ', '')
+    assert '"clock_changes":1' in data.stdout.replace(" ", "")
 
 
 def test_a_missing_or_broken_plugin_is_refused_before_the_application_starts(
