@@ -122,11 +122,13 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batche
         const VkSubmitInfo& app = application[b];
         const auto is_app = [&](uint32_t i) {
             return std::find(app.pCommandBuffers, app.pCommandBuffers + app.commandBufferCount,
-                             batch.pCommandBuffers[i]) != app.pCommandBuffers + app.commandBufferCount;
+                             batch.pCommandBuffers[i]) !=
+                   app.pCommandBuffers + app.commandBufferCount;
         };
         const bool whole = !only_timeline_values(batch.pNext);
         const VkTimelineSemaphoreSubmitInfo* values = timeline_values(batch.pNext);
-        const std::vector<Piece> pieces = pieces_of(batch.commandBufferCount, is_app, whole, may_cut, seen);
+        const std::vector<Piece> pieces =
+            pieces_of(batch.commandBufferCount, is_app, whole, may_cut, seen);
         for (size_t p = 0; p < pieces.size(); ++p) {
             const Piece& piece = pieces[p];
             VkSubmitInfo info = batch;
@@ -156,7 +158,8 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batche
                 info.pNext = &piece_values;
             }
             const bool last = b + 1 == batches.size() && p + 1 == pieces.size();
-            const VkResult r = next.QueueSubmit(queue.handle, 1, &info, last ? fence : VK_NULL_HANDLE);
+            const VkResult r =
+                next.QueueSubmit(queue.handle, 1, &info, last ? fence : VK_NULL_HANDLE);
             if (r != VK_SUCCESS) {
                 return r;
             }
@@ -197,7 +200,8 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo2> batch
             return false;
         };
         const bool whole = batch.pNext != nullptr;
-        const std::vector<Piece> pieces = pieces_of(batch.commandBufferInfoCount, is_app, whole, may_cut, seen);
+        const std::vector<Piece> pieces =
+            pieces_of(batch.commandBufferInfoCount, is_app, whole, may_cut, seen);
         for (size_t p = 0; p < pieces.size(); ++p) {
             const Piece& piece = pieces[p];
             VkSubmitInfo2 info = batch;

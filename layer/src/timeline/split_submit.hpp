@@ -7,9 +7,9 @@
 // is done and the instruments are told. This is ordinary Vulkan, valid on every driver.
 //
 // Nor is a call cut where a render pass instance is suspended in one command buffer and resumed
-// in the next. A batch with structures in its pNext chain other than timeline semaphore values goes whole
-// (their contents may be per command buffer). A wait not done within a bounded time is given up:
-// the rest goes without waiting, and the application goes on.
+// in the next. A batch with structures in its pNext chain other than timeline semaphore values goes
+// whole (their contents may be per command buffer). A wait not done within a bounded time is given
+// up: the rest goes without waiting, and the application goes on.
 
 #include "timeline/device.hpp"
 

@@ -26,8 +26,8 @@ public:
         source_ = createBuffer(ctx, janitor_, kWords * 4,
                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                Memory::Device);
-        readback_ = createBuffer(ctx, janitor_, kWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                 Memory::Host);
+        readback_ =
+            createBuffer(ctx, janitor_, kWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Host);
         pool_ = createCommandPool(ctx, janitor_, ctx.main.family);
         cmd_ = allocateCommandBuffers(ctx, pool_, 1)[0];
         fence_ = createFence(ctx, janitor_);
