@@ -63,7 +63,7 @@ for p in (HERE, REPO / "bench", REPO / "tests"):
 import frame_cost  # noqa: E402
 from device_context import Context, Outcome, run_check, timing_analysis  # noqa: E402
 from device_render import render  # noqa: E402
-from record_cost import CONFIGS, Paths, entries, measure  # noqa: E402
+from record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure  # noqa: E402
 from resultfile import DOCS_DIR, new, results_path, write, write_doc  # noqa: E402
 from support.driver import probe, verdicts  # noqa: E402
 from support.timing import NOT_SERIALIZED  # noqa: E402
@@ -416,7 +416,7 @@ def check_record_cost(ctx: Context, out: Outcome) -> None:
     """bench/record_cost.py's measurement with the installed package's harness and layers."""
     runs, calls = (1, 200_000) if ctx.quick else (5, 2_000_000)
     paths = Paths.from_package()
-    points, last = measure(paths, CONFIGS, runs, calls, 10_000)
+    points, last = measure(paths, (*CONFIGS, IDLE_CONFIG), runs, calls, 10_000)
     out.data |= {
         "settings": {"runs": runs, "calls": calls, "batch": 10_000},
         "harness_device": {"device": last.device, "driver": last.driver,
