@@ -58,9 +58,11 @@ FEATURES = (
     "debug_utils",
     "ray_tracing",
     "pipeline_statistics_query",
+    "inherited_queries",
 )
-# Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing.
-LAVAPIPE_LACKS = frozenset({"second_queue", "ray_tracing"})
+# Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing, no
+# queries active across vkCmdExecuteCommands.
+LAVAPIPE_LACKS = frozenset({"second_queue", "ray_tracing", "inherited_queries"})
 LAVAPIPE_SKIPS = frozenset({"multi_queue", "ray_tracing"})
 
 
@@ -330,6 +332,10 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "pipeline_statistics_query": (
             bool(head.features.pipelineStatisticsQuery) and main is not None,
             "pipelineStatisticsQuery is false",
+        ),
+        "inherited_queries": (
+            bool(head.features.inheritedQueries),
+            "inheritedQueries is false",
         ),
         "debug_utils": (
             "VK_EXT_debug_utils" in instance_extensions,

@@ -48,6 +48,11 @@ public:
     bool is_application_pool(VkQueryPool pool) const;
     bool has_application_pools() const { return application_pools_.load() > 0; }
 
+    // The device was created with inheritedQueries (vkscope enables it where the device has it):
+    // a query may stay active across vkCmdExecuteCommands when every secondary's inheritance info
+    // names its statistics, which the layer adds at each secondary's vkBeginCommandBuffer.
+    bool inherited_queries = false;
+
     const VkDevice handle;
     const DeviceDispatch& next;
     const VkPhysicalDeviceMemoryProperties memory;

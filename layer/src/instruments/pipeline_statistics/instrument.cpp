@@ -53,6 +53,7 @@ public:
 
     void prepare(timeline::DevicePatch& patch) override {
         enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
+        inherited_ = enabled_ && patch.enable_feature(&VkPhysicalDeviceFeatures::inheritedQueries);
     }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
@@ -63,18 +64,20 @@ public:
             return nullptr;
         }
         auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_);
+        instrument->device.inherited_queries = inherited_;
         for (uint32_t family = 0; family < d.families.size(); ++family) {
             d.timeline.post(
                 counters_frame(d.timeline.id, family, instrument->device.statistics(family)));
         }
-        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x",
-            static_cast<unsigned long long>(d.timeline.id), wanted_);
+        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x, inherited queries %s",
+            static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off");
         return instrument;
     }
 
 private:
     const VkQueryPipelineStatisticFlags wanted_;
     bool enabled_ = false;
+    bool inherited_ = false;
 };
 
 } // namespace
