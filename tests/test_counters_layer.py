@@ -287,3 +287,38 @@ def test_validation_below_vkscope_sees_nothing_wrong(
     res = run([workload, "--all", "--frames", "2", "--validation", "above"], env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "validation messages: 0" in res.stdout + res.stderr
+
+
+def test_task_and_mesh_shader_invocations_are_counted_where_the_device_can(
+    counted: Runner, layer_dir: Path, workload: Path
+) -> None:
+    # The mesh_shader scenario enables task and mesh shaders but not meshShaderQueries: vkscope
+    # enables those where the device has them, and the pass counts both kinds of invocation.
+    lacks = driver_lacks("mesh_shader")
+    res, capture = counted("--scenario", "mesh_shader", "--frames", "2", **settings("queue"))
+    if lacks:
+        assert res.returncode == 0 and "SKIP mesh_shader" in res.stdout, res.stdout + res.stderr
+        pytest.skip(f"the driver has no mesh shaders ({lacks})")
+    scenario_ran(res, "mesh_shader")
+    items = list(instances(capture))
+    check_every_instance(items, capture)
+    passes = [t for t in items if t.fields["type"] == "renderpass"]
+    assert len(passes) == 2
+    mesh_names = {"task_shader_invocations", "mesh_shader_invocations"}
+    for t in passes:
+        counts = values(t)
+        assert counts["fragment_shader_invocations"] >= TARGET * TARGET, t.fields
+        if driver_lacks("mesh_shader_queries"):
+            assert not mesh_names & set(counts), t.fields
+        else:
+            # 4 task workgroups of 32 invocations, each launching 2 mesh workgroups of 32: the
+            # specification leaves it to the implementation whether a workgroup counts once or
+            # per invocation, so only the lower bounds are certain.
+            assert counts["task_shader_invocations"] >= 4, t.fields
+            assert counts["mesh_shader_invocations"] >= 8, t.fields
+    env = layer_env(layer_dir, enable=False, **settings("queue"))
+    res = run(
+        [workload, "--scenario", "mesh_shader", "--frames", "2", "--validation", "above"], env
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "validation messages: 0" in res.stdout + res.stderr

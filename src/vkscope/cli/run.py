@@ -242,12 +242,11 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
 def _check_counters(text: str) -> None:
     """The counters the setting names, each countable on some device here (before the
     application starts: the layer could only log what it cannot count)."""
-    from ..counters import CounterError, check_counters, parse_counters
+    from ..counters import CounterError, check_counters
     from ..devices import VulkanUnavailable, probe
 
     try:
-        names = parse_counters(text)
-        check_counters(names, probe())
+        check_counters(text, probe())
     except CounterError as exc:
         raise SettingError(str(exc)) from None
     except VulkanUnavailable as exc:

@@ -35,7 +35,7 @@ public:
     StatisticsDevice(VkDevice device, const DeviceDispatch& next,
                      const VkPhysicalDeviceMemoryProperties& memory,
                      std::span<const VkQueueFamilyProperties> families,
-                     VkQueryPipelineStatisticFlags wanted);
+                     VkQueryPipelineStatisticFlags wanted, bool mesh_queries);
 
     // What `family` counts (0: nothing) and the pools for it (null: none).
     VkQueryPipelineStatisticFlags statistics(uint32_t family) const {

@@ -54,6 +54,7 @@ public:
     void prepare(timeline::DevicePatch& patch) override {
         enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
         inherited_ = enabled_ && patch.enable_feature(&VkPhysicalDeviceFeatures::inheritedQueries);
+        mesh_queries_ = enabled_ && patch.enable_mesh_shader_queries();
     }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
@@ -63,7 +64,7 @@ public:
                 static_cast<unsigned long long>(d.timeline.id));
             return nullptr;
         }
-        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_);
+        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_, mesh_queries_);
         instrument->device.inherited_queries = inherited_;
         for (uint32_t family = 0; family < d.families.size(); ++family) {
             d.timeline.post(
@@ -78,13 +79,15 @@ private:
     const VkQueryPipelineStatisticFlags wanted_;
     bool enabled_ = false;
     bool inherited_ = false;
+    bool mesh_queries_ = false;
 };
 
 } // namespace
 
 StatisticsInstrument::StatisticsInstrument(const timeline::InstrumentDevice& d,
-                                           VkQueryPipelineStatisticFlags wanted)
-    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted), slot(d.slot) {}
+                                           VkQueryPipelineStatisticFlags wanted, bool mesh_queries)
+    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted, mesh_queries),
+      slot(d.slot) {}
 
 std::unique_ptr<timeline::InstrumentRecording>
 StatisticsInstrument::make_recording(const timeline::CommandBufferState& cb) {
