@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -388,7 +389,9 @@ void Context::createDevice() {
         queryRayTracing = false;
     }
 
-    bool queryMesh = scenarioSelected("mesh_shader");
+    // Named only: --all leaves mesh shaders off, so its device is the same everywhere.
+    bool queryMesh = std::find(options.scenarios.begin(), options.scenarios.end(),
+                               std::string_view("mesh_shader")) != options.scenarios.end();
     if (queryMesh && !hasExtension(available, VK_EXT_MESH_SHADER_EXTENSION_NAME)) {
         features.meshShaderMissing = "needs VK_EXT_mesh_shader";
         queryMesh = false;
