@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +97,17 @@ CONFIGS = (
     ),
 )
 BASELINE = CONFIGS[0]
+# Timing on, with a frame selection that captures nothing: what an application pays between the
+# frames it profiles. Measured by bench/timing_cost.py and by the device checks.
+IDLE_FRAMES = "1000000-"
+IDLE_TARGET_NS = 5.0
+IDLE_CONFIG = Config(
+    "idle",
+    "vkscope, timing queue, frame not captured",
+    "timing (idle)",
+    (VKSCOPE_LAYER, COUNTING_LAYER),
+    {"VK_VKSCOPE_TIMING": "queue", "VK_VKSCOPE_FRAMES": IDLE_FRAMES},
+)
 
 
 class HarnessLine(msgspec.Struct):
@@ -214,6 +227,54 @@ def run_once(
     return msgspec.json.decode(lines[-1], type=HarnessLine)
 
 
+# Instruction counts per call: the difference between two runs of different lengths under
+# Valgrind's callgrind, so start-up and device creation cancel out. Unlike nanoseconds they do not
+# depend on the machine's clock or on what else runs there, so they tell a change in the code from
+# a change of machine.
+INSTRUCTION_CALLS = (20_000, 120_000)
+
+
+def callgrind_instructions(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"callgrind {' '.join(argv)} failed:\n{proc.stderr.strip()}")
+        for line in out.read_text().splitlines():
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise SystemExit(f"callgrind {' '.join(argv)} wrote no total")
+
+
+def instructions_per_call(paths: Paths, config: Config, command: str, batch: int) -> float | None:
+    """Instructions one call costs through the stack, or None without Valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    totals = []
+    for calls in INSTRUCTION_CALLS:
+        argv = [
+            str(paths.harness),
+            "--layers",
+            ",".join(config.layers),
+            "--command",
+            command,
+            "--threads",
+            "1",
+            "--calls",
+            str(calls),
+            "--batch",
+            str(min(batch, calls)),
+        ]
+        totals.append(callgrind_instructions(argv, bench_env(paths, config)))
+    return (totals[1] - totals[0]) / (INSTRUCTION_CALLS[1] - INSTRUCTION_CALLS[0])
+
+
 def fmt(ns: float) -> str:
     return f"{ns:.2f}"
 
@@ -236,7 +297,11 @@ class Grid:
     threads: Sequence[int]
 
     @classmethod
-    def of(cls, entries: Sequence[Mapping[str, Any]], configs: Sequence[Config] = CONFIGS) -> Grid:
+    def of(
+        cls,
+        entries: Sequence[Mapping[str, Any]],
+        configs: Sequence[Config] = (*CONFIGS, IDLE_CONFIG),
+    ) -> Grid:
         samples = {
             (e["config"], e["command"].removeprefix("vkCmd").lower(), e["threads"]): e[
                 "samples_ns_per_call"
@@ -349,6 +414,16 @@ def verdicts(grid: Grid) -> list[str]:
             f"{spread(runs, fmt_added)} ns/call). A dispatch is a whole workload (tag labels, a"
             " command-stream entry), so its cost is per workload, not per call of a hot loop."
         )
+    if "idle" in keys and "direct" in keys:
+        for command in COMMANDS:
+            base = grid.runs(CONFIGS[1], command, 1)
+            idle = grid.runs(IDLE_CONFIG, command, 1)
+            runs = [a - b for a, b in zip(idle, base, strict=True)]
+            lines.append(
+                f"- Timing on outside captured frames, at most {IDLE_TARGET_NS:g} ns/call over "
+                f"features off: {api(command)} {met(median(runs) <= IDLE_TARGET_NS)} "
+                f"({spread(runs, fmt_added)} ns/call, 1 thread)."
+            )
     return lines
 
 

@@ -39,9 +39,13 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from record_cost import (  # noqa: E402
     COUNTING_LAYER,
+    IDLE_CONFIG,
+    IDLE_TARGET_NS,
+    INSTRUCTION_CALLS,
     VKSCOPE_LAYER,
     Config,
     Paths,
+    instructions_per_call,
     run_once,
 )
 from resultfile import (  # noqa: E402
@@ -62,9 +66,7 @@ from support.timeline import Receiver  # noqa: E402
 NAME = "timing_cost"
 DOC = DOCS_DIR / "timing.md"
 COMMAND = ".venv/bin/python bench/timing_cost.py"
-IDLE_FRAMES = "1000000-"
 FRAME_TARGET_PERCENT = 10.0  # queue: under +10% frame time
-IDLE_TARGET_NS = 5.0
 
 
 @dataclass(frozen=True)
@@ -106,13 +108,7 @@ RECORD_CONFIGS = (
         (VKSCOPE_LAYER, COUNTING_LAYER),
         {"VK_VKSCOPE_TIMING": "queue"},
     ),
-    Config(
-        "idle",
-        "vkscope, timing queue, frame not captured",
-        "timing (idle)",
-        (VKSCOPE_LAYER, COUNTING_LAYER),
-        {"VK_VKSCOPE_TIMING": "queue", "VK_VKSCOPE_FRAMES": IDLE_FRAMES},
-    ),
+    IDLE_CONFIG,
 )
 
 
@@ -204,6 +200,20 @@ def measure_recording(
     return out
 
 
+def measure_instructions(paths: Paths, batch: int) -> dict[str, dict[str, float]] | None:
+    """Instructions per call by command and configuration; None without Valgrind."""
+    out: dict[str, dict[str, float]] = {}
+    for command in ("draw", "dispatch"):
+        counts: dict[str, float] = {}
+        for config in RECORD_CONFIGS:
+            n = instructions_per_call(paths, config, command, batch)
+            if n is None:
+                return None
+            counts[config.key] = n
+        out[command] = counts
+    return out
+
+
 def percent(v: float) -> str:
     return f"{v:+.1f}%"
 
@@ -273,6 +283,35 @@ def recording_lines(results: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def instruction_lines(results: Mapping[str, Any]) -> list[str]:
+    counts = results.get("instructions")
+    if not counts:
+        return [
+            "Not measured: Valgrind was not installed where the benchmark ran "
+            "(`apt-get install -y valgrind`)."
+        ]
+    lines = [
+        "Counted by Valgrind's callgrind (the difference between runs of "
+        f"{INSTRUCTION_CALLS[0]:,} and {INSTRUCTION_CALLS[1]:,} calls). They do not depend on "
+        "the machine's speed or load, so they show whether a change in nanoseconds between two "
+        "runs of this page comes from the code or from the machine.",
+        "",
+        "| command | " + " | ".join(c.column for c in RECORD_CONFIGS) + " |",
+        "|---" * (len(RECORD_CONFIGS) + 1) + "|",
+    ]
+    for command, by_config in counts.items():
+        cells = [f"{by_config[c.key]:.0f}" for c in RECORD_CONFIGS]
+        lines.append(f"| vkCmd{command.capitalize()} | " + " | ".join(cells) + " |")
+    added = {cmd: v["idle"] - v["off"] for cmd, v in counts.items()}
+    lines += [
+        "",
+        "Idle against features off: "
+        + "; ".join(f"vkCmd{c.capitalize()} {d:+.0f} instructions" for c, d in added.items())
+        + ".",
+    ]
+    return lines
+
+
 def render(results: Mapping[str, Any] | None) -> str:
     lines = [
         "# What timing costs",
@@ -309,6 +348,10 @@ def render(results: Mapping[str, Any] | None) -> str:
         f"{settings['record_runs']} runs)",
         "",
         *recording_lines(results),
+        "",
+        "### Recording, instructions per call",
+        "",
+        *instruction_lines(results),
         "",
     ]
     return "\n".join(lines)
@@ -352,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "samples_ms": {p.config.key: p.per_frame_ms for p in points},
     }
     results["recording"] = measure_recording(paths, args.record_runs, args.calls, args.batch)
+    results["instructions"] = measure_instructions(paths, args.batch)
     write(results, args.results)
     text = render(results)
     write_doc(text, args.docs)

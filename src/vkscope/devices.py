@@ -59,6 +59,7 @@ class DeviceInfo:
     calibrated_time_domains: list[str]
     timeline_semaphore: bool
     pipeline_statistics_query: bool
+    mesh_shader_queries: bool  # VK_EXT_mesh_shader's task and mesh shader statistics
     host_query_reset: bool
     dynamic_rendering: bool
     synchronization2: bool
@@ -170,6 +171,14 @@ _CHAINED_FEATURES = (
         "VK_KHR_synchronization2",
         "VkPhysicalDeviceSynchronization2Features",
         1000314007,
+    ),
+    _ChainedFeature(
+        "mesh_shader_queries",
+        "meshShaderQueries",
+        None,
+        "VK_EXT_mesh_shader",
+        "VkPhysicalDeviceMeshShaderFeaturesEXT",
+        1000328000,
     ),
     _ChainedFeature(
         "performance_query",
@@ -427,6 +436,7 @@ def _describe(
         calibrated_time_domains=_time_domains(vk, instance, handle, present),
         timeline_semaphore=feature.get("timeline_semaphore", False),
         pipeline_statistics_query=bool(features2.features.pipelineStatisticsQuery),
+        mesh_shader_queries=feature.get("mesh_shader_queries", False),
         host_query_reset=feature.get("host_query_reset", False),
         dynamic_rendering=feature.get("dynamic_rendering", False),
         synchronization2=feature.get("synchronization2", False),

@@ -12,14 +12,18 @@ constexpr VkQueryPipelineStatisticFlags kCompute =
     VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
 constexpr VkQueryPipelineStatisticFlags kFragment =
     VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT;
-// The eleven core statistics: task and mesh shader ones are not collected.
+// The eleven core statistics, and VK_EXT_mesh_shader's two.
 constexpr VkQueryPipelineStatisticFlags kEleven = 0x7ff;
+constexpr VkQueryPipelineStatisticFlags kMesh =
+    VK_QUERY_PIPELINE_STATISTIC_TASK_SHADER_INVOCATIONS_BIT_EXT |
+    VK_QUERY_PIPELINE_STATISTIC_MESH_SHADER_INVOCATIONS_BIT_EXT;
 
 TEST(PipelineStatisticsSelection, TheSourceSelectsEveryCollectedStatistic) {
     std::vector<std::string> unknown;
-    EXPECT_EQ(requested("pipeline_statistics", unknown), kEleven);
+    EXPECT_EQ(requested("pipeline_statistics", unknown), kEleven | kMesh);
     EXPECT_TRUE(unknown.empty());
     EXPECT_EQ(value_count(kEleven), 11u);
+    EXPECT_EQ(value_count(kEleven | kMesh), 13u);
 }
 
 TEST(PipelineStatisticsSelection, NamesAloneOrWithTheirSource) {
@@ -35,10 +39,9 @@ TEST(PipelineStatisticsSelection, UnknownAndUncollectedNamesAreReported) {
     const auto chosen = requested("frobs,mesh_shader_invocations,pipeline_statistics.x,"
                                   "performance_query.cycles",
                                   unknown);
-    EXPECT_EQ(chosen, 0u);
-    EXPECT_EQ(unknown,
-              (std::vector<std::string>{"frobs", "mesh_shader_invocations", "pipeline_statistics.x",
-                                        "performance_query.cycles"}));
+    EXPECT_EQ(chosen, VK_QUERY_PIPELINE_STATISTIC_MESH_SHADER_INVOCATIONS_BIT_EXT);
+    EXPECT_EQ(unknown, (std::vector<std::string>{"frobs", "pipeline_statistics.x",
+                                                 "performance_query.cycles"}));
 }
 
 TEST(PipelineStatisticsSelection, EachFamilyCountsWhatItsQueuesCan) {
@@ -49,6 +52,10 @@ TEST(PipelineStatisticsSelection, EachFamilyCountsWhatItsQueuesCan) {
     EXPECT_EQ(family_statistics(VK_QUEUE_COMPUTE_BIT, kFragment), 0u);
     // Graphics without compute: no compute invocations.
     EXPECT_EQ(family_statistics(VK_QUEUE_GRAPHICS_BIT, kEleven), kEleven & ~kCompute);
+    // Task and mesh shader invocations: graphics families of a device with meshShaderQueries.
+    EXPECT_EQ(family_statistics(kAll, kEleven | kMesh), kEleven);
+    EXPECT_EQ(family_statistics(kAll, kEleven | kMesh, true), kEleven | kMesh);
+    EXPECT_EQ(family_statistics(VK_QUEUE_COMPUTE_BIT, kEleven | kMesh, true), kCompute);
     // Transfer-only, video: nothing.
     EXPECT_EQ(family_statistics(VK_QUEUE_TRANSFER_BIT, kEleven), 0u);
     EXPECT_EQ(family_statistics(VK_QUEUE_VIDEO_DECODE_BIT_KHR, kEleven), 0u);

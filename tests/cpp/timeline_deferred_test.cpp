@@ -34,9 +34,61 @@ std::vector<Op> ops(const Recorder& r) {
 }
 
 void log_dispatch(Recorder& r, uint32_t x) {
-    WorkloadInfo& info = r.defer_workload(WorkloadType::dispatch);
+    WorkloadInfo info;
     info.api = "vkCmdDispatch";
     info.size = Size3{x, 1, 1};
+    r.log_workload(WorkloadType::dispatch, info);
+}
+
+std::vector<std::shared_ptr<const Workload>> workloads(const Recorder& r) {
+    std::vector<std::shared_ptr<const Workload>> out;
+    for (const Command& c : r.stream()) {
+        if (c.workload) {
+            out.push_back(c.workload);
+        }
+    }
+    return out;
+}
+
+TEST(TimelineDeferred, TheLogKeepsWhatEachKindOfWorkloadSays) {
+    Recorder r;
+    r.begin(true, false, deferred());
+    WorkloadInfo dispatch;
+    dispatch.api = "vkCmdDispatchBase";
+    dispatch.size = Size3{4, 5, 6};
+    dispatch.base = Size3{1, 2, 3};
+    dispatch.local_size = Size3{64, 1, 1};
+    r.log_workload(WorkloadType::dispatch, dispatch);
+    WorkloadInfo indirect; // group counts read by the GPU, local size unknown
+    indirect.api = "vkCmdDispatchIndirect";
+    r.log_workload(WorkloadType::dispatch, indirect);
+    WorkloadInfo copy;
+    copy.api = "vkCmdCopyBuffer";
+    copy.kind = "copy";
+    copy.amount = uint64_t{1} << 40;
+    r.log_workload(WorkloadType::buffer_transfer, copy);
+    WorkloadInfo build; // no amount
+    build.api = "vkCmdBuildAccelerationStructuresKHR";
+    build.kind = "build";
+    r.log_workload(WorkloadType::acceleration_structure, build);
+    r.end();
+    r.materialize();
+    const auto w = workloads(r);
+    ASSERT_EQ(w.size(), 4u);
+    EXPECT_EQ(w[0]->type, WorkloadType::dispatch);
+    EXPECT_EQ(w[0]->size, (Size3{4, 5, 6}));
+    EXPECT_EQ(w[0]->base, (Size3{1, 2, 3}));
+    EXPECT_EQ(w[0]->local_size, (Size3{64, 1, 1}));
+    EXPECT_STREQ(w[0]->api, "vkCmdDispatchBase");
+    EXPECT_FALSE(w[1]->size.has_value());
+    EXPECT_FALSE(w[1]->local_size.has_value());
+    EXPECT_EQ(w[2]->type, WorkloadType::buffer_transfer);
+    EXPECT_STREQ(w[2]->kind, "copy");
+    EXPECT_EQ(w[2]->amount, uint64_t{1} << 40);
+    EXPECT_FALSE(w[2]->size.has_value());
+    EXPECT_EQ(w[3]->type, WorkloadType::acceleration_structure);
+    EXPECT_STREQ(w[3]->kind, "build");
+    EXPECT_FALSE(w[3]->amount.has_value());
 }
 
 TEST(TimelineDeferred, LoggedWorkloadsBecomeCommandsInRecordingOrder) {

@@ -208,8 +208,10 @@ TEST(TimelineInstrumentPoints, LoggedWorkloadsCarryEachInstrumentsReason) {
     options.tags = false;
     options.defer_workloads = true;
     r.begin(true, true, options);
-    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
-    r.recorder.defer_workload(WorkloadType::dispatch).api = "vkCmdDispatch";
+    WorkloadInfo dispatch;
+    dispatch.api = "vkCmdDispatch";
+    r.recorder.log_workload(WorkloadType::dispatch, dispatch);
+    r.recorder.log_workload(WorkloadType::dispatch, dispatch);
     r.recorder.end();
     r.recorder.materialize();
     EXPECT_EQ(points(r), (Events{"begin"})) << "no instrument was asked to write";

@@ -58,9 +58,15 @@ FEATURES = (
     "debug_utils",
     "ray_tracing",
     "pipeline_statistics_query",
+    "inherited_queries",
+    "mesh_shader",
+    "mesh_shader_queries",
 )
-# Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing.
-LAVAPIPE_LACKS = frozenset({"second_queue", "ray_tracing"})
+# Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing, no
+# queries active across vkCmdExecuteCommands.
+LAVAPIPE_LACKS = frozenset(
+    {"second_queue", "ray_tracing", "inherited_queries", "mesh_shader", "mesh_shader_queries"}
+)
 LAVAPIPE_SKIPS = frozenset({"multi_queue", "ray_tracing"})
 
 
@@ -192,6 +198,8 @@ _STYPE_ACCELERATION_STRUCTURE_FEATURES = 1000150013
 _STYPE_RAY_TRACING_PIPELINE_FEATURES = 1000347000
 _STYPE_DRIVER_PROPERTIES = 1000196000
 _STYPE_PROPERTIES_2 = 1000059001
+_STYPE_MESH_SHADER_FEATURES = 1000328000
+_MESH_SHADER_EXTENSION = "VK_EXT_mesh_shader"
 _RAY_TRACING_EXTENSIONS = (
     "VK_KHR_ray_tracing_pipeline",
     "VK_KHR_acceleration_structure",
@@ -260,6 +268,10 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         has_rt_extensions = all(e in extensions for e in _RAY_TRACING_EXTENSIONS)
         if has_rt_extensions:
             chain += [rt, accel]
+        mesh = out("VkPhysicalDeviceMeshShaderFeaturesEXT", _STYPE_MESH_SHADER_FEATURES)
+        has_mesh_extension = _MESH_SHADER_EXTENSION in extensions
+        if has_mesh_extension:
+            chain.append(mesh)
         tail = head
         for s in chain:
             tail.pNext = s
@@ -330,6 +342,22 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "pipeline_statistics_query": (
             bool(head.features.pipelineStatisticsQuery) and main is not None,
             "pipelineStatisticsQuery is false",
+        ),
+        "inherited_queries": (
+            bool(head.features.inheritedQueries),
+            "inheritedQueries is false",
+        ),
+        "mesh_shader": (
+            has_mesh_extension and has12 and bool(mesh.taskShader) and bool(mesh.meshShader),
+            f"no {_MESH_SHADER_EXTENSION} device extension"
+            if not has_mesh_extension
+            else "taskShader or meshShader is false",
+        ),
+        "mesh_shader_queries": (
+            has_mesh_extension and bool(mesh.meshShaderQueries),
+            f"no {_MESH_SHADER_EXTENSION} device extension"
+            if not has_mesh_extension
+            else "meshShaderQueries is false",
         ),
         "debug_utils": (
             "VK_EXT_debug_utils" in instance_extensions,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -388,6 +389,19 @@ void Context::createDevice() {
         queryRayTracing = false;
     }
 
+    // Named only: --all leaves mesh shaders off, so its device is the same everywhere.
+    bool queryMesh = std::find(options.scenarios.begin(), options.scenarios.end(),
+                               std::string_view("mesh_shader")) != options.scenarios.end();
+    if (queryMesh && !hasExtension(available, VK_EXT_MESH_SHADER_EXTENSION_NAME)) {
+        features.meshShaderMissing = "needs VK_EXT_mesh_shader";
+        queryMesh = false;
+    }
+    if (queryMesh && features.apiVersion < VK_API_VERSION_1_2) {
+        features.meshShaderMissing = "needs Vulkan 1.2 (SPIR-V 1.4)";
+        queryMesh = false;
+    }
+    VkPhysicalDeviceMeshShaderFeaturesEXT supportedMesh{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT};
     VkPhysicalDeviceFrameBoundaryFeaturesEXT supportedBoundary{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT};
     VkPhysicalDeviceVulkan13Features supported13{
@@ -421,6 +435,9 @@ void Context::createDevice() {
         append(supportedRayTracing);
         append(supportedStructures);
     }
+    if (queryMesh) {
+        append(supportedMesh);
+    }
     if (features.apiVersion >= VK_API_VERSION_1_1) {
         vkGetPhysicalDeviceFeatures2(physical, &supported);
     } else {
@@ -436,6 +453,17 @@ void Context::createDevice() {
             "accelerationStructure and bufferDeviceAddress features";
     }
 
+    const bool mesh = queryMesh && supportedMesh.taskShader && supportedMesh.meshShader;
+    if (queryMesh && !mesh) {
+        features.meshShaderMissing = "needs the taskShader and meshShader features";
+    }
+    // The application's own choice: no meshShaderQueries (a profiler that wants the statistics
+    // enables them itself).
+    VkPhysicalDeviceMeshShaderFeaturesEXT enableMesh{
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT,
+        .taskShader = VK_TRUE,
+        .meshShader = VK_TRUE,
+    };
     VkPhysicalDeviceFrameBoundaryFeaturesEXT enableBoundary{
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FRAME_BOUNDARY_FEATURES_EXT,
         .frameBoundary = supportedBoundary.frameBoundary,
@@ -490,6 +518,10 @@ void Context::createDevice() {
         prepend(enableRayTracing);
         prepend(enableStructures);
     }
+    features.meshShader = mesh;
+    if (mesh) {
+        prepend(enableMesh);
+    }
     features.multiDrawIndirect = enableCore.multiDrawIndirect;
     features.pipelineStatisticsQuery = enableCore.pipelineStatisticsQuery;
     features.drawIndirectCount = enable12.drawIndirectCount;
@@ -511,6 +543,9 @@ void Context::createDevice() {
     if (features.rayTracing) {
         extensions.insert(extensions.end(), std::begin(rayTracingExtensions),
                           std::end(rayTracingExtensions));
+    }
+    if (features.meshShader) {
+        extensions.push_back(VK_EXT_MESH_SHADER_EXTENSION_NAME);
     }
 
     const float priorities[2] = {1.0f, 1.0f};
@@ -552,6 +587,12 @@ void Context::createDevice() {
         cmdMarkerInsert =
             reinterpret_cast<PFN_vkCmdDebugMarkerInsertEXT>(load("vkCmdDebugMarkerInsertEXT"));
         features.debugMarker = cmdMarkerBegin && cmdMarkerEnd && cmdMarkerInsert;
+    }
+
+    if (features.meshShader) {
+        cmdDrawMeshTasks = reinterpret_cast<PFN_vkCmdDrawMeshTasksEXT>(
+            vkGetDeviceProcAddr(device, "vkCmdDrawMeshTasksEXT"));
+        features.meshShader = cmdDrawMeshTasks != nullptr;
     }
 
     if (features.rayTracing) {

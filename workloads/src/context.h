@@ -41,6 +41,10 @@ struct Features {
     bool rayTracing = false;
     // Why rayTracing is false.
     const char* rayTracingMissing = "the ray_tracing scenario is not selected";
+    // VK_EXT_mesh_shader with task and mesh shaders, enabled only when the mesh_shader scenario
+    // is selected.
+    bool meshShader = false;
+    const char* meshShaderMissing = "the mesh_shader scenario is not selected";
 };
 
 class Context {
@@ -84,6 +88,7 @@ public:
     PFN_vkCmdDebugMarkerBeginEXT cmdMarkerBegin = nullptr;
     PFN_vkCmdDebugMarkerEndEXT cmdMarkerEnd = nullptr;
     PFN_vkCmdDebugMarkerInsertEXT cmdMarkerInsert = nullptr;
+    PFN_vkCmdDrawMeshTasksEXT cmdDrawMeshTasks = nullptr;
     // Ray tracing limits, valid when features.rayTracing.
     VkPhysicalDeviceRayTracingPipelinePropertiesKHR rayTracingProperties{};
     VkPhysicalDeviceAccelerationStructurePropertiesKHR accelerationStructureProperties{};

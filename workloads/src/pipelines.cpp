@@ -2,6 +2,8 @@
 
 #include "errors.h"
 
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace wl {
@@ -162,22 +164,28 @@ void bindCompute(VkCommandBuffer cmd, const ComputeProgram& program, VkDescripto
 
 VkPipeline createGraphicsPipeline(Context& ctx, Janitor& janitor,
                                   const GraphicsPipelineDesc& desc) {
-    ScopedModule vertex(ctx, desc.vertex);
-    ScopedModule fragment(ctx, desc.fragment);
-    const VkPipelineShaderStageCreateInfo stages[2] = {
-        {
+    const bool mesh = desc.mesh.code != nullptr;
+    std::vector<std::pair<VkShaderStageFlagBits, Spirv>> wanted;
+    if (mesh) {
+        if (desc.task.code) {
+            wanted.emplace_back(VK_SHADER_STAGE_TASK_BIT_EXT, desc.task);
+        }
+        wanted.emplace_back(VK_SHADER_STAGE_MESH_BIT_EXT, desc.mesh);
+    } else {
+        wanted.emplace_back(VK_SHADER_STAGE_VERTEX_BIT, desc.vertex);
+    }
+    wanted.emplace_back(VK_SHADER_STAGE_FRAGMENT_BIT, desc.fragment);
+    std::vector<std::unique_ptr<ScopedModule>> modules;
+    std::vector<VkPipelineShaderStageCreateInfo> stages;
+    for (const auto& [stage, code] : wanted) {
+        modules.push_back(std::make_unique<ScopedModule>(ctx, code));
+        stages.push_back({
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_VERTEX_BIT,
-            .module = vertex.get(),
+            .stage = stage,
+            .module = modules.back()->get(),
             .pName = "main",
-        },
-        {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_FRAGMENT_BIT,
-            .module = fragment.get(),
-            .pName = "main",
-        },
-    };
+        });
+    }
     const VkPipelineVertexInputStateCreateInfo vertexInput{
         .sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
     const VkPipelineInputAssemblyStateCreateInfo assembly{
@@ -236,10 +244,11 @@ VkPipeline createGraphicsPipeline(Context& ctx, Janitor& janitor,
     const VkGraphicsPipelineCreateInfo info{
         .sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO,
         .pNext = desc.renderPass ? nullptr : &rendering,
-        .stageCount = 2,
-        .pStages = stages,
-        .pVertexInputState = &vertexInput,
-        .pInputAssemblyState = &assembly,
+        .stageCount = static_cast<uint32_t>(stages.size()),
+        .pStages = stages.data(),
+        // A mesh pipeline has no vertex input or input assembly.
+        .pVertexInputState = mesh ? nullptr : &vertexInput,
+        .pInputAssemblyState = mesh ? nullptr : &assembly,
         .pViewportState = &viewport,
         .pRasterizationState = &raster,
         .pMultisampleState = &multisample,

@@ -37,6 +37,9 @@ VkPipelineLayout createPipelineLayout(Context& ctx, Janitor& janitor,
 struct GraphicsPipelineDesc {
     Spirv vertex{};
     Spirv fragment{};
+    // Task and mesh stages instead of the vertex stage (VK_EXT_mesh_shader), when `mesh` is set.
+    Spirv task{};
+    Spirv mesh{};
     VkPipelineLayout layout = VK_NULL_HANDLE;
     // A classic render pass, or VK_NULL_HANDLE for dynamic rendering into `colorFormat`.
     VkRenderPass renderPass = VK_NULL_HANDLE;

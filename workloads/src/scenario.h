@@ -50,5 +50,6 @@ std::unique_ptr<Scenario> makeGameScenario();
 std::unique_ptr<Scenario> makeSmallFrameScenario();
 std::unique_ptr<Scenario> makeHostSignalScenario();
 std::unique_ptr<Scenario> makeAppStatisticsScenario();
+std::unique_ptr<Scenario> makeMeshShaderScenario();
 
 } // namespace wl

@@ -10,6 +10,8 @@
 #include "shaders/lcg_base_comp.h"
 #include "shaders/lcg_fixed_comp.h"
 #include "shaders/lcg_spec_comp.h"
+#include "shaders/mesh_groups_task.h"
+#include "shaders/mesh_triangle_mesh.h"
 #include "shaders/rect_multiview_vert.h"
 #include "shaders/rect_vert.h"
 #include "shaders/trace_rchit.h"
@@ -37,6 +39,8 @@ WL_SPIRV(transformComp, transform_comp)
 WL_SPIRV(indirectRectVert, indirect_rect_vert)
 WL_SPIRV(indirectArgsComp, indirect_args_comp)
 WL_SPIRV(traceRgen, trace_rgen)
+WL_SPIRV(meshGroupsTask, mesh_groups_task)
+WL_SPIRV(meshTriangleMesh, mesh_triangle_mesh)
 WL_SPIRV(traceRmiss, trace_rmiss)
 WL_SPIRV(traceRchit, trace_rchit)
 

@@ -27,6 +27,8 @@ Spirv indirectArgsComp();
 Spirv traceRgen(); // ray tracing stages, SPIR-V 1.5 (Vulkan 1.2)
 Spirv traceRmiss();
 Spirv traceRchit();
+Spirv meshGroupsTask(); // task and mesh stages, SPIR-V 1.5 (Vulkan 1.2)
+Spirv meshTriangleMesh();
 } // namespace spirv
 
 } // namespace wl

@@ -101,6 +101,17 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
     if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
         TimelineDevice& tl = *cb->device;
         timeline::reset_command_buffer(*cb);
+        VkCommandBufferBeginInfo begin_info;
+        VkCommandBufferInheritanceInfo inheritance;
+        if (!cb->primary && pBeginInfo->pInheritanceInfo && !cb->instruments.empty()) {
+            begin_info = *pBeginInfo;
+            inheritance = *pBeginInfo->pInheritanceInfo;
+            for (const auto& instrument : cb->instruments) {
+                instrument->inherit(cb->family, inheritance);
+            }
+            begin_info.pInheritanceInfo = &inheritance;
+            pBeginInfo = &begin_info;
+        }
         const VkResult result = tl.next.BeginCommandBuffer(commandBuffer, pBeginInfo);
         // Outside captured frames nothing is written into the command buffer; the recording is
         // still followed (at the least cost: its workloads are only logged), so its workloads are

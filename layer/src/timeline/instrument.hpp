@@ -124,6 +124,10 @@ class InstrumentRecording {
 public:
     virtual ~InstrumentRecording() = default;
 
+    // vkBeginCommandBuffer of a secondary, before the driver's: the inheritance info the driver
+    // will get (a copy of the application's), which the instrument may widen so that a query of
+    // its own may stay active in the primary while this secondary runs.
+    virtual void inherit(uint32_t /*family*/, VkCommandBufferInheritanceInfo&) {}
     // vkBeginCommandBuffer, after the driver's: a new recording (the previous one was released).
     virtual void begin(const RecordingStart& start) = 0;
     // vkEndCommandBuffer, before the driver's: the recording's last commands.

@@ -195,12 +195,12 @@ void Recorder::materialize() const {
                       deferred_marks_.begin() + options_.instruments.size());
     }
     size_t next = 0;
-    for (const DeferredWorkload& d : deferred_) {
+    for (const LoggedWorkload& d : deferred_) {
         for (; next < d.position; ++next) {
             merged.push_back(std::move(stream_[next]));
         }
         auto w = std::make_shared<Workload>();
-        static_cast<WorkloadInfo&>(*w) = d.info;
+        static_cast<WorkloadInfo&>(*w) = d.info();
         w->device = options_.device;
         // Taken now rather than while recording: tags stay unique, and a recording that is never
         // materialized costs no tag.

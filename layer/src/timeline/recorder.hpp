@@ -90,14 +90,14 @@ public:
     void end_workload(RecordSink& sink);
 
     // RecordOptions::defer_workloads: a workload outside render passes is only logged (nothing is
-    // written around it); the caller describes it and records the application's command. Inline:
-    // it is most of what such a recording costs.
+    // written around it); the caller describes it, records the application's command and logs
+    // it. Inline: it is most of what such a recording costs.
     bool deferring() const { return options_.defer_workloads; }
-    WorkloadInfo& defer_workload(WorkloadType type) {
+    void log_workload(WorkloadType type, const WorkloadInfo& info) {
         has_workloads_ = true;
         // Published to submitting threads by the queue submission that follows the recording.
         has_deferred_.store(true, std::memory_order_relaxed);
-        return deferred_.emplace_back(static_cast<uint32_t>(stream_.size()), type).info;
+        deferred_.emplace_back().assign(static_cast<uint32_t>(stream_.size()), type, info);
     }
     // Turns logged workloads into stream commands. Safe to call from several submitting threads
     // (a SIMULTANEOUS_USE command buffer), never while the command buffer is being recorded.
@@ -144,20 +144,78 @@ private:
     void tag_end(RecordSink& sink);
     void label_ended();
 
-    // A workload logged by defer_workload(): it goes before stream_[position].
-    struct DeferredWorkload {
-        // User-provided, so that emplace_back() does not zero the whole entry first (a large
-        // part of a deferred workload's cost).
-        DeferredWorkload(uint32_t at, WorkloadType t) : position(at), type(t) {}
-        WorkloadInfo info;
+    // A workload logged by log_workload(): it goes before stream_[position]. Packed (56 bytes,
+    // WorkloadInfo has 88): a recording outside captured frames writes one per dispatch or
+    // transfer, and in a command buffer of thousands of them these bytes, written to memory no
+    // cache holds any more, are most of what the log costs.
+    struct LoggedWorkload {
+        struct Grid { // dispatches, trace rays
+            Size3 size;
+            Size3 base;
+            Size3 local_size;
+        };
+        struct Work { // transfers, acceleration structures
+            const char* kind;
+            uint64_t amount;
+        };
+        enum Present : uint8_t { kSize = 1, kLocalSize = 2, kAmount = 4 };
+
+        const char* api;
+        union {
+            Grid grid;
+            Work work;
+        };
         uint32_t position;
         WorkloadType type;
+        uint8_t present; // Present bits
+
+        static bool has_grid(WorkloadType t) {
+            return t == WorkloadType::dispatch || t == WorkloadType::trace_rays;
+        }
+        // User-provided and empty, so that emplace_back() writes each byte once (in assign()),
+        // straight into the log, rather than zeroing the entry or copying a temporary first.
+        LoggedWorkload() {}
+        void assign(uint32_t at, WorkloadType t, const WorkloadInfo& info) {
+            api = info.api;
+            position = at;
+            type = t;
+            if (has_grid(t)) {
+                grid.size = info.size.value_or(Size3{});
+                grid.base = info.base;
+                grid.local_size = info.local_size.value_or(Size3{});
+                present = (info.size ? kSize : 0) | (info.local_size ? kLocalSize : 0);
+            } else {
+                work.kind = info.kind;
+                work.amount = info.amount.value_or(0);
+                present = info.amount ? kAmount : 0;
+            }
+        }
+        WorkloadInfo info() const {
+            WorkloadInfo out;
+            out.api = api;
+            if (has_grid(type)) {
+                if (present & kSize) {
+                    out.size = grid.size;
+                }
+                out.base = grid.base;
+                if (present & kLocalSize) {
+                    out.local_size = grid.local_size;
+                }
+            } else {
+                out.kind = work.kind;
+                if (present & kAmount) {
+                    out.amount = work.amount;
+                }
+            }
+            return out;
+        }
     };
+    static_assert(sizeof(LoggedWorkload) <= 56);
 
     mutable std::vector<Command> stream_;
     mutable std::vector<Mark> marks_; // the commands' marks, one per instrument each
     Marks deferred_marks_;            // what logged workloads carry
-    mutable std::vector<DeferredWorkload> deferred_;
+    mutable std::vector<LoggedWorkload> deferred_;
     mutable std::atomic<bool> has_deferred_{false};
     mutable std::mutex materialize_mutex_;
     uint64_t draws_ = 0; // since the current part began, or for a continuing secondary

@@ -137,6 +137,43 @@ bool DevicePatch::enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature) {
     return true;
 }
 
+bool DevicePatch::enable_mesh_shader_queries() {
+    if (!enables(VK_EXT_MESH_SHADER_EXTENSION_NAME)) {
+        return false;
+    }
+    VkPhysicalDeviceMeshShaderFeaturesEXT* app = nullptr;
+    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT) {
+            app = const_cast<VkPhysicalDeviceMeshShaderFeaturesEXT*>(
+                reinterpret_cast<const VkPhysicalDeviceMeshShaderFeaturesEXT*>(s));
+        }
+    }
+    if (!app || !(app->taskShader || app->meshShader)) {
+        return false;
+    }
+    const InstanceDispatch& in = instance_.next;
+    auto features2 =
+        instance_.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
+    if (!features2) {
+        features2 = in.GetPhysicalDeviceFeatures2KHR;
+    }
+    if (!features2) {
+        return false;
+    }
+    VkPhysicalDeviceMeshShaderFeaturesEXT supported{};
+    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT;
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
+    features2(physical_, &query);
+    if (!supported.meshShaderQueries) {
+        return false;
+    }
+    if (!app->meshShaderQueries) {
+        app->meshShaderQueries = VK_TRUE;
+        switched_features_.push_back(&app->meshShaderQueries);
+    }
+    return true;
+}
+
 DevicePatch::~DevicePatch() {
     if (switched_on_) {
         *switched_on_ = VK_FALSE;

@@ -44,6 +44,10 @@ public:
     // application's create info keeps its features (switched back afterwards in its own
     // structures). False when the device does not support it.
     bool enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature);
+    // VK_EXT_mesh_shader's meshShaderQueries, where the application enables task or mesh shaders
+    // (without them their statistics could only be zero) and the device supports it: switched on
+    // in the application's own feature structure, and back afterwards.
+    bool enable_mesh_shader_queries();
 
 private:
     void enable_timeline_semaphores();

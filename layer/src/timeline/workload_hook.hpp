@@ -20,9 +20,10 @@ void record_workload(VkCommandBuffer handle, CommandBufferState* cb, WorkloadTyp
     }
     if (cb->recorder.deferring()) {
         // Outside captured frames: logged only (an indirect one's parameters are not copied there).
-        WorkloadInfo& info = cb->recorder.defer_workload(type);
+        WorkloadInfo info;
         info.api = api;
         describe(info, *cb->device);
+        cb->recorder.log_workload(type, info); // before the call, so `info` stays in registers
         forward(cb->device->next);
         return;
     }

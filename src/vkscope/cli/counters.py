@@ -32,7 +32,10 @@ def listing(devices: Sequence[Any]) -> list[dict[str, Any]]:
                     "family": f.index,
                     "flags": f.flags,
                     "counters": [
-                        c.as_json() for c in family_counters(f.flags, d.pipeline_statistics_query)
+                        c.as_json()
+                        for c in family_counters(
+                            f.flags, d.pipeline_statistics_query, d.mesh_shader_queries
+                        )
                     ],
                 }
                 for f in d.queue_families

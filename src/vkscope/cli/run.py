@@ -244,15 +244,16 @@ def _check_counters(text: str, sampling: str | None) -> list[str]:
     """The counters the setting names, each countable on some device here (before the
     application starts: the layer could only log what it cannot count). Returns notes on how
     samplers will be sampled."""
-    from ..counters import CounterError, check_counters, parse_counters
+    from ..counters import CounterError, check_counters
     from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
     from ..devices import VulkanUnavailable, probe
 
     try:
         samplers = check_samplers(text)
-        names = parse_counters(without_samplers(text))
-        devices = probe() if names or samplers else []
-        check_counters(names, devices)
+        others = without_samplers(text)
+        devices = probe() if others.strip(" ,") or samplers else []
+        if others.strip(" ,"):
+            check_counters(others, devices)
         return sampling_notes(devices, sampling) if samplers else []
     except (CounterError, SamplerError) as exc:
         raise SettingError(str(exc)) from None

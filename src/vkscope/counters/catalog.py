@@ -57,23 +57,30 @@ _UNITS_AND_TEXT: Final = {
 ALL: Final = tuple(
     Counter(SOURCE, name, *_UNITS_AND_TEXT[name]) for _, name in sorted(PIPELINE_STATISTIC)
 )
-# Task and mesh shader statistics need VK_EXT_mesh_shader's meshShaderQueries, which the layer
-# does not enable yet.
-COLLECTED: Final = tuple(
-    c for c in ALL if c.name not in ("task_shader_invocations", "mesh_shader_invocations")
-)
+# Every statistic is collected where the device can count it.
+COLLECTED: Final = ALL
+# Task and mesh shader statistics need VK_EXT_mesh_shader's meshShaderQueries feature, and count
+# only in an application that enabled task or mesh shaders (the layer then enables the queries).
+MESH: Final = frozenset({"task_shader_invocations", "mesh_shader_invocations"})
 BY_NAME: Final = {c.name: c for c in ALL}
 _COMPUTE: Final = "compute_shader_invocations"
 
 
-def family_counters(flags: list[str] | tuple[str, ...], statistics: bool = True) -> list[Counter]:
+def family_counters(
+    flags: list[str] | tuple[str, ...], statistics: bool = True, mesh_queries: bool = False
+) -> list[Counter]:
     """What a queue family with these flags (the protocol's queue_flag names) collects: graphics
     statistics need a graphics family, compute invocations a compute one (VUIDs 00804/00805 of
-    vkCmdBeginQuery). None without the device's pipelineStatisticsQuery (`statistics`)."""
+    vkCmdBeginQuery). None without the device's pipelineStatisticsQuery (`statistics`); task and
+    mesh shader invocations only with its meshShaderQueries (`mesh_queries`)."""
     if not statistics:
         return []
     graphics, compute = "graphics" in flags, "compute" in flags
-    return [c for c in COLLECTED if (compute if c.name == _COMPUTE else graphics)]
+    return [
+        c
+        for c in COLLECTED
+        if (compute if c.name == _COMPUTE else graphics and (mesh_queries or c.name not in MESH))
+    ]
 
 
 def describe(name: str) -> Counter | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .catalog import BY_NAME, COLLECTED, SOURCE, family_counters
+from .catalog import BY_NAME, COLLECTED, MESH, SOURCE, family_counters
 
 if TYPE_CHECKING:
     from ..devices import DeviceInfo
@@ -21,7 +21,13 @@ class CounterError(ValueError):
 def parse_counters(text: str) -> list[str]:
     """The counter names a `counters` value selects, in catalog order. `pipeline_statistics`
     selects every one vkscope collects; a name may also be written `pipeline_statistics.NAME`."""
+    return _parse(text)[0]
+
+
+def _parse(text: str) -> tuple[list[str], set[str]]:
+    """The names selected, and those named one by one (not through the source)."""
     wanted: set[str] = set()
+    named: set[str] = set()
     for raw in text.split(","):
         item = raw.strip()
         if not item:
@@ -36,7 +42,8 @@ def parse_counters(text: str) -> list[str]:
             what = "is not collected yet" if counter else "is no counter vkscope knows"
             raise CounterError(f"counters: {item!r} {what}; sources: {SOURCE}; names: {known}")
         wanted.add(name)
-    return [c.name for c in COLLECTED if c.name in wanted]
+        named.add(name)
+    return [c.name for c in COLLECTED if c.name in wanted], named
 
 
 def offered(device: DeviceInfo) -> list[str]:
@@ -44,16 +51,22 @@ def offered(device: DeviceInfo) -> list[str]:
     names: set[str] = set()
     for family in device.queue_families:
         names.update(
-            c.name for c in family_counters(family.flags, device.pipeline_statistics_query)
+            c.name
+            for c in family_counters(
+                family.flags, device.pipeline_statistics_query, device.mesh_shader_queries
+            )
         )
     return [c.name for c in COLLECTED if c.name in names]
 
 
-def check_counters(names: Sequence[str], devices: Sequence[DeviceInfo]) -> None:
-    """Refuses names that no device can count, saying what each device offers."""
+def check_counters(text: str, devices: Sequence[DeviceInfo]) -> None:
+    """Refuses names that no device can count, saying what each device offers. Task and mesh
+    shader statistics selected through the source alone are wanted only where a device has them."""
+    names, named = _parse(text)
     if not names:
         return
-    missing = [n for n in names if not any(n in offered(d) for d in devices)]
+    needed = [n for n in names if n in named or n not in MESH]
+    missing = [n for n in needed if not any(n in offered(d) for d in devices)]
     if not missing:
         return
     lines = [

@@ -7,10 +7,11 @@ namespace vkscope::pipeline_statistics {
 StatisticsDevice::StatisticsDevice(VkDevice device, const DeviceDispatch& next_layer,
                                    const VkPhysicalDeviceMemoryProperties& memory_properties,
                                    std::span<const VkQueueFamilyProperties> families,
-                                   VkQueryPipelineStatisticFlags wanted)
+                                   VkQueryPipelineStatisticFlags wanted, bool mesh_queries)
     : handle(device), next(next_layer), memory(memory_properties) {
     for (const VkQueueFamilyProperties& f : families) {
-        const VkQueryPipelineStatisticFlags s = family_statistics(f.queueFlags, wanted);
+        const VkQueryPipelineStatisticFlags s =
+            family_statistics(f.queueFlags, wanted, mesh_queries);
         family_statistics_.push_back(s);
         if (s == 0 || caches_.count(s)) {
             continue;

@@ -35,7 +35,7 @@ public:
     StatisticsDevice(VkDevice device, const DeviceDispatch& next,
                      const VkPhysicalDeviceMemoryProperties& memory,
                      std::span<const VkQueueFamilyProperties> families,
-                     VkQueryPipelineStatisticFlags wanted);
+                     VkQueryPipelineStatisticFlags wanted, bool mesh_queries);
 
     // What `family` counts (0: nothing) and the pools for it (null: none).
     VkQueryPipelineStatisticFlags statistics(uint32_t family) const {
@@ -47,6 +47,11 @@ public:
     void application_pool(VkQueryPool pool, bool alive);
     bool is_application_pool(VkQueryPool pool) const;
     bool has_application_pools() const { return application_pools_.load() > 0; }
+
+    // The device was created with inheritedQueries (vkscope enables it where the device has it):
+    // a query may stay active across vkCmdExecuteCommands when every secondary's inheritance info
+    // names its statistics, which the layer adds at each secondary's vkBeginCommandBuffer.
+    bool inherited_queries = false;
 
     const VkDevice handle;
     const DeviceDispatch& next;

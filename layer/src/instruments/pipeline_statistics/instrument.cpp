@@ -53,6 +53,8 @@ public:
 
     void prepare(timeline::DevicePatch& patch) override {
         enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
+        inherited_ = enabled_ && patch.enable_feature(&VkPhysicalDeviceFeatures::inheritedQueries);
+        mesh_queries_ = enabled_ && patch.enable_mesh_shader_queries();
     }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
@@ -62,26 +64,30 @@ public:
                 static_cast<unsigned long long>(d.timeline.id));
             return nullptr;
         }
-        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_);
+        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_, mesh_queries_);
+        instrument->device.inherited_queries = inherited_;
         for (uint32_t family = 0; family < d.families.size(); ++family) {
             d.timeline.post(
                 counters_frame(d.timeline.id, family, instrument->device.statistics(family)));
         }
-        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x",
-            static_cast<unsigned long long>(d.timeline.id), wanted_);
+        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x, inherited queries %s",
+            static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off");
         return instrument;
     }
 
 private:
     const VkQueryPipelineStatisticFlags wanted_;
     bool enabled_ = false;
+    bool inherited_ = false;
+    bool mesh_queries_ = false;
 };
 
 } // namespace
 
 StatisticsInstrument::StatisticsInstrument(const timeline::InstrumentDevice& d,
-                                           VkQueryPipelineStatisticFlags wanted)
-    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted), slot(d.slot) {}
+                                           VkQueryPipelineStatisticFlags wanted, bool mesh_queries)
+    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted, mesh_queries),
+      slot(d.slot) {}
 
 std::unique_ptr<timeline::InstrumentRecording>
 StatisticsInstrument::make_recording(const timeline::CommandBufferState& cb) {

@@ -15,7 +15,7 @@ namespace vkscope::pipeline_statistics {
 class StatisticsInstrument final : public timeline::Instrument {
 public:
     StatisticsInstrument(const timeline::InstrumentDevice& device,
-                         VkQueryPipelineStatisticFlags wanted);
+                         VkQueryPipelineStatisticFlags wanted, bool mesh_queries);
 
     std::unique_ptr<timeline::InstrumentRecording>
     make_recording(const timeline::CommandBufferState& cb) override;

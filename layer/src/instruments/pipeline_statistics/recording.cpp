@@ -2,6 +2,12 @@
 
 namespace vkscope::pipeline_statistics {
 
+void StatisticsRecording::inherit(uint32_t family, VkCommandBufferInheritanceInfo& info) {
+    if (device_.inherited_queries && family != UINT32_MAX) {
+        info.pipelineStatistics |= device_.statistics(family);
+    }
+}
+
 void StatisticsRecording::begin(const timeline::RecordingStart& start) {
     release();
     open_ = {};
@@ -58,7 +64,7 @@ timeline::Mark StatisticsRecording::start_render_pass(const timeline::RenderPass
     if (how.suspending) {
         return timeline::Mark::none(why(Reason::split_render_pass));
     }
-    if (how.secondaries) {
+    if (how.secondaries && !device_.inherited_queries) {
         return timeline::Mark::none(why(Reason::secondary_without_inherited_queries));
     }
     // The application may begin one of its own inside the instance, where the layer's query,

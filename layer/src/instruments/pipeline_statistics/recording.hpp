@@ -2,9 +2,10 @@
 // The pipeline statistics queries of one command buffer's recording: one query begun right before
 // each workload and ended right after it, in the same command buffer (a query cannot span command
 // buffers, so a render pass instance split over several is not counted), never while the
-// application's own pipeline statistics query is active, and never around a render pass whose
-// subpass executes secondaries (a query active across vkCmdExecuteCommands needs inheritedQueries
-// and the secondaries' inheritance info to name its statistics).
+// application's own pipeline statistics query is active, and around a render pass whose subpass
+// executes secondaries only where the device has inheritedQueries (a query active across
+// vkCmdExecuteCommands needs it, and the secondaries' inheritance info to name its statistics:
+// the layer adds them to every secondary it sees begun).
 
 #include "core/query_pool.hpp"
 #include "instruments/pipeline_statistics/device.hpp"
@@ -18,6 +19,7 @@ public:
         : device_(device), handle_(handle) {}
     ~StatisticsRecording() override { release(); }
 
+    void inherit(uint32_t family, VkCommandBufferInheritanceInfo& info) override;
     void begin(const timeline::RecordingStart& start) override;
     void release() override;
     timeline::Mark start() override;

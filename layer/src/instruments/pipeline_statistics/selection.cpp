@@ -9,10 +9,11 @@ namespace {
 
 constexpr std::string_view kSource = "pipeline_statistics";
 
-// Task and mesh shader statistics need VK_EXT_mesh_shader's meshShaderQueries feature, which
-// vkscope does not enable yet: not collected.
+constexpr VkQueryPipelineStatisticFlags kMesh =
+    VK_QUERY_PIPELINE_STATISTIC_TASK_SHADER_INVOCATIONS_BIT_EXT |
+    VK_QUERY_PIPELINE_STATISTIC_MESH_SHADER_INVOCATIONS_BIT_EXT;
 constexpr VkQueryPipelineStatisticFlags kCollected =
-    (VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT << 1) - 1;
+    ((VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT << 1) - 1) | kMesh;
 constexpr VkQueryPipelineStatisticFlags kCompute =
     VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT;
 
@@ -68,10 +69,11 @@ VkQueryPipelineStatisticFlags requested(std::string_view setting,
 }
 
 VkQueryPipelineStatisticFlags family_statistics(VkQueueFlags queue_flags,
-                                                VkQueryPipelineStatisticFlags wanted) {
+                                                VkQueryPipelineStatisticFlags wanted,
+                                                bool mesh_queries) {
     VkQueryPipelineStatisticFlags out = 0;
     if (queue_flags & VK_QUEUE_GRAPHICS_BIT) {
-        out |= wanted & kCollected & ~kCompute;
+        out |= wanted & kCollected & ~kCompute & (mesh_queries ? kCollected : ~kMesh);
     }
     if (queue_flags & VK_QUEUE_COMPUTE_BIT) {
         out |= wanted & kCompute;

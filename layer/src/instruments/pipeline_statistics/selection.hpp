@@ -18,9 +18,11 @@ namespace vkscope::pipeline_statistics {
 VkQueryPipelineStatisticFlags requested(std::string_view setting,
                                         std::vector<std::string>& unknown);
 
-// What a family with `queue_flags` counts of `wanted`.
+// What a family with `queue_flags` counts of `wanted`; task and mesh shader invocations only on
+// a device created with meshShaderQueries (`mesh_queries`).
 VkQueryPipelineStatisticFlags family_statistics(VkQueueFlags queue_flags,
-                                                VkQueryPipelineStatisticFlags wanted);
+                                                VkQueryPipelineStatisticFlags wanted,
+                                                bool mesh_queries = false);
 
 // The statistic's counter name (one bit), or null.
 const char* statistic_name(uint32_t bit);
