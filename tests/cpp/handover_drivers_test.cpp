@@ -1,5 +1,5 @@
 // Which drivers get the event handover and which the old-driver pause, and the cpu_time sampler:
-// it counts other threads' CPU time, not the sampling thread's own.
+// it counts other live threads' CPU time, not the sampling thread's own.
 
 #include "instruments/handover/drivers.hpp"
 #include "instruments/handover/samplers.hpp"
@@ -81,10 +81,25 @@ TEST(CpuTimeSampler, CountsOtherThreadsAndNotItsOwn) {
     double own = 0;
     ASSERT_EQ(api->sample(sampler, &own), 0);
     EXPECT_LT(own - before, 10e6);
-    std::thread other(burn, std::chrono::milliseconds(30));
-    other.join();
+    // Sampled while the other thread is still there: the time of threads that ended since the
+    // previous sample is not counted.
+    std::atomic<bool> burned{false};
+    std::atomic<bool> sampled{false};
+    std::thread other([&] {
+        burn(std::chrono::milliseconds(30));
+        burned.store(true);
+        while (!sampled.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    while (!burned.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     double after = 0;
-    ASSERT_EQ(api->sample(sampler, &after), 0);
+    const int status = api->sample(sampler, &after);
+    sampled.store(true);
+    other.join();
+    ASSERT_EQ(status, 0);
     // The other thread's CPU time, however the machine's load stretched its wall time.
     EXPECT_GT(after - own, 5e6);
     api->close(sampler);
