@@ -44,6 +44,10 @@ public:
     // application's create info keeps its features (switched back afterwards in its own
     // structures). False when the device does not support it.
     bool enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature);
+    // Switches on the VkBool32 at `flag_offset` of the application's structure of `type` when its
+    // chain has one (switched back afterwards: a structure may appear once in a chain), else
+    // chains `ours`, which the caller keeps alive until the device is created.
+    void enable_chained_feature(VkStructureType type, size_t flag_offset, VkBaseOutStructure* ours);
 
 private:
     void enable_timeline_semaphores();
