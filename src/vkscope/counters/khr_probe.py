@@ -10,6 +10,7 @@ implements the extension), never vkscope's own.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,10 @@ class KhrFamily:
     counters: tuple[KhrCounter, ...]
     # Passes per selection of counter indices, asked of the implementation while probing.
     passes: dict[tuple[int, ...], int]
+    # Per selection, the groups of one pass each that vkscope splits it into (one captured
+    # frame each), as the layer splits it: a counter joins the current group while the group
+    # still needs one pass.
+    groups: dict[tuple[int, ...], int] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -137,13 +142,10 @@ def _probe(vk: Any, selections: Sequence[Sequence[str]]) -> list[KhrDevice]:
                 count = len(vk.vkGetPhysicalDeviceQueueFamilyProperties(handle))
                 for family in range(count):
                     counters = _counters(vk, enumerate_counters, handle, family)
-                    families.append(
-                        KhrFamily(
-                            family,
-                            counters,
-                            _passes(vk, get_passes, handle, family, counters, selections),
-                        )
+                    passes_of, groups_of = _passes(
+                        vk, get_passes, handle, family, counters, selections
                     )
+                    families.append(KhrFamily(family, counters, passes_of, groups_of))
             found.append(KhrDevice(index, str(props.deviceName), has, tuple(families)))
         return found
     finally:
@@ -189,17 +191,28 @@ def _passes(
     family: int,
     counters: tuple[KhrCounter, ...],
     selections: Sequence[Sequence[str]],
-) -> dict[tuple[int, ...], int]:
+) -> tuple[dict[tuple[int, ...], int], dict[tuple[int, ...], int]]:
     by_key = {c.name: c.index for c in counters} | {c.uuid: c.index for c in counters}
     out: dict[tuple[int, ...], int] = {}
+    groups: dict[tuple[int, ...], int] = {}
     if function is None:
-        return out
+        return out, groups
     for selection in selections:
-        if not all(k in by_key for k in selection):
+        if "all" in selection:
+            chosen = [c.index for c in counters if c.scope == "command"]
+        else:
+            chosen = [by_key[k] for k in selection if k in by_key]
+        if not chosen:
             continue
-        indices = tuple(sorted({by_key[k] for k in selection}))
+        indices = tuple(sorted(set(chosen)))
         out[indices] = passes(vk, function, handle, family, indices)
-    return out
+        count, current = 0, []
+        for index in indices:
+            current.append(index)
+            if count == 0 or passes(vk, function, handle, family, current) > 1:
+                count, current = count + 1, [index]
+        groups[indices] = count
+    return out, groups
 
 
 def passes(vk: Any, function: Any, handle: Any, family: int, indices: Sequence[int]) -> int:
