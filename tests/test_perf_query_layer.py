@@ -187,3 +187,56 @@ def test_a_busy_profiling_lock_turns_khr_counters_off_and_says_so(
     families = [m.payload for m in capture.of(COUNTERS_CODE)]
     assert families and {f["reason"] for f in families} == {"profiling_lock_unavailable"}
     assert "profiling lock could not be taken" in res.stderr
+
+
+REASONS = set(protocol.DEFINITION["enums"]["counters_reason"]["values"])
+
+
+@pytest.mark.parametrize("chosen", [ALL[:1], ALL[2:4], ALL])
+def test_every_workload_of_every_scenario_is_counted_or_says_why(
+    khr: Runner, chosen: list[str]
+) -> None:
+    res, capture = khr(
+        "--all", "--frames", str(len(chosen)), counters=",".join(f"khr:{c}" for c in chosen)
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert validation_errors(res) == []
+    items = list(instances(capture))
+    assert len(items) > 50
+    explained = set()
+    for t in items:
+        if t.fields["counters"] is None:
+            assert t.fields["counters_reason"] in REASONS, t.fields
+            explained.add(t.fields["counters_reason"])
+            continue
+        got = values(t)
+        assert len(got) == 1 and set(got) <= set(chosen), t.fields
+        if "compute_invocations" in got and t.fields.get("invocations") is not None:
+            assert got["compute_invocations"] == t.fields["invocations"], t.fields
+        if t.fields["type"] == "dispatch":
+            assert got.get("ia_vertices", 0) == got.get("fragment_invocations", 0) == 0
+    # What cannot be counted, and nothing else, goes without values.
+    assert explained <= {
+        "secondary_command_buffer",
+        "secondary_without_inherited_queries",
+        "split_render_pass",
+        "outside_frame",
+    }, explained
+
+
+def test_workloads_in_secondaries_and_split_render_passes_say_why(khr: Runner) -> None:
+    for scenario, reason in (
+        ("secondary", {"secondary_command_buffer", "secondary_without_inherited_queries"}),
+        ("dynamic_rendering", {"split_render_pass"}),
+    ):
+        res, capture = khr("--scenario", scenario, "--frames", "1", counters="khr:ia_vertices")
+        scenario_ran(res, scenario)
+        assert validation_errors(res) == []
+        items = list(instances(capture))
+        without = {t.fields["counters_reason"] for t in items if t.fields["counters"] is None}
+        assert without and without <= reason, (scenario, without)
+        if scenario == "dynamic_rendering":
+            whole = [t for t in items if t.fields["type"] == "renderpass" and t.fields["counters"]]
+            assert whole
+            for t in whole:
+                assert values(t)["ia_vertices"] == 6 * t.fields["draws"], t.fields

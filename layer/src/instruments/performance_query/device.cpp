@@ -59,15 +59,20 @@ uint64_t PerfDevice::reset(QueryBlock* block, uint32_t counters) {
     std::lock_guard lock(mutex_);
     BlockState& st = blocks_[block];
     if (st.generation > 0 && st.used > 0 && st.counters > 0) {
-        st.kept.assign(size_t{st.used} * st.counters, VkPerformanceCounterResultKHR{});
-        st.kept_ok.assign(st.used, false);
+        Kept& kept = st.kept.emplace_back();
+        kept.generation = st.generation;
+        kept.counters = st.counters;
+        kept.values.assign(size_t{st.used} * st.counters, VkPerformanceCounterResultKHR{});
+        kept.ok.assign(st.used, false);
         const size_t stride = st.counters * sizeof(VkPerformanceCounterResultKHR);
         for (uint32_t q = 0; q < st.used; ++q) {
-            st.kept_ok[q] = next.GetQueryPoolResults(handle, block->pool, q, 1, stride,
-                                                     &st.kept[size_t{q} * st.counters], stride,
-                                                     0) == VK_SUCCESS;
+            kept.ok[q] = next.GetQueryPoolResults(handle, block->pool, q, 1, stride,
+                                                  &kept.values[size_t{q} * st.counters], stride,
+                                                  0) == VK_SUCCESS;
         }
-        st.kept_generation = st.generation;
+        if (st.kept.size() > kKeptRuns) {
+            st.kept.pop_front();
+        }
     }
     if (reset_query_pool_) {
         reset_query_pool_(handle, block->pool, 0, QueryBlock::kSlots);
@@ -90,11 +95,14 @@ bool PerfDevice::read(const QueryBlock* block, uint64_t generation, uint32_t slo
         return next.GetQueryPoolResults(handle, block->pool, slot, 1, bytes, out.data(), bytes,
                                         0) == VK_SUCCESS;
     }
-    if (st.kept_generation == generation && slot < st.kept_ok.size() && st.kept_ok[slot] &&
-        st.counters == out.size()) {
-        std::copy_n(st.kept.begin() + static_cast<std::ptrdiff_t>(size_t{slot} * st.counters),
-                    st.counters, out.begin());
-        return true;
+    for (const Kept& kept : st.kept) {
+        if (kept.generation == generation && slot < kept.ok.size() && kept.ok[slot] &&
+            kept.counters == out.size()) {
+            std::copy_n(kept.values.begin() +
+                            static_cast<std::ptrdiff_t>(size_t{slot} * kept.counters),
+                        kept.counters, out.begin());
+            return true;
+        }
     }
     return false;
 }

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -49,14 +50,22 @@ private:
     std::vector<std::vector<std::unique_ptr<QueryPoolCache>>> caches_; // [family][pass]
     uint32_t cycle_ = 1;
     mutable std::mutex mutex_;
+    // Values of one earlier run, kept when its pool was reset for the next.
+    struct Kept {
+        uint64_t generation = 0;
+        uint32_t counters = 0;
+        std::vector<VkPerformanceCounterResultKHR> values; // per query, `counters` each
+        std::vector<bool> ok;
+    };
     struct BlockState {
         uint64_t generation = 0;
         uint32_t used = 0;     // queries its latest run wrote
         uint32_t counters = 0; // values per query
-        uint64_t kept_generation = 0;
-        std::vector<VkPerformanceCounterResultKHR> kept; // used * counters values, or empty
-        std::vector<bool> kept_ok;
+        std::deque<Kept> kept; // the latest runs before it, newest last
     };
+    // Runs kept per pool: the readback thread can fall this many submissions of the same pool
+    // behind before a result is lost (`overwritten`).
+    static constexpr size_t kKeptRuns = 16;
     PFN_vkResetQueryPool reset_query_pool_ = nullptr;
     std::unordered_map<const QueryBlock*, BlockState> blocks_;
 };
