@@ -51,7 +51,12 @@ Runner = Any
 def khr(layer_dir: Path, workload: Path) -> Iterator[Runner]:
     receivers: list[Receiver] = []
 
-    def go(*args: str, validation: bool = True, **settings: str) -> tuple[Any, Capture]:
+    def go(
+        *args: str,
+        validation: bool = True,
+        extra_env: dict[str, str] | None = None,
+        **settings: str,
+    ) -> tuple[Any, Capture]:
         receiver = Receiver()
         receivers.append(receiver)
         env = layer_env(layer_dir, host=receiver.address, **settings)
@@ -62,6 +67,7 @@ def khr(layer_dir: Path, workload: Path) -> Iterator[Runner]:
         env["VK_INSTANCE_LAYERS"] = ":".join(
             [LAYER_NAME, *([VALIDATION] if validation else []), FIXTURE]
         )
+        env.update(extra_env or {})
         res = run([workload, *args], env)
         return res, receiver.finish()
 
@@ -240,3 +246,22 @@ def test_workloads_in_secondaries_and_split_render_passes_say_why(khr: Runner) -
             assert whole
             for t in whole:
                 assert values(t)["ia_vertices"] == 6 * t.fields["draws"], t.fields
+
+
+@pytest.mark.parametrize("storage", ["int32", "int64", "uint32", "uint64", "float32", "float64"])
+def test_every_storage_type_reaches_the_host_with_its_value(khr: Runner, storage: str) -> None:
+    # The fixture stores its counters as `storage`; vkscope reads each as its storage says.
+    stored = {"VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE": storage}
+    res, capture = khr(
+        "--scenario", "compute", "--frames", "1", validation=False,
+        counters="khr:compute_invocations", extra_env=stored,
+    )  # fmt: skip
+    scenario_ran(res, "compute")
+    assert announced(capture)["compute_invocations"]["storage"] == storage
+    dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert dispatches
+    for t in dispatches:
+        value = values(t)["compute_invocations"]
+        # Integers stay integers; a float's integral value may travel as an integer.
+        assert storage.startswith("float") or isinstance(value, int), t.fields
+        assert value == t.fields["invocations"], t.fields

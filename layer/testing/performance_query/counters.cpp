@@ -1,9 +1,25 @@
 #include "fixture.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace pqfixture {
+
+VkPerformanceCounterStorageKHR storage() {
+    const char* v = std::getenv("VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE");
+    if (!v) {
+        return VK_PERFORMANCE_COUNTER_STORAGE_UINT64_KHR;
+    }
+    static constexpr const char* kNames[] = {"int32",  "int64",   "uint32",
+                                             "uint64", "float32", "float64"};
+    for (uint32_t i = 0; i < std::size(kNames); ++i) {
+        if (std::strcmp(v, kNames[i]) == 0) {
+            return static_cast<VkPerformanceCounterStorageKHR>(i);
+        }
+    }
+    return VK_PERFORMANCE_COUNTER_STORAGE_UINT64_KHR;
+}
 
 std::vector<uint32_t> family_counters(const VkQueueFamilyProperties& family) {
     std::vector<uint32_t> out;
@@ -25,7 +41,7 @@ void describe(const CounterInfo& info, VkPerformanceCounterKHR* counter,
     if (counter) {
         counter->unit = info.unit;
         counter->scope = VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_KHR;
-        counter->storage = VK_PERFORMANCE_COUNTER_STORAGE_UINT64_KHR;
+        counter->storage = storage();
         // Stable across runs and processes: FNV-1a of the name, spread over the 16 bytes.
         uint64_t h = 1469598103934665603ull;
         for (const char* p = info.name; *p; ++p) {

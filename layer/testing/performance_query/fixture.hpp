@@ -18,7 +18,8 @@
 // layer placed below the fixture reports it.
 //
 // VKSCOPE_TEST_PERFORMANCE_QUERY_LOCK=busy makes every vkAcquireProfilingLockKHR time out, as
-// when another process holds the lock.
+// when another process holds the lock. VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE=int32, int64,
+// uint32, float32 or float64 stores every counter that way instead of as uint64.
 
 #include <array>
 #include <cstdint>
@@ -59,6 +60,9 @@ inline constexpr std::array<CounterInfo, 5> kCounters{{
      VkQueryPipelineStatisticFlagBits(0), VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT,
      VK_PERFORMANCE_COUNTER_DESCRIPTION_CONCURRENTLY_IMPACTED_BIT_KHR},
 }};
+
+// The storage every counter reports (VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE; uint64 by default).
+VkPerformanceCounterStorageKHR storage();
 
 // The counters a family offers, as indices into kCounters, in the order they are enumerated.
 std::vector<uint32_t> family_counters(const VkQueueFamilyProperties& family);

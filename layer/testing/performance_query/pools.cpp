@@ -164,7 +164,26 @@ VkResult PerfPool::results(uint32_t first, uint32_t count, size_t size, void* da
                 value = static_cast<uint64_t>(static_cast<double>(ticks) *
                                               static_cast<double>(lower_.timestamp_period));
             }
-            out[c].uint64 = value;
+            switch (storage()) {
+            case VK_PERFORMANCE_COUNTER_STORAGE_INT32_KHR:
+                out[c].int32 = static_cast<int32_t>(value);
+                break;
+            case VK_PERFORMANCE_COUNTER_STORAGE_INT64_KHR:
+                out[c].int64 = static_cast<int64_t>(value);
+                break;
+            case VK_PERFORMANCE_COUNTER_STORAGE_UINT32_KHR:
+                out[c].uint32 = static_cast<uint32_t>(value);
+                break;
+            case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT32_KHR:
+                out[c].float32 = static_cast<float>(value);
+                break;
+            case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT64_KHR:
+                out[c].float64 = static_cast<double>(value);
+                break;
+            default:
+                out[c].uint64 = value;
+                break;
+            }
         }
     }
     return overall;
