@@ -101,12 +101,25 @@ def counter_key(name: str) -> str:
 
 @contextlib.contextmanager
 def _without_vkscope() -> Iterator[None]:
-    saved = os.environ.pop(_VKSCOPE_ENABLE, None)
+    # The loader reads these on every vkCreateInstance: vkscope's own layer stays out of the
+    # probe (implicit as `vkscope run` enables it, or named in VK_INSTANCE_LAYERS), every other
+    # layer the user enabled stays in.
+    from ..settings import LAYER_NAME
+
+    saved = {name: os.environ.get(name) for name in (_VKSCOPE_ENABLE, "VK_INSTANCE_LAYERS")}
     try:
+        os.environ.pop(_VKSCOPE_ENABLE, None)
+        layers = saved["VK_INSTANCE_LAYERS"]
+        if layers is not None:
+            kept = [n for n in layers.split(":") if n and n != LAYER_NAME]
+            os.environ["VK_INSTANCE_LAYERS"] = ":".join(kept)
         yield
     finally:
-        if saved is not None:
-            os.environ[_VKSCOPE_ENABLE] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def probe_khr(selections: Sequence[Sequence[str]] = ()) -> list[KhrDevice]:
