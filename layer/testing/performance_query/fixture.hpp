@@ -13,6 +13,10 @@
 // submitted execution of the query, whichever pass it was, which for the same commands is the same
 // number.
 //
+// A performance query begun while the application's own pipeline statistics query is active puts
+// a second pipeline statistics query inside it on the driver below, which Vulkan does not allow
+// (lavapipe counts both).
+//
 // The driver's queries behind a performance query are reset where the application resets it, so
 // a query run once per pass reuses them without a reset: lavapipe restarts them, a validation
 // layer placed below the fixture reports it.
