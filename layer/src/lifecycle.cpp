@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "core/state.hpp"
+#include "instruments/performance_query/instrument.hpp"
 #include "instruments/pipeline_statistics/instrument.hpp"
 #include "instruments/timing/instrument.hpp"
 #include "timeline/server_connection.hpp"
@@ -35,7 +36,7 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
 // Timing and counters need the timeline: their values belong to its workload instances.
 bool wants_timeline(const SettingValues& settings) {
     return settings.timeline || settings.timing != Timing::off ||
-           pipeline_statistics::selected(settings);
+           pipeline_statistics::selected(settings) || performance_query::selected(settings);
 }
 
 void enable_features(InstanceState& state) {
@@ -51,6 +52,9 @@ void enable_features(InstanceState& state) {
         state.features.set(static_cast<unsigned>(Feature::pipeline_statistics));
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
+    if (performance_query::selected(state.settings)) {
+        state.features.set(static_cast<unsigned>(Feature::instruments));
+    }
 }
 
 // The instruments of a device of this instance, in the order their marks take.
@@ -61,6 +65,9 @@ timeline::InstrumentProviders instrument_providers(const InstanceState& instance
     }
     if (auto statistics = pipeline_statistics::provider(instance.settings)) {
         providers.push_back(std::move(statistics));
+    }
+    if (auto khr = performance_query::provider(instance.settings)) {
+        providers.push_back(std::move(khr));
     }
     return providers;
 }

@@ -207,8 +207,6 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
         settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
     if options.counters is not None:
         settings["counters"] = options.counters
-    if settings.get("counters", "").strip():
-        _check_counters(settings["counters"])
     if options.frames is not None:
         try:
             parse_frame_selection(options.frames)
@@ -216,6 +214,8 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
             raise SettingError(f"--frames {options.frames!r}: {exc}") from None
         settings["frames"] = options.frames
     notes: list[str] = []
+    if settings.get("counters", "").strip() and not _khr_counters(settings, notes):
+        _check_counters(settings["counters"])
     if options.no_capture:
         return settings, notes
     # What a capture needs: the layer streams to vkscope run's server, with the timeline on.
@@ -237,6 +237,35 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
             )
             del settings[name]
     return settings, notes
+
+
+def _khr_counters(settings: dict[str, str], notes: list[str]) -> bool:
+    """Checks and completes a setting with khr: counters (counters/khr.py); False when it
+    names none."""
+    from ..counters import CounterError
+    from ..counters.khr import prepare
+    from ..devices import VulkanUnavailable
+    from ..settings import all_settings
+
+    try:
+        passes = int(settings.get("counter_passes", all_settings()["counter_passes"].default))
+        prepared = prepare(settings, passes)
+    except CounterError as exc:
+        raise SettingError(str(exc)) from None
+    except VulkanUnavailable as exc:
+        raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+    except ValueError:
+        raise SettingError("counter_passes: expected a number") from None
+    if prepared is None:
+        return False
+    settings["counters"], frames = prepared
+    if frames is not None:
+        notes.append(
+            f"frames {settings['frames']} widened to {frames}: each frame collects one pass "
+            "of the khr counters"
+        )
+        settings["frames"] = frames
+    return True
 
 
 def _check_counters(text: str) -> None:
