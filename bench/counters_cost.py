@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths, run_once  # noqa: E402
+from record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths  # noqa: E402
 from resultfile import (  # noqa: E402
     DOCS_DIR,
     banner,
@@ -44,8 +44,12 @@ from resultfile import (  # noqa: E402
     write,
     write_doc,
 )
-from support.timeline import Receiver  # noqa: E402
-from timing_cost import FrameConfig, workload_env  # noqa: E402
+from workload_runs import (  # noqa: E402
+    FrameConfig,
+    instances_per_frame,
+    measure_frames,
+    measure_recording,
+)
 
 NAME = "counters_cost"
 DOC = DOCS_DIR / "counters.md"
@@ -93,70 +97,6 @@ RECORD_CONFIGS = (
         {"VK_VKSCOPE_TIMING": "queue", **STATISTICS},
     ),
 )
-
-
-def instances_per_frame(program: Path, build_dir: Path, args: Sequence[str]) -> float:
-    """Workload instances one frame of the program submits (from a timeline capture)."""
-    import subprocess
-
-    receiver = Receiver()
-    try:
-        env = workload_env(build_dir, FRAME_CONFIGS[1])
-        env["VK_VKSCOPE_HOST"] = receiver.address
-        frames = 4
-        cmd = [str(program), *args, "--frames", str(frames), "--quiet"]
-        subprocess.run(cmd, env=env, capture_output=True, check=True, timeout=600)
-        capture = receiver.finish()
-    finally:
-        receiver.close()
-    return sum(1 for _ in capture.submitted()) / frames
-
-
-def run_program(program: Path, args: Sequence[str], env: Mapping[str, str], frames: int) -> float:
-    import subprocess
-    import time
-
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [str(program), *args, "--frames", str(frames), "--quiet"],
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"vkscope-workload failed ({proc.returncode}):\n{proc.stderr}")
-    return elapsed
-
-
-def measure_frames(
-    program: Path, build_dir: Path, args: Sequence[str], runs: int, short: int, long: int
-) -> dict[str, list[float]]:
-    """ms per frame, every run, by configuration (interleaved, so that a change in the
-    machine's load hits every configuration alike)."""
-    out: dict[str, list[float]] = {c.key: [] for c in FRAME_CONFIGS}
-    for _ in range(runs):
-        for c in FRAME_CONFIGS:
-            env = workload_env(build_dir, c)
-            t_short = run_program(program, args, env, short)
-            t_long = run_program(program, args, env, long)
-            out[c.key].append((t_long - t_short) / (long - short) * 1e3)
-    return out
-
-
-def measure_recording(
-    paths: Paths, runs: int, calls: int, batch: int
-) -> dict[str, dict[str, list[float]]]:
-    out: dict[str, dict[str, list[float]]] = {}
-    for command in ("draw", "dispatch"):
-        samples: dict[str, list[float]] = {c.key: [] for c in RECORD_CONFIGS}
-        for _ in range(runs):
-            for config in RECORD_CONFIGS:
-                line = run_once(paths, config, command, 1, calls, batch)
-                samples[config.key].append(line.ns_per_call)
-        out[command] = samples
-    return out
 
 
 def frame_lines(program: str, samples: Mapping[str, list[float]], per_instance: float) -> list[str]:
@@ -251,11 +191,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = new(NAME, settings, vulkan=True)
     results["frames"] = {
         name: {
-            "instances_per_frame": instances_per_frame(program, args.build_dir, flags),
+            "instances_per_frame": instances_per_frame(
+                program, args.build_dir, flags, FRAME_CONFIGS[1]
+            ),
             "samples_ms": measure_frames(
                 program,
                 args.build_dir,
                 flags,
+                FRAME_CONFIGS,
                 args.runs,
                 args.short_frames * FRAME_SCALE.get(name, 1),
                 args.long_frames * FRAME_SCALE.get(name, 1),
@@ -264,7 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, flags in PROGRAMS.items()
     }
     paths = Paths.from_build_dir(args.build_dir)
-    results["recording"] = measure_recording(paths, args.record_runs, args.calls, args.batch)
+    results["recording"] = measure_recording(
+        paths, RECORD_CONFIGS, args.record_runs, args.calls, args.batch
+    )
     write(results, args.results)
     text = render(results)
     write_doc(text, args.docs)

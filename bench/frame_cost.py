@@ -59,6 +59,7 @@ COMMAND = ".venv/bin/python bench/frame_cost.py"
 CHILD_TIME = BENCH / "child_time.py"
 QUEUE_TARGET_PERCENT = 10.0  # `vkscope run --timing queue`
 TIMELINE_TARGET_PERCENT = 3.0  # `vkscope run` (the timeline)
+SYSCALL_FLOOR = 0.05  # calls per frame below this are start-up noise, not per-frame work
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,10 @@ def xvfb() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def run_seconds(tools: Tools, app: App, config: Config, frames: int, tmp: Path) -> float:
-    """Wall-clock seconds of the application alone, for `frames` frames."""
-    seconds = tmp / "seconds"
-    seconds.unlink(missing_ok=True)
-    inner = [sys.executable, str(CHILD_TIME), str(seconds), "--", *app.command(frames)]
+def command_line(
+    tools: Tools, app: App, config: Config, inner: list[str], tmp: Path
+) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run `inner` (the application, wrapped) in `config`."""
     if config.run:
         env = base_env()
         cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html"]
@@ -176,15 +176,63 @@ def run_seconds(tools: Tools, app: App, config: Config, frames: int, tmp: Path) 
         env = layer_env(tools.layer_dir, **settings) if config.layer else base_env()
         cmd = inner
     env.update(app.env)
+    return cmd, env
+
+
+def run_app(tools: Tools, app: App, config: Config, inner: list[str], tmp: Path, what: str) -> None:
+    cmd, env = command_line(tools, app, config, inner, tmp)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     for f in tmp.glob("capture.vkscope*"):
         f.unlink()
-    if res.returncode != 0 or not seconds.exists():
+    if res.returncode != 0:
         raise RuntimeError(
-            f"{config.title}, {app.key}, {frames} frames: exit {res.returncode}\n"
+            f"{config.title}, {app.key}, {what}: exit {res.returncode}\n"
             f"{(res.stdout + res.stderr)[-2000:]}"
         )
+
+
+def run_seconds(tools: Tools, app: App, config: Config, frames: int, tmp: Path) -> float:
+    """Wall-clock seconds of the application alone, for `frames` frames."""
+    seconds = tmp / "seconds"
+    seconds.unlink(missing_ok=True)
+    inner = [sys.executable, str(CHILD_TIME), str(seconds), "--", *app.command(frames)]
+    run_app(tools, app, config, inner, tmp, f"{frames} frames")
+    if not seconds.exists():
+        raise RuntimeError(f"{config.title}, {app.key}: {CHILD_TIME.name} wrote no time")
     return float(seconds.read_text())
+
+
+def syscall_counts(summary: str) -> dict[str, int]:
+    """Calls per system call from `strace -c`'s table."""
+    counts: dict[str, int] = {}
+    for line in summary.splitlines():
+        fields = line.split()
+        # % time, seconds, usecs/call, calls, [errors,] syscall
+        if (
+            len(fields) in (5, 6)
+            and fields[-1].isidentifier()
+            and fields[-1] != "total"
+            and fields[3].isdigit()
+        ):
+            counts[fields[-1]] = int(fields[3])
+    return counts
+
+
+def syscalls_per_frame(
+    tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path
+) -> dict[str, float]:
+    """System calls per frame of the application's process (every thread: the layer's included),
+    from `strace -f -c` over two frame counts. Unlike time, counts do not depend on the machine's
+    load: they show the wake-ups (futex) and socket calls each configuration adds to a frame."""
+    totals = []
+    for frames in (short, long):
+        out = tmp / "strace.txt"
+        inner = ["strace", "-f", "-c", "-o", str(out), *app.command(frames)]
+        run_app(tools, app, config, inner, tmp, f"strace, {frames} frames")
+        totals.append(syscall_counts(out.read_text()))
+    names = sorted(set(totals[0]) | set(totals[1]))
+    per = {n: (totals[1].get(n, 0) - totals[0].get(n, 0)) / (long - short) for n in names}
+    return {n: round(v, 3) for n, v in per.items() if v >= SYSCALL_FLOOR}
 
 
 def measure(
@@ -267,7 +315,29 @@ def app_section(block: Mapping[str, Any]) -> list[str]:
         *app_table(block["samples_ms"]),
         "",
         *verdict_lines(block["samples_ms"]),
+        *syscall_lines(block.get("syscalls_per_frame")),
     ]
+
+
+def syscall_lines(per_config: Mapping[str, Mapping[str, float]] | None) -> list[str]:
+    if not per_config:
+        return []
+    names = sorted({n for calls in per_config.values() for n in calls})
+    lines = [
+        "",
+        "System calls per frame of the application's process, every thread (`strace -f -c`, the "
+        "difference between the two frame counts; calls under "
+        f"{SYSCALL_FLOOR} a frame left out). They do not depend on the machine's load: `futex` "
+        "counts the wake-ups between threads (the driver's, the layer's readback and sender "
+        "threads), the socket calls what reaches the capture server.",
+        "",
+        "| configuration | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---" * (len(names) + 1) + "|",
+    ]
+    for key, calls in per_config.items():
+        cells = [f"{calls[n]:.2f}" if n in calls else "" for n in names]
+        lines.append(f"| {TITLES.get(key, key)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 DESCRIPTIONS = {
@@ -343,6 +413,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tools, [app], args.runs, args.short_frames, args.long_frames,
                 progress=lambda s, k=key: print(f"{k}: {s}", flush=True),
             )[key]  # fmt: skip
+            if shutil.which("strace"):
+                with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
+                    block["syscalls_per_frame"] = {
+                        c.key: syscalls_per_frame(
+                            tools, app, c, args.short_frames, args.long_frames, Path(tmp)
+                        )
+                        for c in CONFIGS
+                    }
         results["apps"][key] = block
     write(results, args.results)
     text = render(results)

@@ -198,10 +198,10 @@ def bench_env(paths: Paths, config: Config) -> dict[str, str]:
     return env
 
 
-def run_once(
+def harness_argv(
     paths: Paths, config: Config, command: str, threads: int, calls: int, batch: int
-) -> HarnessLine:
-    argv = [
+) -> list[str]:
+    return [
         str(paths.harness),
         "--layers",
         ",".join(config.layers),
@@ -214,6 +214,12 @@ def run_once(
         "--batch",
         str(batch),
     ]
+
+
+def run_once(
+    paths: Paths, config: Config, command: str, threads: int, calls: int, batch: int
+) -> HarnessLine:
+    argv = harness_argv(paths, config, command, threads, calls, batch)
     proc = subprocess.run(
         argv, env=bench_env(paths, config), capture_output=True, text=True, timeout=300
     )
@@ -258,19 +264,7 @@ def instructions_per_call(paths: Paths, config: Config, command: str, batch: int
         return None
     totals = []
     for calls in INSTRUCTION_CALLS:
-        argv = [
-            str(paths.harness),
-            "--layers",
-            ",".join(config.layers),
-            "--command",
-            command,
-            "--threads",
-            "1",
-            "--calls",
-            str(calls),
-            "--batch",
-            str(min(batch, calls)),
-        ]
+        argv = harness_argv(paths, config, command, 1, calls, min(batch, calls))
         totals.append(callgrind_instructions(argv, bench_env(paths, config)))
     return (totals[1] - totals[0]) / (INSTRUCTION_CALLS[1] - INSTRUCTION_CALLS[0])
 

@@ -32,6 +32,7 @@ MODULES = (
     "frame_cost.py",
     "counters_cost.py",
     "handover_cost.py",
+    "perf_query_cost.py",
     "ingest_rate.py",
     "html_open_time.py",
     "report_memory.py",

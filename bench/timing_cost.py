@@ -23,13 +23,8 @@ Build first:
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +41,6 @@ from record_cost import (  # noqa: E402
     Config,
     Paths,
     instructions_per_call,
-    run_once,
 )
 from resultfile import (  # noqa: E402
     DOCS_DIR,
@@ -61,21 +55,18 @@ from resultfile import (  # noqa: E402
     write,
     write_doc,
 )
-from support.timeline import Receiver  # noqa: E402
+from workload_runs import (  # noqa: E402
+    FrameConfig,
+    instances_per_frame,
+    measure_frames,
+    measure_recording,
+)
 
 NAME = "timing_cost"
 DOC = DOCS_DIR / "timing.md"
 COMMAND = ".venv/bin/python bench/timing_cost.py"
 FRAME_TARGET_PERCENT = 10.0  # queue: under +10% frame time
-
-
-@dataclass(frozen=True)
-class FrameConfig:
-    key: str
-    title: str
-    env: Mapping[str, str]
-    layer: bool = True
-
+EVERY_SCENARIO = ("--all",)
 
 FRAME_CONFIGS = (
     FrameConfig("none", "no layer", {}, layer=False),
@@ -110,94 +101,6 @@ RECORD_CONFIGS = (
     ),
     IDLE_CONFIG,
 )
-
-
-@dataclass
-class FramePoint:
-    config: FrameConfig
-    per_frame_ms: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.per_frame_ms)
-
-
-def workload_env(build_dir: Path, config: FrameConfig) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("VK_VKSCOPE_") and k not in ("VK_INSTANCE_LAYERS", "VK_ADD_LAYER_PATH")
-    }
-    env["LP_NUM_THREADS"] = "0"
-    if config.layer:
-        env["VK_ADD_LAYER_PATH"] = str(build_dir / "layer")
-        env["VK_INSTANCE_LAYERS"] = VKSCOPE_LAYER
-        env.update(config.env)
-    return env
-
-
-def run_workload(program: Path, env: Mapping[str, str], frames: int) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [str(program), "--all", "--frames", str(frames), "--quiet"],
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"vkscope-workload failed ({proc.returncode}):\n{proc.stderr}")
-    return elapsed
-
-
-def instances_per_frame(program: Path, build_dir: Path) -> float:
-    """Workload instances one pass of every scenario submits (from a timeline capture)."""
-    receiver = Receiver()
-    try:
-        env = workload_env(build_dir, FRAME_CONFIGS[1])
-        env["VK_VKSCOPE_HOST"] = receiver.address
-        frames = 4
-        subprocess.run(
-            [str(program), "--all", "--frames", str(frames), "--quiet"],
-            env=env,
-            capture_output=True,
-            check=True,
-            timeout=600,
-        )
-        capture = receiver.finish()
-    finally:
-        receiver.close()
-    return sum(1 for _ in capture.submitted()) / frames
-
-
-def measure_frames(
-    program: Path, build_dir: Path, runs: int, short: int, long: int
-) -> list[FramePoint]:
-    points = [FramePoint(c) for c in FRAME_CONFIGS]
-    # Interleaved, so a change in the machine's load hits every configuration alike.
-    for _ in range(runs):
-        for p in points:
-            env = workload_env(build_dir, p.config)
-            t_short = run_workload(program, env, short)
-            t_long = run_workload(program, env, long)
-            p.per_frame_ms.append((t_long - t_short) / (long - short) * 1e3)
-    return points
-
-
-def measure_recording(
-    paths: Paths, runs: int, calls: int, batch: int
-) -> dict[str, dict[str, list[float]]]:
-    """ns per call, every run, by command and configuration (interleaved)."""
-    out: dict[str, dict[str, list[float]]] = {}
-    for command in ("draw", "dispatch"):
-        samples: dict[str, list[float]] = {c.key: [] for c in RECORD_CONFIGS}
-        for _ in range(runs):
-            for config in RECORD_CONFIGS:
-                line = run_once(paths, config, command, 1, calls, batch)
-                samples[config.key].append(line.ns_per_call)
-        out[command] = samples
-    return out
 
 
 def measure_instructions(paths: Paths, batch: int) -> dict[str, dict[str, float]] | None:
@@ -388,13 +291,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "LP_NUM_THREADS": "0",
     }
     results = new(NAME, settings, vulkan=True)
-    per_instance = instances_per_frame(program, args.build_dir)
-    points = measure_frames(program, args.build_dir, args.runs, args.short_frames, args.long_frames)
     results["frames"] = {
-        "instances_per_frame": per_instance,
-        "samples_ms": {p.config.key: p.per_frame_ms for p in points},
+        "instances_per_frame": instances_per_frame(
+            program, args.build_dir, EVERY_SCENARIO, FRAME_CONFIGS[1]
+        ),
+        "samples_ms": measure_frames(
+            program,
+            args.build_dir,
+            EVERY_SCENARIO,
+            FRAME_CONFIGS,
+            args.runs,
+            args.short_frames,
+            args.long_frames,
+        ),
     }
-    results["recording"] = measure_recording(paths, args.record_runs, args.calls, args.batch)
+    results["recording"] = measure_recording(
+        paths, RECORD_CONFIGS, args.record_runs, args.calls, args.batch
+    )
     results["instructions"] = measure_instructions(paths, args.batch)
     write(results, args.results)
     text = render(results)

@@ -6,7 +6,7 @@
 # bench/device/prepare.sh fills (.gl .whl .device):
 #
 #   bash bench/device/run.sh --bring-up [--quick] [CHECK ...]
-#   bash bench/device/run.sh --bring-up --bench NAME ...    bench/NAME.py, results in $OUT
+#   bash bench/device/run.sh --bring-up --bench NAME [ARGS]  bench/NAME.py ARGS, results in $OUT
 #
 # brings up, in this order: Debian's Vulkan loader (.gl/libvulkan1_*.deb unpacked into /, then
 # ldconfig), the Khronos validation layer (.gl/vulkan-validationlayers_*.deb unpacked into
@@ -77,9 +77,8 @@ if [ "${1:-}" = --bench ]; then
     shift
     out=${OUT:-out}
     mkdir -p "$out"
-    for name in "$@"; do
-        "$python" "bench/$name.py" --results "$out/$name.json" --docs "$out/$name.md"
-    done
-    exit 0
+    name=$1
+    shift
+    exec "$python" "bench/$name.py" --results "$out/$name.json" --docs "$out/$name.md" "$@"
 fi
 exec "$python" bench/device/checks.py "$@"

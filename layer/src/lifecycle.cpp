@@ -8,6 +8,7 @@
 #include "core/settings.hpp"
 #include "core/state.hpp"
 #include "instruments/handover/instrument.hpp"
+#include "instruments/performance_query/instrument.hpp"
 #include "instruments/pipeline_statistics/instrument.hpp"
 #include "instruments/timing/instrument.hpp"
 #include "timeline/server_connection.hpp"
@@ -36,7 +37,8 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
 // Timing and counters need the timeline: their values belong to its workload instances.
 bool wants_timeline(const SettingValues& settings) {
     return settings.timeline || settings.timing != Timing::off ||
-           pipeline_statistics::selected(settings) || handover::selected(settings);
+           pipeline_statistics::selected(settings) || performance_query::selected(settings) ||
+           handover::selected(settings);
 }
 
 void enable_features(InstanceState& state) {
@@ -52,7 +54,7 @@ void enable_features(InstanceState& state) {
         state.features.set(static_cast<unsigned>(Feature::pipeline_statistics));
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
-    if (handover::selected(state.settings)) {
+    if (performance_query::selected(state.settings) || handover::selected(state.settings)) {
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
 }
@@ -70,6 +72,9 @@ timeline::InstrumentProviders instrument_providers(const InstanceState& instance
     }
     if (auto statistics = pipeline_statistics::provider(instance.settings)) {
         providers.push_back(std::move(statistics));
+    }
+    if (auto khr = performance_query::provider(instance.settings)) {
+        providers.push_back(std::move(khr));
     }
     return providers;
 }

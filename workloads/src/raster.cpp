@@ -98,6 +98,20 @@ Buffer createQuadIndices(Context& ctx, Janitor& janitor) {
     return buffer;
 }
 
+void beginColorPass(VkCommandBuffer cmd, VkRenderPass pass, VkFramebuffer framebuffer, Rgba clear,
+                    VkSubpassContents contents) {
+    const VkClearValue value = clearValueOf(clear);
+    const VkRenderPassBeginInfo begin{
+        .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
+        .renderPass = pass,
+        .framebuffer = framebuffer,
+        .renderArea = {{0, 0}, {kTargetSize, kTargetSize}},
+        .clearValueCount = 1,
+        .pClearValues = &value,
+    };
+    vkCmdBeginRenderPass(cmd, &begin, contents);
+}
+
 void setFullViewport(VkCommandBuffer cmd) {
     const VkViewport viewport{0.0f, 0.0f, float(kTargetSize), float(kTargetSize), 0.0f, 1.0f};
     const VkRect2D scissor{{0, 0}, {kTargetSize, kTargetSize}};

@@ -46,6 +46,9 @@ void expectPixels(const std::string& what, const void* actual, const Pixels& exp
 // Index buffer holding 0..5 so indexed draws produce the same quads as vkCmdDraw.
 Buffer createQuadIndices(Context& ctx, Janitor& janitor);
 void setFullViewport(VkCommandBuffer cmd);
+// Begins `pass` over the whole target of `framebuffer`, its one attachment cleared to `clear`.
+void beginColorPass(VkCommandBuffer cmd, VkRenderPass pass, VkFramebuffer framebuffer, Rgba clear,
+                    VkSubpassContents contents = VK_SUBPASS_CONTENTS_INLINE);
 // Records draws [first, first + count). With an index buffer, odd draws use
 // vkCmdDrawIndexed and even draws vkCmdDraw.
 void recordRects(VkCommandBuffer cmd, VkPipelineLayout layout, VkBuffer indices, uint32_t first,

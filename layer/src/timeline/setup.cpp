@@ -183,6 +183,23 @@ DevicePatch::~DevicePatch() {
     }
 }
 
+void DevicePatch::enable_chained_feature(VkStructureType type, size_t flag_offset,
+                                         VkBaseOutStructure* ours) {
+    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
+        if (s->sType == type) {
+            auto* flag = reinterpret_cast<VkBool32*>(
+                reinterpret_cast<char*>(const_cast<VkBaseInStructure*>(s)) + flag_offset);
+            if (!*flag) {
+                *flag = VK_TRUE;
+                switched_features_.push_back(flag);
+            }
+            return;
+        }
+    }
+    ours->pNext = static_cast<VkBaseOutStructure*>(const_cast<void*>(info_.pNext));
+    info_.pNext = ours;
+}
+
 void DevicePatch::enable_timeline_semaphores() {
     const InstanceState& instance = instance_;
     const VkPhysicalDevice physical = physical_;

@@ -48,6 +48,10 @@ public:
     // (without them their statistics could only be zero) and the device supports it: switched on
     // in the application's own feature structure, and back afterwards.
     bool enable_mesh_shader_queries();
+    // Switches on the VkBool32 at `flag_offset` of the application's structure of `type` when its
+    // chain has one (switched back afterwards: a structure may appear once in a chain), else
+    // chains `ours`, which the caller keeps alive until the device is created.
+    void enable_chained_feature(VkStructureType type, size_t flag_offset, VkBaseOutStructure* ours);
 
 private:
     void enable_timeline_semaphores();

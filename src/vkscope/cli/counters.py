@@ -87,6 +87,11 @@ def _render_samplers(found: dict[str, Any], console: Console) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--select",
+        metavar="khr:NAME,...",
+        help="also give the passes (captured frames) a khr: selection needs on each family",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,10 +103,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"vkscope: {exc.message}", file=sys.stderr)
         return 2
     found = listing(devices)
+    from .counters_khr import khr_listing, render_khr
+
+    khr = khr_listing(args.select)
     if args.json:
+        for d, k in zip(found, khr, strict=False):
+            d["khr"] = k["queue_families"] if k["performance_query"] else None
         print(json.dumps(found, indent=2))
     else:
         _render(found, Console())
+        render_khr(khr, Console())
     return 0
 
 

@@ -207,16 +207,15 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
         settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
     if options.counters is not None:
         settings["counters"] = options.counters
-    sampler_notes: list[str] = []
-    if settings.get("counters", "").strip():
-        sampler_notes = _check_counters(settings["counters"], settings.get("counter_sampling"))
     if options.frames is not None:
         try:
             parse_frame_selection(options.frames)
         except FrameSelectionError as exc:
             raise SettingError(f"--frames {options.frames!r}: {exc}") from None
         settings["frames"] = options.frames
-    notes: list[str] = sampler_notes
+    notes: list[str] = []
+    if settings.get("counters", "").strip():
+        _select_counters(settings, notes)
     if options.no_capture:
         return settings, notes
     # What a capture needs: the layer streams to vkscope run's server, with the timeline on.
@@ -240,25 +239,71 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
     return settings, notes
 
 
-def _check_counters(text: str, sampling: str | None) -> list[str]:
-    """The counters the setting names, each countable on some device here (before the
-    application starts: the layer could only log what it cannot count). Returns notes on how
-    samplers will be sampled."""
-    from ..counters import CounterError, check_counters
-    from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
-    from ..devices import VulkanUnavailable, probe
+def _khr_counters(settings: dict[str, str], notes: list[str]) -> bool:
+    """Checks and completes a setting with khr: counters (counters/khr.py); False when it
+    names none."""
+    from ..counters import CounterError
+    from ..counters.khr import prepare
+    from ..devices import VulkanUnavailable
+    from ..settings import all_settings
 
     try:
-        samplers = check_samplers(text)
-        others = without_samplers(text)
-        devices = probe() if others.strip(" ,") or samplers else []
-        if others.strip(" ,"):
-            check_counters(others, devices)
-        return sampling_notes(devices, sampling) if samplers else []
-    except (CounterError, SamplerError) as exc:
+        passes = int(settings.get("counter_passes", all_settings()["counter_passes"].default))
+        prepared = prepare(settings, passes)
+    except CounterError as exc:
         raise SettingError(str(exc)) from None
     except VulkanUnavailable as exc:
         raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+    except ValueError:
+        raise SettingError("counter_passes: expected a number") from None
+    if prepared is None:
+        return False
+    settings["counters"], frames = prepared
+    if frames is not None:
+        notes.append(
+            f"frames {settings['frames']} widened to {frames}: each frame collects one pass "
+            "of the khr counters"
+        )
+        settings["frames"] = frames
+    return True
+
+
+def _check_counters(text: str) -> None:
+    """The counters the setting names, each countable on some device here (before the
+    application starts: the layer could only log what it cannot count)."""
+    from ..counters import CounterError, check_counters
+    from ..devices import VulkanUnavailable, probe
+
+    try:
+        check_counters(text, probe())
+    except CounterError as exc:
+        raise SettingError(str(exc)) from None
+    except VulkanUnavailable as exc:
+        raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+
+
+def _select_counters(settings: dict[str, str], notes: list[str]) -> None:
+    """Checks the `counters` setting before the application starts: its samplers (a name vkscope
+    knows, a library that answers the interface), then the other sources. Samplers go first in
+    the value the layer gets, so that no source's list can take them for its own names."""
+    from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
+    from ..devices import VulkanUnavailable, probe
+
+    text = settings["counters"]
+    try:
+        samplers = check_samplers(text)
+        if samplers:
+            notes += sampling_notes(probe(), settings.get("counter_sampling"))
+    except SamplerError as exc:
+        raise SettingError(str(exc)) from None
+    except VulkanUnavailable as exc:
+        raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+    rest = without_samplers(text)
+    settings["counters"] = rest
+    if rest.strip(" ,") and not _khr_counters(settings, notes):
+        _check_counters(settings["counters"])
+    kept = [settings["counters"]] if settings["counters"].strip(" ,") else []
+    settings["counters"] = ",".join([*(f"sampler:{s}" for s in samplers), *kept])
 
 
 def _as_bool(text: str) -> bool:

@@ -164,16 +164,7 @@ public:
         memoryBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                       VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, VK_ACCESS_INDIRECT_COMMAND_READ_BIT);
 
-        const VkClearValue clear = clearValueOf(kClear);
-        const VkRenderPassBeginInfo begin{
-            .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
-            .renderPass = pass_,
-            .framebuffer = framebuffer_,
-            .renderArea = {{0, 0}, {kTargetSize, kTargetSize}},
-            .clearValueCount = 1,
-            .pClearValues = &clear,
-        };
-        vkCmdBeginRenderPass(cmd, &begin, VK_SUBPASS_CONTENTS_INLINE);
+        beginColorPass(cmd, pass_, framebuffer_, kClear);
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, layout_, 0, 1, &rectSet_, 0,
                                 nullptr);

@@ -48,16 +48,7 @@ public:
     void frame(Context& ctx, uint32_t) override {
         VK_CHECK(vkResetCommandPool(ctx.device, pool_, 0));
         beginCommands(cmd_);
-        const VkClearValue clear = clearValueOf(kClear);
-        const VkRenderPassBeginInfo begin{
-            .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
-            .renderPass = pass_,
-            .framebuffer = framebuffer_,
-            .renderArea = {{0, 0}, {kTargetSize, kTargetSize}},
-            .clearValueCount = 1,
-            .pClearValues = &clear,
-        };
-        vkCmdBeginRenderPass(cmd_, &begin, VK_SUBPASS_CONTENTS_INLINE);
+        beginColorPass(cmd_, pass_, framebuffer_, kClear);
         vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline_);
         setFullViewport(cmd_);
         recordRects(cmd_, layout_, indices_.handle, 0, draws_, kSalt, Blend::Replace);

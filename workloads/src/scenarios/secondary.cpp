@@ -94,16 +94,8 @@ public:
         endCommands(computeSecondary_);
 
         beginCommands(primary_);
-        const VkClearValue clear = clearValueOf(kClear);
-        const VkRenderPassBeginInfo begin{
-            .sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO,
-            .renderPass = pass_,
-            .framebuffer = framebuffer_,
-            .renderArea = {{0, 0}, {kTargetSize, kTargetSize}},
-            .clearValueCount = 1,
-            .pClearValues = &clear,
-        };
-        vkCmdBeginRenderPass(primary_, &begin, VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
+        beginColorPass(primary_, pass_, framebuffer_, kClear,
+                       VK_SUBPASS_CONTENTS_SECONDARY_COMMAND_BUFFERS);
         vkCmdExecuteCommands(primary_, 1, &drawSecondary_);
         vkCmdExecuteCommands(primary_, 1, &drawSecondary_);
         vkCmdEndRenderPass(primary_);

@@ -1,0 +1,93 @@
+#include "instruments/performance_query/recording.hpp"
+
+#include "protocol.gen.hpp"
+#include "timeline/device.hpp"
+
+namespace vkscope::performance_query {
+namespace {
+
+using Reason = protocol::CountersReason;
+
+const char* why(Reason r) {
+    return protocol::name(r);
+}
+
+} // namespace
+
+void PerfRecording::begin(const timeline::RecordingStart& start) {
+    release();
+    if (!start.frame_selected) {
+        why_ = why(Reason::outside_frame);
+    } else if (!start.primary) {
+        // The queue resets a recording's pool before it is submitted, which it cannot do for
+        // a secondary's (executed from a primary that may be recorded later).
+        why_ = why(Reason::secondary_command_buffer);
+    } else if (start.family == UINT32_MAX) {
+        why_ = why(Reason::unknown_pool);
+    } else if (const FamilyPlan* plan = device_.plan(start.family); !plan) {
+        why_ = why(Reason::counter_not_offered);
+    } else {
+        // The frame's place in the pass cycle picks the counters: frame f collects pass f mod N
+        // of its family (a family with fewer passes repeats its own).
+        const uint64_t frame = timeline_.frame.load(std::memory_order_relaxed);
+        pass_ = static_cast<uint32_t>((frame % device_.cycle()) % plan->passes.size());
+        pools_ = device_.pools(start.family, pass_);
+        why_ = pools_ ? nullptr : why(Reason::no_query_pool);
+    }
+}
+
+void PerfRecording::release() {
+    if (pools_ && block_) {
+        std::vector<QueryBlock*> blocks{block_};
+        pools_->release(blocks);
+    }
+    block_ = nullptr;
+    pools_ = nullptr;
+    open_ = {};
+}
+
+const char* PerfRecording::unmarked() const {
+    return why_ ? why_ : why(Reason::no_query_pool);
+}
+
+timeline::Mark PerfRecording::start() {
+    if (why_) {
+        return timeline::Mark::none(why_);
+    }
+    if (!block_) {
+        block_ = pools_->acquire();
+    }
+    // One pool per command buffer: past its slots, the rest of the recording goes uncounted.
+    if (!block_ || block_->used >= QueryBlock::kSlots) {
+        return timeline::Mark::none(why(Reason::no_query_pool));
+    }
+    const uint32_t slot = block_->used++;
+    device_.next.CmdBeginQuery(handle_, block_->pool, slot, 0);
+    open_ = timeline::Mark::at(block_, slot);
+    return open_;
+}
+
+timeline::Mark PerfRecording::start_render_pass(const timeline::RenderPassStart& how) {
+    if (why_) {
+        return timeline::Mark::none(why_);
+    }
+    if (how.suspending) {
+        return timeline::Mark::none(why(Reason::split_render_pass));
+    }
+    if (how.secondaries) {
+        return timeline::Mark::none(why(Reason::secondary_without_inherited_queries));
+    }
+    return start();
+}
+
+timeline::Mark PerfRecording::finish() {
+    if (!open_) {
+        return timeline::Mark::none(why_ ? why_ : why(Reason::split_render_pass));
+    }
+    const timeline::Mark done = open_;
+    device_.next.CmdEndQuery(handle_, block_->pool, done.index());
+    open_ = {};
+    return done;
+}
+
+} // namespace vkscope::performance_query

@@ -1,0 +1,267 @@
+"""VK_KHR_performance_query counters around every workload (docs/counters.md), on the test
+fixture that implements the extension from lavapipe's own queries, with the Khronos validation
+layer between vkscope and the fixture: each captured frame collects one pass of the selection,
+every value equals what pipeline statistics count for the same workload, the passes of a
+selection cover it over consecutive frames, and the validation layer sees nothing wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import protocol
+from support.env import layer_env, run
+from support.timeline import Capture, Receiver
+from support.timing import Timed, instances, scenario_ran
+
+from vkscope.settings import LAYER_NAME
+
+pytestmark = pytest.mark.vulkan
+
+COUNTERS_CODE = protocol.CODES["COUNTERS"]
+FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
+VALIDATION = "VK_LAYER_KHRONOS_validation"
+ALL = ["ia_vertices", "ia_primitives", "fragment_invocations", "compute_invocations", "elapsed_ns"]
+# The fixture's counters and the pipeline statistics they stand for.
+TRUTH = {
+    "ia_vertices": "input_assembly_vertices",
+    "ia_primitives": "input_assembly_primitives",
+    "fragment_invocations": "fragment_shader_invocations",
+    "compute_invocations": "compute_shader_invocations",
+}
+MANIFEST_DIRS = [
+    Path(p) / "vulkan" / "explicit_layer.d"
+    for p in ("/usr/local/share", "/usr/share", "/etc")
+]  # fmt: skip
+
+
+def validation_dir() -> Path:
+    for d in MANIFEST_DIRS:
+        if (d / "VkLayer_khronos_validation.json").is_file():
+            return d
+    pytest.skip("the Khronos validation layer is not installed")
+
+
+Runner = Any
+
+
+@pytest.fixture
+def khr(layer_dir: Path, workload: Path) -> Iterator[Runner]:
+    receivers: list[Receiver] = []
+
+    def go(
+        *args: str,
+        validation: bool = True,
+        extra_env: dict[str, str] | None = None,
+        **settings: str,
+    ) -> tuple[Any, Capture]:
+        receiver = Receiver()
+        receivers.append(receiver)
+        env = layer_env(layer_dir, host=receiver.address, **settings)
+        # This loader stacks VK_INSTANCE_LAYERS in the order it finds their manifests (the
+        # folders of VK_ADD_LAYER_PATH first to last), closest to the application first.
+        folders = [layer_dir, *([validation_dir()] if validation else []), layer_dir / "testing"]
+        env["VK_ADD_LAYER_PATH"] = ":".join(str(f) for f in folders)
+        env["VK_INSTANCE_LAYERS"] = ":".join(
+            [LAYER_NAME, *([VALIDATION] if validation else []), FIXTURE]
+        )
+        env.update(extra_env or {})
+        res = run([workload, *args], env)
+        return res, receiver.finish()
+
+    yield go
+    for r in receivers:
+        r.close()
+
+
+def validation_errors(res: Any) -> list[str]:
+    # The loader names the layers it adds from VK_INSTANCE_LAYERS: validation was among them.
+    assert VALIDATION in res.stdout + res.stderr
+    return [ln for ln in (res.stdout + res.stderr).splitlines() if "Validation Error" in ln]
+
+
+def values(t: Timed) -> dict[str, Any]:
+    found = t.fields.get("counters")
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def announced(capture: Capture) -> dict[str, dict[str, Any]]:
+    (family,) = [m.payload for m in capture.of(COUNTERS_CODE)]  # lavapipe: one family
+    assert family["source"] == "performance_query", family
+    return {c["name"]: c for c in family["counters"]}
+
+
+def by_frame(items: list[Timed]) -> dict[int, list[Timed]]:
+    out: dict[int, list[Timed]] = {}
+    for t in items:
+        out.setdefault(int(t.submit.payload["frame"]), []).append(t)
+    return out
+
+
+@pytest.mark.parametrize("chosen", [ALL[3:4], ALL[3:5], ALL])
+def test_dispatches_get_every_selected_counter_over_the_passes(
+    khr: Runner, chosen: list[str]
+) -> None:
+    frames = 2 * len(chosen)
+    res, capture = khr(
+        "--scenario", "compute", "--frames", str(frames),
+        counters=",".join(f"khr:{c}" for c in chosen), frame_submits="1",
+    )  # fmt: skip
+    scenario_ran(res, "compute")
+    assert validation_errors(res) == []
+    counters = announced(capture)
+    assert list(counters) == chosen
+    # Each counter its own pass, in selection order.
+    assert [counters[c]["pass_index"] for c in chosen] == list(range(len(chosen)))
+    assert counters[chosen[0]]["storage"] == "uint64"
+    dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert len(dispatches) == 5 * frames
+    seen: set[str] = set()
+    for frame, items in by_frame(dispatches).items():
+        want = chosen[frame % len(chosen)]
+        for t in items:
+            got = values(t)
+            assert set(got) == {want}, t.fields
+            assert t.fields["counters_pass"] == frame % len(chosen), t.fields
+            if want == "compute_invocations":
+                assert got[want] == t.fields["invocations"], t.fields
+            elif want == "elapsed_ns":
+                assert got[want] >= 0
+            seen.add(want)
+    assert seen == set(chosen)
+
+
+def test_values_equal_pipeline_statistics_of_the_same_workloads(khr: Runner) -> None:
+    # Render passes: the fixture's counters are pipeline statistics underneath, so vkscope's
+    # pipeline statistics run of the same scenario is the truth for each pass instance.
+    chosen = ALL[:3]
+    res, capture = khr(
+        "--scenario", "renderpass", "--frames", "3", counters=",".join(f"khr:{c}" for c in chosen)
+    )
+    scenario_ran(res, "renderpass")
+    assert validation_errors(res) == []
+    res2, truth = khr(
+        "--scenario", "renderpass", "--frames", "3", validation=False,
+        counters="pipeline_statistics",
+    )  # fmt: skip
+    scenario_ran(res2, "renderpass")
+    expected = {
+        (t.submit.payload["frame"], t.fields.get("label_path"),
+         t.fields["api"]): values(t)
+        for t in instances(truth) if t.fields["type"] == "renderpass"
+    }  # fmt: skip
+    passes = [t for t in instances(capture) if t.fields["type"] == "renderpass"]
+    assert passes
+    for t in passes:
+        key = (t.submit.payload["frame"], t.fields.get("label_path"), t.fields["api"])
+        got = values(t)
+        assert len(got) == 1, t.fields
+        ((name, value),) = got.items()
+        assert value == expected[key][TRUTH[name]], (t.fields, expected[key])
+
+
+def test_a_command_buffer_submitted_again_is_counted_each_time(khr: Runner) -> None:
+    # Recorded once, submitted three times a frame: its pool is reset before every submission.
+    res, capture = khr(
+        "--scenario", "reusable", "--frames", "2", counters="khr:compute_invocations"
+    )
+    scenario_ran(res, "reusable")
+    assert validation_errors(res) == []
+    dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert len(dispatches) == 6
+    assert all(values(t) == {"compute_invocations": 64} for t in dispatches), [
+        t.fields for t in dispatches
+    ]
+
+
+def test_a_busy_profiling_lock_turns_khr_counters_off_and_says_so(
+    layer_dir: Path, workload: Path
+) -> None:
+    receiver = Receiver()
+    try:
+        env = layer_env(layer_dir, host=receiver.address, counters="khr:compute_invocations")
+        env["VK_ADD_LAYER_PATH"] = f"{layer_dir}:{layer_dir / 'testing'}"
+        env["VK_INSTANCE_LAYERS"] = f"{LAYER_NAME}:{FIXTURE}"
+        env["VKSCOPE_TEST_PERFORMANCE_QUERY_LOCK"] = "busy"
+        res = run([workload, "--scenario", "compute", "--frames", "1"], env)
+        capture = receiver.finish()
+    finally:
+        receiver.close()
+    scenario_ran(res, "compute")
+    families = [m.payload for m in capture.of(COUNTERS_CODE)]
+    assert families and {f["reason"] for f in families} == {"profiling_lock_unavailable"}
+    assert "profiling lock could not be taken" in res.stderr
+
+
+REASONS = set(protocol.DEFINITION["enums"]["counters_reason"]["values"])
+
+
+@pytest.mark.parametrize("chosen", [ALL[:1], ALL[2:4], ALL])
+def test_every_workload_of_every_scenario_is_counted_or_says_why(
+    khr: Runner, chosen: list[str]
+) -> None:
+    res, capture = khr(
+        "--all", "--frames", str(len(chosen)), counters=",".join(f"khr:{c}" for c in chosen)
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert validation_errors(res) == []
+    items = list(instances(capture))
+    assert len(items) > 50
+    explained = set()
+    for t in items:
+        if t.fields["counters"] is None:
+            assert t.fields["counters_reason"] in REASONS, t.fields
+            explained.add(t.fields["counters_reason"])
+            continue
+        got = values(t)
+        assert len(got) == 1 and set(got) <= set(chosen), t.fields
+        if "compute_invocations" in got and t.fields.get("invocations") is not None:
+            assert got["compute_invocations"] == t.fields["invocations"], t.fields
+        if t.fields["type"] == "dispatch":
+            assert got.get("ia_vertices", 0) == got.get("fragment_invocations", 0) == 0
+    # What cannot be counted, and nothing else, goes without values.
+    assert explained <= {
+        "secondary_command_buffer",
+        "secondary_without_inherited_queries",
+        "split_render_pass",
+        "outside_frame",
+    }, explained
+
+
+def test_workloads_in_secondaries_and_split_render_passes_say_why(khr: Runner) -> None:
+    for scenario, reason in (
+        ("secondary", {"secondary_command_buffer", "secondary_without_inherited_queries"}),
+        ("dynamic_rendering", {"split_render_pass"}),
+    ):
+        res, capture = khr("--scenario", scenario, "--frames", "1", counters="khr:ia_vertices")
+        scenario_ran(res, scenario)
+        assert validation_errors(res) == []
+        items = list(instances(capture))
+        without = {t.fields["counters_reason"] for t in items if t.fields["counters"] is None}
+        assert without and without <= reason, (scenario, without)
+        if scenario == "dynamic_rendering":
+            whole = [t for t in items if t.fields["type"] == "renderpass" and t.fields["counters"]]
+            assert whole
+            for t in whole:
+                assert values(t)["ia_vertices"] == 6 * t.fields["draws"], t.fields
+
+
+@pytest.mark.parametrize("storage", ["int32", "int64", "uint32", "uint64", "float32", "float64"])
+def test_every_storage_type_reaches_the_host_with_its_value(khr: Runner, storage: str) -> None:
+    # The fixture stores its counters as `storage`; vkscope reads each as its storage says.
+    stored = {"VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE": storage}
+    res, capture = khr(
+        "--scenario", "compute", "--frames", "1", validation=False,
+        counters="khr:compute_invocations", extra_env=stored,
+    )  # fmt: skip
+    scenario_ran(res, "compute")
+    assert announced(capture)["compute_invocations"]["storage"] == storage
+    dispatches = [t for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert dispatches
+    for t in dispatches:
+        value = values(t)["compute_invocations"]
+        # Integers stay integers; a float's integral value may travel as an integer.
+        assert storage.startswith("float") or isinstance(value, int), t.fields
+        assert value == t.fields["invocations"], t.fields
