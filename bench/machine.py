@@ -98,15 +98,15 @@ def source() -> dict[str, Any]:
     """The commit measured and whether the tree matched it. Changes under OUTPUTS do not count
     (the previous benchmark's results, not yet committed, change nothing that is measured).
     Without git (a copied tree), both are unknown: None."""
+    # A tree copied to a GPU machine has no history of its own (what git finds there may be a
+    # stale copy): bench/device/prepare.sh wrote down the commit its bundle was built from.
+    bundle = Path(__file__).resolve().parent.parent / ".device" / "source.json"
+    if os.environ.get("VKSCOPE_DEVICE_BUNDLE") and bundle.exists():
+        found: dict[str, Any] = json.loads(bundle.read_text())
+        return found
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=normal")
     if commit is None or status is None:
-        # A tree copied to a GPU machine has no history: bench/device/prepare.sh wrote down the
-        # commit its bundle was built from.
-        bundle = Path(__file__).resolve().parent.parent / ".device" / "source.json"
-        if os.environ.get("VKSCOPE_DEVICE_BUNDLE") and bundle.exists():
-            found: dict[str, Any] = json.loads(bundle.read_text())
-            return found
         return {"commit": None, "clean": None, "changed": []}
     changed = [
         line[3:] for line in status.splitlines() if not line[3:].startswith(OUTPUTS) and line

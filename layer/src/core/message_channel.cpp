@@ -28,21 +28,21 @@ using namespace std::chrono_literals;
 constexpr std::chrono::milliseconds kMinBackoff = 50ms;
 constexpr std::chrono::milliseconds kMaxBackoff = 1000ms;
 constexpr size_t kMaxIovecs = 64;
-// Most messages wait in the queue until a frame ends, for at most kHold, or until kFlushBytes
-// are queued: a frame's messages then go out in one write, and the capture server wakes once a
-// frame instead of once a message, which on a short frame is what it costs the application most.
+// Messages wait in the queue for at most kHold, or until kFlushBytes are queued, and then go out
+// in one write: the sender and the capture server wake about once per kHold whatever the frame
+// rate, instead of once a message or once a frame, which on short frames (a millisecond) is what
+// they cost the application most. Each write also lets the sender read the server's commands, so
+// a command takes effect within kHold and a frame.
 constexpr std::chrono::milliseconds kHold = 20ms;
 constexpr size_t kFlushBytes = 64 << 10;
 
-// Messages that are written at once: the end of a frame (whose write also lets the sender read
-// the server's commands), a device's description, the end of the process.
+// Messages that are written at once: a device's description, the end of the process.
 bool urgent(const std::string& frame) {
     if (frame.empty()) {
         return true;
     }
     const auto type = static_cast<MessageType>(static_cast<uint8_t>(frame.front()));
-    return type == MessageType::Frame || type == MessageType::Device ||
-           type == MessageType::Goodbye;
+    return type == MessageType::Device || type == MessageType::Goodbye;
 }
 
 // A capture server that goes away must cost the application a dropped frame, never a SIGPIPE: Linux

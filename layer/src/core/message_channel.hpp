@@ -63,7 +63,7 @@ public:
 
     // The server's latest CAPTURE command (frames to capture from the next frame on, 0: stop),
     // once; nullopt when none came since the last call. Commands are read whenever the sender wakes
-    // to write, which the FRAME message at every frame end guarantees.
+    // to write, which the FRAME message of every frame end makes happen within the hold (20 ms).
     std::optional<uint64_t> take_frame_request() noexcept {
         const uint64_t v = frame_request_.exchange(kNoRequest, std::memory_order_acq_rel);
         return v == kNoRequest ? std::nullopt : std::optional<uint64_t>(v);

@@ -50,12 +50,17 @@ void ReadbackWorker::push(ReadbackJob job) {
     {
         std::lock_guard lock(mutex_);
         jobs_.push_back(std::move(job));
+        const auto now = std::chrono::steady_clock::now();
+        push_interval_ = now - last_push_;
+        last_push_ = now;
     }
     wake_.notify_all();
 }
 
 bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
+    hurry_ = true;
+    wake_.notify_all();
     if (done_.wait_for(lock, timeout, [&] { return !slot.in_flight.load(); })) {
         return true;
     }
@@ -85,8 +90,13 @@ void ReadbackWorker::run() {
     } sink(config_);
     std::unique_lock lock(mutex_);
     auto deadline = std::chrono::steady_clock::time_point::max();
+    auto last_seen = std::chrono::steady_clock::time_point{};
     for (;;) {
         wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (push_interval_ < kBatch) {
+            wake_.wait_until(lock, last_seen + kBatch, [&] { return stopping_ || hurry_; });
+        }
+        hurry_ = false;
         if (stopping_ && deadline == std::chrono::steady_clock::time_point::max()) {
             deadline = std::chrono::steady_clock::now() + kStopGrace;
         }
@@ -115,6 +125,7 @@ void ReadbackWorker::run() {
                          std::chrono::duration_cast<std::chrono::nanoseconds>(kPoll).count());
         // When the completions were seen: an upper bound for every GPU time they carry.
         const uint64_t seen_ns = now_ns();
+        last_seen = std::chrono::steady_clock::now();
         std::vector<uint64_t> reached(semaphores.size(), 0);
         if (waited == VK_SUCCESS) {
             for (size_t i = 0; i < semaphores.size(); ++i) {

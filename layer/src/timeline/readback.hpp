@@ -60,6 +60,12 @@ public:
     // disowned (it will report nothing) and false is returned.
     bool wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout);
 
+    // Completions are read at most once per kBatch while submissions come faster than that: on
+    // a short frame the thread then wakes once for several submissions rather than once for
+    // each (every such wake-up also contends for a lock with the driver's thread that signalled
+    // the semaphore). Submissions further apart than kBatch are read as soon as they complete.
+    static constexpr std::chrono::milliseconds kBatch{4};
+
 private:
     void run();
     void process(ReadbackJob& job);
@@ -70,6 +76,9 @@ private:
     std::condition_variable done_; // a job was read
     std::deque<ReadbackJob> jobs_;
     bool stopping_ = false;
+    bool hurry_ = false; // a wait_read() is waiting: no batching
+    std::chrono::steady_clock::time_point last_push_{};
+    std::chrono::steady_clock::duration push_interval_ = std::chrono::steady_clock::duration::max();
     std::thread thread_;
 };
 
