@@ -31,6 +31,7 @@ MODULES = (
     "timing_cost.py",
     "frame_cost.py",
     "counters_cost.py",
+    "handover_cost.py",
     "perf_query_cost.py",
     "ingest_rate.py",
     "html_open_time.py",

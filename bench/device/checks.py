@@ -61,6 +61,7 @@ for p in (HERE, REPO / "bench", REPO / "tests"):
         sys.path.insert(0, str(p))
 
 import frame_cost  # noqa: E402
+import handover_cost  # noqa: E402
 from device_context import Context, Outcome, run_check, timing_analysis  # noqa: E402
 from device_render import render  # noqa: E402
 from record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure  # noqa: E402
@@ -258,6 +259,63 @@ def check_counters(ctx: Context, out: Outcome) -> None:
         )
         out.data[label] = part
         print(f"  {label}: {dict(per_queue)}, validation {v['messages']}", flush=True)
+
+
+NVIDIA = "NVIDIA"
+HANDOVER_SLEEP_US = 3000  # the layer's old-driver pause, forced on to see that the GPU waits
+
+
+def check_handover(ctx: Context, out: Outcome) -> None:
+    """CPU-sampled counters between workloads with real workloads (docs/counters.md): the layer
+    samples through the event handover here (the driver is on its list); with the old-driver
+    pause forced on, every gap between consecutive workloads of a command buffer on the GPU's
+    own timestamps is at least the pause: the GPU waited for the host at every handover, not
+    only at the first; cpu_time (and nvml's energy and clocks on NVIDIA) arrive for every
+    workload or a reason; validation below vkscope: nothing; bench/handover_cost.py's
+    measurement of the cost."""
+    nvidia = NVIDIA in ctx.driver.device or ctx.driver.driver_name.startswith("NVIDIA")
+    samplers = "sampler:cpu_time" + (",sampler:nvml" if nvidia else "")
+    args = ["--scenario", "compute", "--frames", "3"]
+    for label, extra in (("handover", {}), ("handover, pause on", {"handover_sleep": "on"})):
+        res, capture = ctx.capture(args, counters=samplers, timing="queue", **extra)
+        out.expect(res.returncode == 0, f"{label}: exit {res.returncode}\n{res.stderr[-1500:]}")
+        families = [m.payload for m in capture.of(COUNTERS_CODE)]
+        sampling = sorted({f.get("sampling", "") for f in families})
+        names = sorted({c["name"] for f in families for c in f["counters"]})
+        out.expect(sampling == ["handover"], f"{label}: sampled {sampling}")
+        valued: Counter[str] = Counter()
+        timed = []
+        for s, _, w, _ in capture.submitted():
+            values, reason = w.get("counters"), w.get("counters_reason")
+            valued["values" if values else f"none: {reason}"] += 1
+            out.expect(bool(values) or reason is not None, f"{label}: no values, no reason: {w}")
+            if w.get("timing") == "ok":
+                timed.append((s.sequence or 0, int(w["gpu_begin_ns"]), int(w["gpu_end_ns"])))
+        gaps = handover_cost.gaps_us(timed)
+        part = {"sampling": sampling, "counters": names, "instances": dict(valued),
+                "gaps_us": {"count": len(gaps), "min": min(gaps, default=None),
+                            "median": statistics.median(gaps) if gaps else None}}  # fmt: skip
+        # lavapipe's timestamps are taken when its work is flushed, not when it runs: there the
+        # tests' cpu_time ratios show that the GPU waits.
+        if extra and not ctx.driver.lavapipe:
+            out.expect(bool(gaps), f"{label}: no gap between timed workloads")
+            short = [g for g in gaps if g < HANDOVER_SLEEP_US * 0.95]
+            out.expect(not short, f"{label}: {len(short)} of {len(gaps)} gaps under the pause")
+        if nvidia:
+            out.expect("energy" in names or "sm_clock" in names, f"{label}: no nvml counter")
+        out.data[label] = part
+        print(f"  {label}: {part}", flush=True)
+    v = ctx.validation(["--all", "--frames", "2"], counters=samplers)
+    out.data["validation"] = v
+    found = f"exit {v['rc']}, {v['messages']} messages"
+    out.expect(
+        v["rc"] == 0 and v["messages"] == 0, f"validation below vkscope: {found}\n{v['tail']}"
+    )
+    runs, short_frames, long_frames = (1, 2, 4) if ctx.quick else (5, 2, 12)
+    out.data["cost"] = handover_cost.measure(
+        ctx.layer, ctx.workload, runs, short_frames, long_frames,
+        progress=lambda s: print(f"  handover cost {s}", flush=True),
+    )  # fmt: skip
 
 
 # The ray_tracing scenario's workloads, per frame (tests/test_timeline_indirect.py).
@@ -479,6 +537,7 @@ CHECKS = (
     Check("driver", (), check_driver),
     Check("scenarios", (), check_scenarios),
     Check("counters", ("pipeline_statistics_query",), check_counters),
+    Check("handover", ("timeline_semaphore",), check_handover),
     Check("two_queue_chain", ("second_queue", "timeline_semaphore"), check_two_queue_chain),
     Check("ray_tracing", ("ray_tracing",), check_ray_tracing),
     Check("accuracy", (), check_accuracy),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import handover_cost
 from frame_cost import app_table, verdict_lines
 from record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from resultfile import banner, median, met, not_run, provenance, spread
@@ -19,6 +20,7 @@ TITLES = {
     "driver": "The driver, probed without the layer",
     "scenarios": "Every scenario under the layer in every mode, validation below",
     "counters": "Pipeline statistics on every queue family, validation below",
+    "handover": "CPU-sampled counters through the event handover, validation below",
     "two_queue_chain": "`full` across two queues with a wait-before-signal",
     "ray_tracing": "A ray-tracing capture",
     "accuracy": "Timer accuracy against the application's own timestamps",
@@ -353,10 +355,31 @@ def counters_section(part: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def handover_section(part: Mapping[str, Any]) -> list[str]:
+    lines = ["| run | sampling | counters | instances | gaps between workloads (µs) |",
+             "| --- | --- | --- | --- | --- |"]  # fmt: skip
+    for label in ("handover", "handover, pause on"):
+        run = part.get(label)
+        if not run:
+            continue
+        g = run["gaps_us"]
+        gaps = f"{g['count']}: min {g['min']}, median {g['median']}" if g["count"] else "none"
+        instances = ", ".join(f"{k}: {n}" for k, n in run["instances"].items())
+        lines.append(f"| {label} | {', '.join(run['sampling'])} | {', '.join(run['counters'])} "
+                     f"| {instances} | {gaps} |")  # fmt: skip
+    v = part.get("validation")
+    if v:
+        lines += ["", f"Validation below vkscope: {v['messages']} messages."]
+    for program, cost in (part.get("cost") or {}).items():
+        lines += ["", f"Cost, {program}:", "", *handover_cost.program_lines(program, cost)]
+    return lines
+
+
 SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "driver": driver_section,
     "scenarios": scenarios_section,
     "counters": counters_section,
+    "handover": handover_section,
     "two_queue_chain": two_queue_section,
     "ray_tracing": ray_tracing_section,
     "accuracy": accuracy_section,

@@ -29,6 +29,7 @@ const std::vector<ScenarioInfo>& namedOnlyScenarios() {
     static const std::vector<ScenarioInfo> list = {
         {"small_frame", makeSmallFrameScenario},
         {"mesh_shader", makeMeshShaderScenario},
+        {"host_signal", makeHostSignalScenario},
     };
     return list;
 }

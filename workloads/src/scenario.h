@@ -48,6 +48,7 @@ std::unique_ptr<Scenario> makeIndirectDrawScenario();
 std::unique_ptr<Scenario> makeRayTracingScenario();
 std::unique_ptr<Scenario> makeGameScenario();
 std::unique_ptr<Scenario> makeSmallFrameScenario();
+std::unique_ptr<Scenario> makeHostSignalScenario();
 std::unique_ptr<Scenario> makeAppStatisticsScenario();
 std::unique_ptr<Scenario> makeMeshShaderScenario();
 

@@ -100,6 +100,9 @@ TimelineQueue::~TimelineQueue() {
     if (semaphore) {
         device.next.DestroySemaphore(device.handle, semaphore, nullptr);
     }
+    if (split_fence) {
+        device.next.DestroyFence(device.handle, split_fence, nullptr);
+    }
 }
 
 TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,

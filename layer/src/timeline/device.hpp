@@ -102,6 +102,8 @@ public:
     VkCommandPool pool = VK_NULL_HANDLE;
     std::vector<VkCommandBuffer> free_wrappers;
     std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
+    // Waited on after each piece of a submission taken apart (split_submit.hpp); made on first use.
+    VkFence split_fence = VK_NULL_HANDLE;
     // Each instrument's state for the queue, in the device's instrument order.
     std::vector<std::unique_ptr<InstrumentQueue>> instruments;
 };

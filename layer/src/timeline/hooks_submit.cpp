@@ -1,5 +1,6 @@
 // Submissions and presents: where recorded command streams meet their queue.
 
+#include "timeline/split_submit.hpp"
 #include "timeline/submission.hpp"
 
 #include "protocol.gen.hpp"
@@ -70,7 +71,10 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
     if (count > 0) {
         s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
-    const VkResult result = q->device.next.QueueSubmit(queue, count, copies.data(), fence);
+    const VkResult result =
+        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence, s.cut_points(),
+                                            [&s](size_t i, bool done) { s.split_point(i, done); })
+                   : q->device.next.QueueSubmit(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
     return result;
 }
@@ -118,7 +122,11 @@ VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, Vk
     if (count > 0) {
         s.merge_signal(copies.back(), !fixed_list(submits[count - 1].pNext));
     }
-    const VkResult result = (q->device.next.*Next)(queue, count, copies.data(), fence);
+    const VkResult result =
+        s.splits() ? timeline::submit_split(*q, copies, {submits, count}, fence, s.cut_points(),
+                                            q->device.next.*Next,
+                                            [&s](size_t i, bool done) { s.split_point(i, done); })
+                   : (q->device.next.*Next)(queue, count, copies.data(), fence);
     s.after_submit(result, boundary);
     return result;
 }

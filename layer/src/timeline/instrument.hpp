@@ -221,6 +221,14 @@ public:
     // The batch as it will be submitted, after end_batch().
     virtual void patch(BatchPatch&) {}
 
+    // Whether the submission should reach the driver one application command buffer at a time,
+    // each waited for on the CPU (split_submit.hpp); asked after patch(), before the driver's call.
+    virtual bool splits() const { return false; }
+    // With splits(): point 0 comes before the first application command buffer of the call, point
+    // i + 1 once command buffer i (in call order) has completed; `completed` is false where the
+    // layer could not wait for it (its batch was not taken apart, or the wait was given up).
+    virtual void split_point(size_t /*index*/, bool /*completed*/) {}
+
     // The layer must signal the queue's semaphore after this submission (results to read).
     virtual bool needs_completion() const = 0;
     // Right after the driver's vkQueueSubmit* returned, before the application gets control back.

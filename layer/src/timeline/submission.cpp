@@ -143,6 +143,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         for (const auto& instrument : queue_.instruments) {
             instrument->after_command_buffer(record_, boundary(), out);
         }
+        cut_after_.push_back(interpreter.render_pass_open() ? 0 : 1);
     }
     close_s_label(interpreter.depth(), insert, out);
     for (const auto& instrument : queue_.instruments) {
@@ -161,6 +162,21 @@ bool Submission::needs_signal() const {
         }
     }
     return false;
+}
+
+bool Submission::splits() const {
+    for (const auto& instrument : queue_.instruments) {
+        if (instrument->splits()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void Submission::split_point(size_t index, bool completed) {
+    for (const auto& instrument : queue_.instruments) {
+        instrument->split_point(index, completed);
+    }
 }
 
 void Submission::close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out) {

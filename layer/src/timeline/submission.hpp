@@ -59,6 +59,13 @@ public:
             patch_.apply(last, queue_.semaphore, 0, merged_signal_);
         }
     }
+    // Whether an instrument asks for the call to be taken apart (split_submit.hpp), and the
+    // points in it, passed on to the instruments.
+    bool splits() const;
+    void split_point(size_t index, bool completed);
+    // Per application command buffer of the call, in order: whether the call may be cut after it
+    // (not while a render pass instance is suspended across the boundary).
+    std::span<const uint8_t> cut_points() const { return cut_after_; }
     // After it: the instruments' synchronous work, the signal, the readback job, the frame
     // accounting.
     void after_submit(VkResult result, bool frame_boundary);
@@ -90,6 +97,7 @@ private:
     // The application's structures it changed are put back when the call is over.
     SubmitPatch patch_;
     uint64_t merged_signal_ = 0; // the signal merge_signal() added, 0: none
+    std::vector<uint8_t> cut_after_;
 };
 
 // End of frame `device.frame` (and start of the next): a FRAME message.

@@ -33,6 +33,7 @@ class ReportContext:
     queue_flags: dict[tuple[int, int | None, int | None], str]
     counters: tuple[str, ...] = ()  # the counters shown as columns
     sort: str = "gpu_ns"  # what the costliest workloads are ranked by
+    clock_changes: int = 0  # workloads during which a sampler saw the clocks change
 
     @property
     def ranked(self) -> bool:
@@ -80,6 +81,7 @@ class ReportContext:
                 for d in self.devices
             ],
             "counters": list(self.counters),
+            "clock_changes": self.clock_changes,
             "sort": self.sort,
             "timing": {
                 "timed": t.timed,
@@ -134,4 +136,5 @@ def report_context(
         queue_flags=flags,
         counters=chosen_counters(capture, counters, sort),
         sort=sort,
+        clock_changes=capture.clock_changes() if capture.counter_names() else 0,
     )

@@ -56,6 +56,13 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
         ("messages", f"{context.messages:,} received; {bad}"),
         *_timing(context),
     ]
+    if context.clock_changes:
+        lines.append((
+            "clocks",
+            f"changed during {context.clock_changes:,} workloads (a sampler's clock counters): "
+            "serialization and sampling idle the GPU, and its power management may lower the "
+            "clocks; compare workloads run at the same clocks",
+        ))  # fmt: skip
     for diag in context.diagnostics[:5]:
         at = f" (byte {diag.offset:,} of connection {diag.connection})" if diag.offset else ""
         lines.append(("diagnostic", f"{diag.reason}{at}"))

@@ -56,6 +56,19 @@ _decode_annexes = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _encode = msgspec.json.encode
 
 
+def merge_annex(into: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Merges one ANNEX's fields into an instance's, in arrival order. Counter sources (pipeline
+    statistics, samplers) each send their own `counters`: their values add up rather than the
+    later replacing the earlier, and no source's null hides another's values."""
+    earlier = into.get("counters")
+    later = fields.get("counters")
+    into.update(fields)
+    if isinstance(earlier, dict) and later is None and "counters" in fields:
+        into["counters"] = earlier
+    elif isinstance(earlier, dict) and isinstance(later, dict):
+        into["counters"] = {**earlier, **later}
+
+
 class _Submits:
     """Finds the SUBMIT an annex names, in the submits table (which the store writes as SUBMITs
     arrive, so it lists every one the journal does)."""
@@ -215,7 +228,7 @@ class InstanceMerger:
         if index is None:
             self._unmatched(submit_id, annex)
         else:
-            self._merged.setdefault(index, {}).update(annex[2])
+            merge_annex(self._merged.setdefault(index, {}), annex[2])
 
     def _unmatched(self, submit_id: int, annex: Annex) -> None:
         conn_id, tag, _, offset = annex
@@ -274,7 +287,7 @@ class InstanceMerger:
                 fields = msgspec.json.decode(hit[2]) if hit[2] else {}
                 fields.update(timing_fields(hit[3:]))
                 merged[hit[0]] = fields
-            fields.update(annex[2])
+            merge_annex(fields, annex[2])
         updates = []
         for row_id, fields in merged.items():
             timing = take_timing(fields)

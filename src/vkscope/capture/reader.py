@@ -297,6 +297,15 @@ class Capture:
             self._counter_names = tuple(sorted(names, key=lambda n: (order.get(n, len(order)), n)))
         return self._counter_names
 
+    def clock_changes(self) -> int:
+        """Workload instances during which a sampler's clock counter changed (`clock_changed`
+        in their annex): power management changed the clocks under the measurement."""
+        sql = (
+            "SELECT count(*) FROM workload_instances "
+            "WHERE annex LIKE '%clock_changed%' AND json_extract(annex, '$.clock_changed')"
+        )
+        return int(next(iter(self._rows(sql)))[0])
+
     def workload_count(self) -> int:
         return next(self._rows("SELECT count(*) FROM workload_instances"))[0]  # type: ignore[no-any-return]
 

@@ -19,12 +19,14 @@ from .command import Command
 def listing(devices: Sequence[Any]) -> list[dict[str, Any]]:
     """Per device, per queue family, the counters it collects (what `--json` prints)."""
     from ..counters.catalog import family_counters
+    from ..counters.samplers import listing as sampler_listing
 
     return [
         {
             "device": d.index,
             "name": d.name,
             "pipeline_statistics_query": d.pipeline_statistics_query,
+            "samplers": sampler_listing(d),
             "queue_families": [
                 {
                     "family": f.index,
@@ -66,6 +68,21 @@ def _render(found: list[dict[str, Any]], console: Console) -> None:
             for c in f["counters"]:
                 table.add_row(c["name"], c["unit"], c["description"])
             console.print(table)
+        _render_samplers(d["samplers"], console)
+
+
+def _render_samplers(found: dict[str, Any], console: Console) -> None:
+    how = (
+        "between workloads (event handover)"
+        if found["sampling"] == "handover"
+        else "per command buffer (this driver is not known to support the event handover)"
+    )
+    console.print(Text(f"samplers (--counters sampler:NAME or sampler:PATH), sampled {how}:"))
+    for s in found["samplers"]:
+        line = Text(f"  {s['name']}: {s['what']}")
+        if s["note"]:
+            line.append(f" ({s['note']})", style="yellow")
+        console.print(line)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

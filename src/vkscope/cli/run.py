@@ -214,8 +214,8 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
             raise SettingError(f"--frames {options.frames!r}: {exc}") from None
         settings["frames"] = options.frames
     notes: list[str] = []
-    if settings.get("counters", "").strip() and not _khr_counters(settings, notes):
-        _check_counters(settings["counters"])
+    if settings.get("counters", "").strip():
+        _select_counters(settings, notes)
     if options.no_capture:
         return settings, notes
     # What a capture needs: the layer streams to vkscope run's server, with the timeline on.
@@ -280,6 +280,30 @@ def _check_counters(text: str) -> None:
         raise SettingError(str(exc)) from None
     except VulkanUnavailable as exc:
         raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+
+
+def _select_counters(settings: dict[str, str], notes: list[str]) -> None:
+    """Checks the `counters` setting before the application starts: its samplers (a name vkscope
+    knows, a library that answers the interface), then the other sources. Samplers go first in
+    the value the layer gets, so that no source's list can take them for its own names."""
+    from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
+    from ..devices import VulkanUnavailable, probe
+
+    text = settings["counters"]
+    try:
+        samplers = check_samplers(text)
+        if samplers:
+            notes += sampling_notes(probe(), settings.get("counter_sampling"))
+    except SamplerError as exc:
+        raise SettingError(str(exc)) from None
+    except VulkanUnavailable as exc:
+        raise SettingError(f"counters: cannot see what the devices count: {exc.message}") from None
+    rest = without_samplers(text)
+    settings["counters"] = rest
+    if rest.strip(" ,") and not _khr_counters(settings, notes):
+        _check_counters(settings["counters"])
+    kept = [settings["counters"]] if settings["counters"].strip(" ,") else []
+    settings["counters"] = ",".join([*(f"sampler:{s}" for s in samplers), *kept])
 
 
 def _as_bool(text: str) -> bool:

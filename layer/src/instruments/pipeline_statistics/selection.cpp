@@ -45,8 +45,8 @@ VkQueryPipelineStatisticFlags requested(std::string_view setting,
         const size_t comma = setting.find(',');
         std::string_view item = trim(setting.substr(0, comma));
         setting = comma == std::string_view::npos ? std::string_view{} : setting.substr(comma + 1);
-        // Empty, or another source's (khr: performance query counters).
-        if (item.empty() || item.starts_with("khr:")) {
+        // Empty, or another source's (khr: performance query counters, sampler: samplers).
+        if (item.empty() || item.starts_with("khr:") || item.starts_with("sampler:")) {
             continue;
         }
         if (item == kSource) {

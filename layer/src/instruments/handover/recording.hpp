@@ -1,0 +1,59 @@
+#pragma once
+// The handovers of one command buffer's recording. Before every workload of a captured frame
+// (before a render pass instance's begin: never inside one) and at the end of the recording, a
+// handover: a barrier that waits for all earlier work, vkCmdSetEvent(A) and vkCmdWaitEvents(B),
+// each with a fresh event pair. A workload's samples are the handover before it and the next
+// one after it. Secondary command buffers get none (they may run inside a render pass).
+
+#include "instruments/handover/device.hpp"
+#include "timeline/instrument.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace vkscope::handover {
+
+class HandoverRecording final : public timeline::InstrumentRecording {
+public:
+    HandoverRecording(HandoverDevice& device, VkCommandBuffer handle)
+        : device_(device), handle_(handle) {}
+    ~HandoverRecording() override { release(); }
+
+    void begin(const timeline::RecordingStart& start) override;
+    void end() override;
+    void release() override;
+    timeline::Mark start() override;
+    timeline::Mark finish() override;
+    timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
+    void interrupt(timeline::Interruption what) override;
+    void execute(std::span<timeline::InstrumentRecording* const> secondaries,
+                 bool in_render_pass) override;
+    const char* unmarked() const override { return why_ ? why_ : why(Reason::outside_frame); }
+
+    const std::vector<EventPair>& handovers() const { return events_; }
+    // The span that ends at handover `index` includes work no workload of this recording
+    // accounts for (secondaries executed between workloads).
+    bool crosses_other_work(uint32_t index) const;
+    // It waits on the application's own events somewhere: holding it could wait forever.
+    bool waits_application_events() const { return application_events_; }
+
+    // Where its previous submission's completion will show: the queue semaphore and value.
+    VkSemaphore last_semaphore = VK_NULL_HANDLE;
+    uint64_t last_value = 0;
+    // Its events are reset for the submission being made.
+    bool fresh = false;
+
+private:
+    timeline::Mark handover();
+
+    HandoverDevice& device_;
+    const VkCommandBuffer handle_;
+    const char* why_ = why(Reason::outside_frame); // null: this recording samples
+    std::vector<EventPair> events_;
+    std::vector<uint32_t> crossed_;
+    bool finished_since_handover_ = false;
+    bool suspended_ = false; // a render pass suspended in it: nothing may follow
+    bool application_events_ = false;
+};
+
+} // namespace vkscope::handover
