@@ -4,10 +4,11 @@ devices and their clocks, and how it was timed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import Capture, Device, Diagnostic, Process
+from ..capture.records import CounterDetail
 from .selection import SelectionError
 from .timing_info import TimingInfo, timing_info
 
@@ -33,6 +34,11 @@ class ReportContext:
     queue_flags: dict[tuple[int, int | None, int | None], str]
     counters: tuple[str, ...] = ()  # the counters shown as columns
     sort: str = "gpu_ns"  # what the costliest workloads are ranked by
+    counter_info: dict[str, CounterDetail] = field(default_factory=dict)  # of every counter
+
+    def impacted(self) -> frozenset[str]:
+        """The counters whose values other work running at the same time affects."""
+        return frozenset(n for n, d in self.counter_info.items() if d.concurrently_impacted)
 
     @property
     def ranked(self) -> bool:
@@ -80,6 +86,7 @@ class ReportContext:
                 for d in self.devices
             ],
             "counters": list(self.counters),
+            "counter_info": {n: d.as_json() for n, d in self.counter_info.items()},
             "sort": self.sort,
             "timing": {
                 "timed": t.timed,
@@ -133,5 +140,6 @@ def report_context(
         tables=tables,
         queue_flags=flags,
         counters=chosen_counters(capture, counters, sort),
+        counter_info=capture.counter_details(),
         sort=sort,
     )

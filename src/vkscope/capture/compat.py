@@ -19,6 +19,9 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   tables (a killed one's too), and the tables kept their columns.
 - 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table (and
   the readers' `instance_counters` view has no rows: its instances' annexes have no `counters`).
+- 4 -> 5: what performance_query says of each counter. `device_counters.storage`, `scope`,
+  `uuid`, `pass_index` and `concurrently_impacted` read as NULL (a version 4 file with khr
+  counters still has their values and passes in its annexes, so they are joined as in a newer one).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -46,6 +49,9 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
         "frames": ("captured",),
         "submits": ("cpu_complete_ns",),
         "workload_instances": ("timing", "timing_reason", "serialization"),
+    },
+    5: {
+        "device_counters": ("storage", "scope", "uuid", "pass_index", "concurrently_impacted"),
     },
 }
 
