@@ -194,3 +194,28 @@ def test_a_command_buffer_recorded_once_says_which_passes_it_lacks(
         assert why.startswith(
             "recorded_once: its command buffer was recorded in a frame of pass 0 and submitted"
         )
+
+
+def test_a_render_pass_scope_counter_belongs_to_render_passes_only(
+    layer_dir: Path, workload: Path, tmp_path: Path
+) -> None:
+    code, out, err = vkscope(
+        fixture_env(layer_dir), tmp_path, "run", "--no-html", "--no-report", "--no-trace",
+        "-o", "app.vkscope", "--counters", "khr:fragment_invocations,render_pass_fragments",
+        "-s", "frame_submits=2", "--", workload, "--scenario", "renderpass",
+        "--scenario", "compute", "--frames", "2",
+    )  # fmt: skip
+    assert code == 0, out + err
+    with open_capture(tmp_path / "app.vkscope") as capture:
+        assert capture.counter_details()["render_pass_fragments"].scope == "render_pass"
+        items = list(capture.workloads())
+    assert {w.frame for w in items} == {0, 1}
+    passes = [w for w in items if w.type == "renderpass"]
+    assert passes
+    for w in passes:
+        assert w.counters_missing == {}, w.metadata
+        assert w.counters["render_pass_fragments"] == w.counters["fragment_invocations"] > 0
+    for w in items:
+        if w.type != "renderpass":
+            assert set(w.counters) == {"fragment_invocations"}, w.metadata
+            assert w.counters_missing == {}, w.metadata
