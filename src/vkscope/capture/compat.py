@@ -65,11 +65,15 @@ def present_current_schema(
 ) -> dict[str, str]:
     """Makes the capture in `schema` (of schema `version`) read like the current one, through
     temp views; returns, for each table that has one, the view's name to use in SQL."""
+    # A table added after the file's version reads as an empty one of the current shape (below),
+    # whatever a file that says it is older holds under that name.
+    later = {t for since, names in TABLES_ADDED.items() if version < since for t in names}
     missing: dict[str, list[str]] = {}
     for since, tables in sorted(ADDED.items()):
         if version < since:
             for table, added in tables.items():
-                missing.setdefault(table, []).extend(added)
+                if table not in later:
+                    missing.setdefault(table, []).extend(added)
     views: dict[str, str] = {}
     for table, columns in missing.items():
         have = {r[1] for r in db.execute(f"PRAGMA {schema}.table_info({table})")}
