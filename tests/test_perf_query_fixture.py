@@ -19,7 +19,7 @@ pytestmark = pytest.mark.vulkan
 
 FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
 COUNTERS = ["ia_vertices", "ia_primitives", "fragment_invocations", "compute_invocations",
-            "elapsed_ns"]  # fmt: skip
+            "elapsed_ns", "render_pass_fragments", "command_buffer_invocations"]  # fmt: skip
 APP = Path(__file__).parent / "support" / "perf_query_app.py"
 
 
@@ -48,12 +48,15 @@ def test_counters_units_and_passes_are_enumerated(
     assert [c.name for c in family.counters] == COUNTERS
     units = {c.name: c.unit for c in family.counters}
     assert units["elapsed_ns"] == "nanoseconds" and units["ia_vertices"] == "generic"
-    assert {c.scope for c in family.counters} == {"command"}
+    scopes = {c.name: c.scope for c in family.counters}
+    assert scopes.pop("render_pass_fragments") == "render_pass"
+    assert scopes.pop("command_buffer_invocations") == "command_buffer"
+    assert set(scopes.values()) == {"command"}
     assert {c.storage for c in family.counters} == {"uint64"}
     assert [c.name for c in family.counters if c.concurrently_impacted] == ["elapsed_ns"]
     assert len({c.uuid for c in family.counters}) == len(COUNTERS)
     # Each counter its own pass.
-    assert sorted(family.passes.values()) == [1, 2, 5]
+    assert sorted(family.passes.values()) == [1, 2, 7]
 
 
 def test_results_need_every_pass_and_come_from_real_queries(layer_dir: Path) -> None:
@@ -64,10 +67,11 @@ def test_results_need_every_pass_and_come_from_real_queries(layer_dir: Path) -> 
     assert seen["lock"] == 0
     assert seen["passes"] == len(COUNTERS)
     # VK_NOT_READY (1) until the last pass was submitted, then VK_SUCCESS.
-    assert seen["ready_after_each_pass"] == [1, 1, 1, 1, 0]
+    assert seen["ready_after_each_pass"] == [1] * (len(COUNTERS) - 1) + [0]
     # A buffer fill: no vertices, primitives or invocations; some time.
     values = dict(zip(COUNTERS, seen["values"], strict=True))
     assert values["ia_vertices"] == values["compute_invocations"] == 0
+    assert values["render_pass_fragments"] == values["command_buffer_invocations"] == 0
     assert values["elapsed_ns"] >= 0
 
 

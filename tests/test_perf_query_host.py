@@ -14,7 +14,6 @@ from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture.reader import open_capture
 from vkscope.counters.khr import split, widen_frames
-from vkscope.counters.khr_join import join_passes
 
 pytestmark = pytest.mark.vulkan
 
@@ -56,16 +55,15 @@ def test_every_pass_is_captured_and_joined_per_workload(
     assert code == 0, out
     assert "widened to 2-3" in out
     with open_capture(tmp_path / "app.vkscope") as capture:
-        items = list(capture.workloads())
-        joined = join_passes(items)
+        items = list(capture.workloads())  # each instance's counters joined over its passes
     assert {i.frame for i in items} == {2, 3}
     dispatches = [i for i in items if i.type == "dispatch"]
     assert len(dispatches) == 10
+    assert {i.frame: i.metadata["counters_pass"] for i in dispatches} == {2: 0, 3: 1}
     for i in dispatches:
-        j = joined[i.id]
-        assert j.missing == {}, j
-        assert j.values["compute_invocations"] == i.metadata["invocations"]
-        assert j.passes == {"compute_invocations": 0, "elapsed_ns": 1}
+        assert i.counters_missing == {}, i.metadata
+        assert i.counters["compute_invocations"] == i.metadata["invocations"]
+        assert i.counters["elapsed_ns"] > 0
 
 
 def test_a_cycle_cut_short_says_which_counters_are_missing(
@@ -80,19 +78,19 @@ def test_a_cycle_cut_short_says_which_counters_are_missing(
     assert code == 0, out
     with open_capture(tmp_path / "app.vkscope") as capture:
         items = [i for i in capture.workloads() if i.type == "dispatch"]
-        joined = join_passes(capture.workloads())
     last = [i for i in items if i.frame == 2]
     assert last
     for i in last:
-        assert set(joined[i.id].values) == {"compute_invocations"}
-        assert joined[i.id].missing == {"elapsed_ns": "frame 3 (pass 1) was not captured"}
+        assert set(i.counters) == {"compute_invocations"}
+        assert i.counters_missing == {"elapsed_ns": "frame 3 (pass 1) was not captured"}
 
 
 @pytest.mark.parametrize(
     ("counters", "extra", "message"),
     [
         ("khr:no_such_counter", [], "no queue family here has the performance counter"),
-        ("khr:all", ["-s", "counter_passes=2"], "needs 5 passes"),
+        ("khr:all", ["-s", "counter_passes=2"], "needs 6 passes"),
+        ("khr:command_buffer_invocations", [], "has command_buffer scope"),
         ("pipeline_statistics,khr:ia_vertices", [], "cannot be collected in one run"),
     ],
 )

@@ -40,7 +40,7 @@ void describe(const CounterInfo& info, VkPerformanceCounterKHR* counter,
               VkPerformanceCounterDescriptionKHR* description) {
     if (counter) {
         counter->unit = info.unit;
-        counter->scope = VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_KHR;
+        counter->scope = info.scope;
         counter->storage = storage();
         // Stable across runs and processes: FNV-1a of the name, spread over the 16 bytes.
         uint64_t h = 1469598103934665603ull;

@@ -44,9 +44,13 @@ struct CounterInfo {
     VkQueryPipelineStatisticFlagBits statistic; // for Backing::statistic
     VkQueueFlags needs;                         // a family with one of these counts it
     VkPerformanceCounterDescriptionFlagsKHR flags;
+    VkPerformanceCounterScopeKHR scope = VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_KHR;
 };
 
-inline constexpr std::array<CounterInfo, 5> kCounters{{
+// The last two stand for counters an implementation can count only around whole render pass
+// instances, and only over whole command buffers: the fixture counts them as any other, the
+// scope is what it reports (a validation layer above it checks where their queries are).
+inline constexpr std::array<CounterInfo, 7> kCounters{{
     {"ia_vertices", "Vertices the input assembler read", VK_PERFORMANCE_COUNTER_UNIT_GENERIC_KHR,
      Backing::statistic, VK_QUERY_PIPELINE_STATISTIC_INPUT_ASSEMBLY_VERTICES_BIT,
      VK_QUEUE_GRAPHICS_BIT, 0},
@@ -63,6 +67,14 @@ inline constexpr std::array<CounterInfo, 5> kCounters{{
      VK_PERFORMANCE_COUNTER_UNIT_NANOSECONDS_KHR, Backing::elapsed,
      VkQueryPipelineStatisticFlagBits(0), VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT,
      VK_PERFORMANCE_COUNTER_DESCRIPTION_CONCURRENTLY_IMPACTED_BIT_KHR},
+    {"render_pass_fragments", "Fragment shader invocations of a render pass instance",
+     VK_PERFORMANCE_COUNTER_UNIT_GENERIC_KHR, Backing::statistic,
+     VK_QUERY_PIPELINE_STATISTIC_FRAGMENT_SHADER_INVOCATIONS_BIT, VK_QUEUE_GRAPHICS_BIT, 0,
+     VK_PERFORMANCE_COUNTER_SCOPE_RENDER_PASS_KHR},
+    {"command_buffer_invocations", "Compute shader invocations of a whole command buffer",
+     VK_PERFORMANCE_COUNTER_UNIT_GENERIC_KHR, Backing::statistic,
+     VK_QUERY_PIPELINE_STATISTIC_COMPUTE_SHADER_INVOCATIONS_BIT, VK_QUEUE_COMPUTE_BIT, 0,
+     VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR},
 }};
 
 // The storage every counter reports (VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE; uint64 by default).

@@ -4,10 +4,11 @@ devices and their clocks, and how it was timed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import Capture, Device, Diagnostic, Process
+from ..capture.records import CounterDetail
 from .selection import SelectionError
 from .timing_info import TimingInfo, timing_info
 
@@ -34,6 +35,11 @@ class ReportContext:
     counters: tuple[str, ...] = ()  # the counters shown as columns
     sort: str = "gpu_ns"  # what the costliest workloads are ranked by
     clock_changes: int = 0  # workloads during which a sampler saw the clocks change
+    counter_info: dict[str, CounterDetail] = field(default_factory=dict)  # of every counter
+
+    def impacted(self) -> frozenset[str]:
+        """The counters whose values other work running at the same time affects."""
+        return frozenset(n for n, d in self.counter_info.items() if d.concurrently_impacted)
 
     @property
     def ranked(self) -> bool:
@@ -82,6 +88,7 @@ class ReportContext:
             ],
             "counters": list(self.counters),
             "clock_changes": self.clock_changes,
+            "counter_info": {n: d.as_json() for n, d in self.counter_info.items()},
             "sort": self.sort,
             "timing": {
                 "timed": t.timed,
@@ -135,6 +142,7 @@ def report_context(
         tables=tables,
         queue_flags=flags,
         counters=chosen_counters(capture, counters, sort),
+        counter_info=capture.counter_details(),
         sort=sort,
         clock_changes=capture.clock_changes() if capture.counter_names() else 0,
     )

@@ -154,7 +154,7 @@ class TerminalWriter:
     ) -> None:
         context = self._context
         assert context is not None
-        columns = workload_columns(context.counters)
+        columns = workload_columns(context.counters, context.impacted())
         shown = brief(columns, context.timing.any)
         type_at = shown.index(_TYPE)
         limit = self._max_rows
@@ -192,7 +192,7 @@ class TerminalWriter:
         if not context.ranked:
             return  # without GPU times there is nothing to rank
         if "costliest" in context.tables:
-            columns = COSTLIEST + counter_columns(context.sort_columns())
+            columns = COSTLIEST + counter_columns(context.sort_columns(), context.impacted())
             shown = brief(columns)
             if context.sort == "gpu_ns":
                 title = (

@@ -78,6 +78,7 @@ WORKLOADS: Final = (
     Column("serialization", wide=True),
     Column("counters", "object", wide=True),
     Column("counters_reason", wide=True),
+    Column("counters_missing", "object", wide=True),
     Column("derived", "object", wide=True),
 )
 
@@ -99,13 +100,25 @@ _SHORT: Final = {
 }
 
 
-def counter_columns(names: tuple[str, ...]) -> tuple[Column, ...]:
+# Marks, in people's headings, a counter whose value other work running at the same time
+# affects (performance_query's CONCURRENTLY_IMPACTED); the report explains it below.
+IMPACTED_MARK: Final = " *"
+
+
+def counter_columns(
+    names: tuple[str, ...], impacted: frozenset[str] = frozenset()
+) -> tuple[Column, ...]:
     """One column per counter, after a table's own."""
-    return tuple(Column(n, "counter", title=_SHORT.get(n, n)) for n in names)
+    return tuple(
+        Column(n, "counter", title=_SHORT.get(n, n) + (IMPACTED_MARK if n in impacted else ""))
+        for n in names
+    )
 
 
-def workload_columns(counters: tuple[str, ...]) -> tuple[Column, ...]:
-    return WORKLOADS + counter_columns(counters)
+def workload_columns(
+    counters: tuple[str, ...], impacted: frozenset[str] = frozenset()
+) -> tuple[Column, ...]:
+    return WORKLOADS + counter_columns(counters, impacted)
 
 
 FRAMES: Final = (
@@ -183,7 +196,8 @@ def workload_rows(
             *context, index, w.id, w.submit_id, w.tag_id, w.type or "unknown", w.label_path,
             size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, gpu_ns,
             frame.share(w), w.timing, w.timing_reason, w.serialization, values,
-            w.counters_reason, derived_metrics(values, w.metadata, gpu_ns),
+            w.counters_reason, w.counters_missing or None,
+            derived_metrics(values, w.metadata, gpu_ns),
             *(values.get(n) for n in counters),
         )  # fmt: skip
 
@@ -229,7 +243,8 @@ def brief(columns: tuple[Column, ...], timed: bool = True) -> list[int]:
 
 def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> list[str]:
     """The shown cells of a row for people. A workload without a GPU time says why instead, and
-    one without counters says why in its first counter column."""
+    one without counters says why in its first counter column, and a khr counter its passes
+    did not give says `missing` (JSON and CSV say why: counters_missing)."""
     cells = [show(columns[i], row[i]) for i in shown]
     if len(columns) > _GPU_NS and columns[_GPU_NS] is WORKLOADS[_GPU_NS]:
         at = {columns[i].name: n for n, i in enumerate(shown)}
@@ -238,6 +253,10 @@ def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[
         first = next((n for n, i in enumerate(shown) if columns[i].kind == "counter"), None)
         if first is not None and not row[_COUNTERS] and row[_REASON]:
             cells[first] = str(row[_REASON])
+        elif row[_MISSING]:
+            for n, i in enumerate(shown):
+                if columns[i].kind == "counter" and columns[i].name in row[_MISSING]:
+                    cells[n] = "missing"
     return cells
 
 
@@ -250,3 +269,4 @@ _GPU_NS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "gpu_ns")
 _TIMING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "timing")
 _COUNTERS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters")
 _REASON: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters_reason")
+_MISSING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters_missing")

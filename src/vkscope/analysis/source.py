@@ -43,8 +43,9 @@ LEFT JOIN label_stacks l
 
 _COUNTER_SUMS: Final = f"""
 SELECT s.queue, c.key, sum(c.value)
-{_FRAME} CROSS JOIN json_each(i.annex, '$.counters') c
-{_WHERE} AND i.annex IS NOT NULL AND c.key IS NOT NULL
+{_FRAME} LEFT JOIN temp.khr_joined k ON k.id = i.id
+CROSS JOIN json_each(coalesce(k.counters, json_extract(i.annex, '$.counters'))) c
+{_WHERE} AND c.key IS NOT NULL
 GROUP BY s.queue, c.key ORDER BY s.queue, c.key
 """
 

@@ -6,6 +6,7 @@ from ..capture_summary import FrameCounts
 from .context import ReportContext
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
+from .rows import IMPACTED_MARK
 from .spans import Span
 
 
@@ -63,6 +64,14 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
             "serialization and sampling idle the GPU, and its power management may lower the "
             "clocks; compare workloads run at the same clocks",
         ))  # fmt: skip
+    if marked := sorted(context.impacted() & set(context.counters)):
+        lines.append(
+            (
+                "counters",
+                f"marked{IMPACTED_MARK}: concurrently impacted (other work running on the GPU at "
+                f"the same time affects their values): {', '.join(marked)}",
+            )
+        )
     for diag in context.diagnostics[:5]:
         at = f" (byte {diag.offset:,} of connection {diag.connection})" if diag.offset else ""
         lines.append(("diagnostic", f"{diag.reason}{at}"))

@@ -66,9 +66,9 @@ def _summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterab
 def _columns(name: str, context: ReportContext) -> tuple[Column, ...]:
     """A table's columns, with its counter columns."""
     if name == "workloads":
-        return workload_columns(context.counters)
+        return workload_columns(context.counters, context.impacted())
     if name == "costliest":
-        return COSTLIEST + counter_columns(context.sort_columns())
+        return COSTLIEST + counter_columns(context.sort_columns(), context.impacted())
     return TABLES[name]
 
 
@@ -209,7 +209,7 @@ class MarkdownWriter:
             self._frames.write(self._line(FRAMES, row, self._frames_shown))
         if "workloads" not in context.tables:
             return
-        columns = workload_columns(context.counters)
+        columns = workload_columns(context.counters, context.impacted())
         out, shown = self._out, brief(columns, context.timing.any)
         wrote = False
         for row in workload_rows(frame, queue, rows, context.counters):

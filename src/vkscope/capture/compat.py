@@ -19,6 +19,9 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   tables (a killed one's too), and the tables kept their columns.
 - 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table (and
   the readers' `instance_counters` view has no rows: its instances' annexes have no `counters`).
+- 4 -> 5: what performance_query says of each counter. `device_counters.storage`, `scope`,
+  `uuid`, `pass_index` and `concurrently_impacted` read as NULL (a version 4 file with khr
+  counters still has their values and passes in its annexes, so they are joined as in a newer one).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -47,6 +50,9 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
         "submits": ("cpu_complete_ns",),
         "workload_instances": ("timing", "timing_reason", "serialization"),
     },
+    5: {
+        "device_counters": ("storage", "scope", "uuid", "pass_index", "concurrently_impacted"),
+    },
 }
 
 
@@ -59,11 +65,15 @@ def present_current_schema(
 ) -> dict[str, str]:
     """Makes the capture in `schema` (of schema `version`) read like the current one, through
     temp views; returns, for each table that has one, the view's name to use in SQL."""
+    # A table added after the file's version reads as an empty one of the current shape (below),
+    # whatever a file that says it is older holds under that name.
+    later = {t for since, names in TABLES_ADDED.items() if version < since for t in names}
     missing: dict[str, list[str]] = {}
     for since, tables in sorted(ADDED.items()):
         if version < since:
             for table, added in tables.items():
-                missing.setdefault(table, []).extend(added)
+                if table not in later:
+                    missing.setdefault(table, []).extend(added)
     views: dict[str, str] = {}
     for table, columns in missing.items():
         have = {r[1] for r in db.execute(f"PRAGMA {schema}.table_info({table})")}

@@ -32,7 +32,7 @@ SQL: Final = {
     "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
     # Columns filled later are left out rather than bound to None: binding costs per value.
     "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?)",
+    "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
@@ -347,8 +347,15 @@ class Rows:
         rows = self.lists["device_counters"]
         head = (conn.process, msg.tag, c.family, c.source)
         if not c.counters:  # the family collects none: one row says why
-            rows.append((*head, None, None, None, c.reason))
-        rows.extend((*head, k.name, k.unit, k.description, c.reason) for k in c.counters)
+            rows.append((*head, None, None, None, c.reason, None, None, None, None, None))
+        rows.extend(
+            (
+                *head, k.name, k.unit, k.description, c.reason, k.storage, k.scope, k.uuid,
+                k.pass_index,
+                None if k.concurrently_impacted is None else int(k.concurrently_impacted),
+            )
+            for k in c.counters
+        )  # fmt: skip
 
     def _workload(self, conn: Connection, msg: Message) -> None:
         conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from . import schema
+from . import khr_joined, schema
 from .compat import indexed_workloads, present_current_schema
 from .errors import (
     CaptureError,
@@ -29,18 +29,28 @@ from .integrity import check_header, check_structure, meta_record
 from .journal import JournalError
 from .present import present_journal
 from .read_only import ReadOnly
-from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
+from .records import (
+    CaptureMeta,
+    CounterDetail,
+    Device,
+    Diagnostic,
+    Frame,
+    Process,
+    Queue,
+    WorkloadInstance,
+)
 
 _INSTANCES: Final = """
 SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
        w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns,
-       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns
+       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns, k.counters, k.missing
 FROM submits s
 CROSS JOIN workload_instances i
   ON i.id >= s.first_instance AND i.id < s.first_instance + s.instance_count
 {workloads_join} {workloads} w ON w.process = i.process AND w.tag_id = i.tag_id
 LEFT JOIN label_stacks l
   ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
+LEFT JOIN temp.khr_joined k ON k.id = i.id
 """
 # CROSS JOIN pins the loop order: submits (found by index when filtered by frame) outside, their
 # instances by rowid range inside. Left to itself, the planner may start from a filter on
@@ -100,7 +110,12 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             check_cells_of(db, path, version)
         present_current_schema(db, version)
         present_journal(db)  # a capture not finalized: what waits in its journal
+        khr_joined.create(db)
         db.execute(f"CREATE TEMP VIEW instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}")
+        db.execute(f"CREATE TEMP VIEW instance_counters_missing AS {schema.MISSING_SELECT}")
+        capture = Capture(path, read_only_uri(path, immutable), db, meta, version)
+        if khr_joined.has_khr_counters(db):
+            khr_joined.fill(db, capture.workloads)
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None
@@ -110,7 +125,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
     except CaptureError:
         db.close()
         raise
-    return Capture(path, read_only_uri(path, immutable), db, meta, version)
+    return capture
 
 
 class Capture:
@@ -253,6 +268,13 @@ class Capture:
                 metadata: dict[str, Any] = _decode_object(r[11]) if r[11] else {}
                 if r[12]:
                     metadata.update(_decode_object(r[12]))
+                if r[20] is not None:  # khr counters joined over their passes (khr_joined.py)
+                    values = _decode_object(r[20])
+                    if values or metadata.get("counters") is not None:
+                        metadata["counters"] = values or None
+                    missing = _decode_object(r[21])
+                    if missing:
+                        metadata["counters_missing"] = missing
                 yield WorkloadInstance(
                     r[0], r[1], from_id(r[2]), from_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
                     _labels(r[10]), metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19],
@@ -305,6 +327,27 @@ class Capture:
             "WHERE annex LIKE '%clock_changed%' AND json_extract(annex, '$.clock_changed')"
         )
         return int(next(iter(self._rows(sql)))[0])
+
+    def counter_details(self) -> dict[str, CounterDetail]:
+        """Per counter of counter_names(): its unit and whether its value is affected by other
+        work running at the same time (performance_query's CONCURRENTLY_IMPACTED)."""
+        from ..counters.catalog import describe
+
+        sql = (
+            "SELECT name, max(unit), max(concurrently_impacted), max(scope) FROM device_counters "
+            "WHERE name IS NOT NULL GROUP BY name"
+        )
+        rows = {r[0]: r[1:] for r in self._rows(sql)}
+        out: dict[str, CounterDetail] = {}
+        for name in self.counter_names():
+            unit, impacted, scope = rows.get(name, (None, None, None))
+            known = describe(name)
+            out[name] = CounterDetail(
+                unit if unit is not None else (known.unit if known else None),
+                bool(impacted),
+                scope,
+            )
+        return out
 
     def workload_count(self) -> int:
         return next(self._rows("SELECT count(*) FROM workload_instances"))[0]  # type: ignore[no-any-return]

@@ -71,6 +71,20 @@ class Device:
 
 
 @dataclass(frozen=True, slots=True)
+class CounterDetail:
+    unit: str | None
+    concurrently_impacted: bool  # performance_query: other work running at once affects it
+    scope: str | None  # performance_query: command, render_pass or command_buffer
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "concurrently_impacted": self.concurrently_impacted,
+            "scope": self.scope,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Frame:
     process: int
     device: int | None
@@ -126,6 +140,15 @@ class WorkloadInstance:
         if not isinstance(found, dict):
             return {}
         return {k: v for k, v in found.items() if isinstance(v, int | float)}
+
+    @property
+    def counters_missing(self) -> dict[str, str]:
+        """khr counters only: counter name -> why this workload has no value of it after its
+        passes were joined (docs/counters.md); empty when none is missing."""
+        found = self.metadata.get("counters_missing")
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(v, str)}
 
     @property
     def counters_reason(self) -> str | None:

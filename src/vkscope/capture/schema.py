@@ -16,7 +16,9 @@ from typing import Final
 # built into their tables when it is finalized (journal.py, build.py).
 # 4: counters: device_counters (what each queue family of a device collects, from COUNTERS
 # messages); each instance's values are kept in its annex.
-SCHEMA_VERSION: Final = 4
+# 5: device_counters gains what performance_query says of each counter: storage, scope, uuid,
+# pass_index, concurrently_impacted (NULL for sources that say none of it).
+SCHEMA_VERSION: Final = 5
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -45,14 +47,24 @@ LEFT JOIN label_stacks l
        ON l.process = i.process AND l.device = s.device AND l.id = i.label_stack_id
 """
 
-# Each instance's counters, one row per counter: the `counters` object of its annex (an instance
-# without counters has no rows; its annex says why in counters_reason). Not stored in the file:
-# every reader's connection has it as a temporary view (reader.py), whatever the file's version.
+# Each instance's counters, one row per counter: the `counters` object of its annex, or for khr
+# counters the values joined over their pass cycle (khr_joined.py); an instance without counters
+# has no rows, its annex says why in counters_reason. Not stored in the file: every reader's
+# connection has it as a temporary view (reader.py), whatever the file's version.
 INSTANCE_COUNTERS_SELECT: Final = """
 SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
        v.label_path, v.gpu_ns, c.key AS counter, c.value
-FROM instances_view v, json_each(v.metadata, '$.counters') c
+FROM instances_view v LEFT JOIN temp.khr_joined k ON k.id = v.id,
+     json_each(coalesce(k.counters, json_extract(v.metadata, '$.counters'))) c
 WHERE c.key IS NOT NULL
+"""
+
+# The khr counters each instance lacks after the join, one row per counter, with why (a
+# temporary view like instance_counters).
+MISSING_SELECT: Final = """
+SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
+       v.label_path, c.key AS counter, c.value AS reason
+FROM instances_view v JOIN temp.khr_joined k ON k.id = v.id, json_each(k.missing) c
 """
 
 TABLES: Final = (
@@ -184,7 +196,12 @@ CREATE TABLE device_counters (
     name TEXT,
     unit TEXT,
     description TEXT,
-    reason TEXT
+    reason TEXT,
+    storage TEXT,
+    scope TEXT,
+    uuid TEXT,
+    pass_index INTEGER,
+    concurrently_impacted INTEGER
 );
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,

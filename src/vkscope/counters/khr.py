@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..frame_selection import parse_frame_selection
 from .catalog import BY_NAME, SOURCE
-from .khr_probe import KhrDevice, counter_key, probe_khr
+from .khr_probe import PER_WORKLOAD, KhrDevice, counter_key, probe_khr
 from .selection import CounterError
 
 PREFIX = "khr:"
@@ -84,12 +84,18 @@ def check(selection: KhrSelection, max_passes: int, devices: list[KhrDevice]) ->
         )
     wanted = [k for k in selection.keys if k != "all"]
     for key in wanted:
-        if not any(
-            key in (c.name, c.uuid) for d in devices for f in d.families for c in f.counters
-        ):
+        offered = (c for d in devices for f in d.families for c in f.counters)
+        found = [c for c in offered if key in (c.name, c.uuid)]
+        if not found:
             raise CounterError(
                 f"counters: no queue family here has the performance counter {key!r}; "
                 + _offered(devices)
+            )
+        if not any(c.scope in PER_WORKLOAD for c in found):
+            raise CounterError(
+                f"counters: the performance counter {key!r} has {found[0].scope} scope: vkscope "
+                "collects counters of command and render_pass scope (per workload and per render "
+                "pass), not yet those counted over whole command buffers"
             )
     cycle = 1
     for d in devices:

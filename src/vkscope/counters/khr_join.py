@@ -7,10 +7,18 @@ the cycle gave says why it is missing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..capture.records import WorkloadInstance
+
+# The start of the reason a workload of a command buffer recorded once and submitted in every
+# frame lacks the counters of the other passes (docs/counters.md).
+RECORDED_ONCE = "recorded_once"
+
+RENDER_PASS = "render_pass"
+COMMAND_BUFFER = "command_buffer"
+RENDER_PASS_TYPE = "renderpass"  # the workload type of a render pass instance
 
 Identity = tuple[int, int | None, int | None, int, str, str | None, int]
 
@@ -27,19 +35,29 @@ def _pass_of(instance: WorkloadInstance) -> int | None:
     return found if isinstance(found, int) else None
 
 
-def join_passes(instances: Iterable[WorkloadInstance]) -> dict[int, JoinedCounters]:
+def join_passes(
+    instances: Iterable[WorkloadInstance],
+    passes: Mapping[str, int] | None = None,
+    scopes: Mapping[str, str] | None = None,
+) -> dict[int, JoinedCounters]:
     """Per instance id, its khr counters joined over its pass cycle; empty when no instance has
-    khr counters (no `counters_pass`)."""
+    khr counters (no `counters_pass`). `passes`: each counter's pass as the layer announced it
+    (else found from the instances' values); `scopes`: each counter's scope, so that a
+    RENDER_PASS-scope counter belongs to render pass workloads only, and one of COMMAND_BUFFER
+    scope to no workload (it is counted per command buffer)."""
     items = list(instances)
-    counter_pass: dict[str, int] = {}
+    counter_pass: dict[str, int] = dict(passes or {})
     for i in items:
         p = _pass_of(i)
         if p is not None:
             for name in i.counters:
-                counter_pass[name] = p
-    if not counter_pass:
+                counter_pass.setdefault(name, p)
+    if not any(_pass_of(i) is not None for i in items):
         return {}
-    cycle = max(counter_pass.values()) + 1
+    scopes = scopes or {}
+    cycle_counters = {n: p for n, p in counter_pass.items() if scopes.get(n) != COMMAND_BUFFER}
+    render_pass_only = {n for n in counter_pass if scopes.get(n) == RENDER_PASS}
+    cycle = max(counter_pass.values(), default=0) + 1
     frames = {i.frame for i in items if i.frame is not None}
     ordinals: dict[tuple[object, ...], int] = {}
     groups: dict[Identity, dict[int, WorkloadInstance]] = {}
@@ -53,25 +71,62 @@ def join_passes(instances: Iterable[WorkloadInstance]) -> dict[int, JoinedCounte
         key = (i.process, i.device, i.queue, i.frame // cycle, i.label_path, i.type, ordinal)
         keys[i.id] = key
         groups.setdefault(key, {})[i.frame % cycle] = i
+    # A workload (tagID) submitted in several frames belongs to a command buffer recorded once:
+    # its queries are those of the pass of the frame it was recorded in, in every frame.
+    tag_frames: dict[tuple[int, int], set[int]] = {}
+    for i in items:
+        if i.frame is not None:
+            tag_frames.setdefault((i.process, i.tag_id), set()).add(i.frame)
     out: dict[int, JoinedCounters] = {}
     for i in items:
         if i.id not in keys:
             continue
         key = keys[i.id]
-        joined = JoinedCounters()
         members = groups[key]
-        for name, p in sorted(counter_pass.items(), key=lambda kv: (kv[1], kv[0])):
-            other = members.get(p)
-            if other is not None and name in other.counters:
-                joined.values[name] = other.counters[name]
-                joined.passes[name] = p
-                continue
-            frame = key[3] * cycle + p
-            if other is not None:
-                joined.missing[name] = other.counters_reason or f"frame {frame} did not count it"
-            elif frame not in frames:
-                joined.missing[name] = f"frame {frame} (pass {p}) was not captured"
-            else:
-                joined.missing[name] = f"frame {frame} (pass {p}) had no such workload"
-        out[i.id] = joined
+        wanted = (
+            cycle_counters
+            if i.type == RENDER_PASS_TYPE
+            else {n: p for n, p in cycle_counters.items() if n not in render_pass_only}
+        )
+        again = len(tag_frames.get((i.process, i.tag_id), ())) > 1
+        out[i.id] = _join_one(i, members, wanted, key[3] * cycle, frames, again)
     return out
+
+
+def _join_one(
+    own: WorkloadInstance,
+    members: dict[int, WorkloadInstance],
+    counter_pass: dict[str, int],
+    first_frame: int,
+    frames: set[int],
+    resubmitted: bool,
+) -> JoinedCounters:
+    joined = JoinedCounters()
+    # Its own values first; then the frame of the counter's pass; then any frame of the cycle
+    # (a command buffer recorded once carries its recording's pass in every frame).
+    for name, p in sorted(counter_pass.items(), key=lambda kv: (kv[1], kv[0])):
+        other = members.get(p)
+        found = next(
+            (m for m in (own, other, *members.values()) if m is not None and name in m.counters),
+            None,
+        )
+        if found is not None:
+            joined.values[name] = found.counters[name]
+            joined.passes[name] = p
+            continue
+        frame = first_frame + p
+        recorded = _pass_of(own)
+        if other is not None and other.counters_reason:
+            joined.missing[name] = other.counters_reason
+        elif resubmitted and recorded is not None and recorded != p:
+            joined.missing[name] = (
+                f"{RECORDED_ONCE}: its command buffer was recorded in a frame of pass {recorded} "
+                f"and submitted again in later frames, with pass {recorded}'s queries in each"
+            )
+        elif other is not None:
+            joined.missing[name] = f"frame {frame} did not count it"
+        elif frame not in frames:
+            joined.missing[name] = f"frame {frame} (pass {p}) was not captured"
+        else:
+            joined.missing[name] = f"frame {frame} (pass {p}) had no such workload"
+    return joined

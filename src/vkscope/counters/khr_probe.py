@@ -18,7 +18,10 @@ from typing import Any
 
 from ..devices import VulkanUnavailable, _import_vulkan, _instance_proc
 
-__all__ = ["KhrCounter", "KhrDevice", "KhrFamily", "passes", "probe_khr"]
+# The scopes vkscope queries around workloads (a render pass scope one around render passes).
+PER_WORKLOAD = ("command", "render_pass")
+
+__all__ = ["PER_WORKLOAD", "KhrCounter", "KhrDevice", "KhrFamily", "passes", "probe_khr"]
 
 EXTENSION = "VK_KHR_performance_query"
 _API_1_1 = (1 << 22) | (1 << 12)
@@ -212,7 +215,7 @@ def _passes(
         return out, groups
     for selection in selections:
         if "all" in selection:
-            chosen = [c.index for c in counters if c.scope == "command"]
+            chosen = [c.index for c in counters if c.scope in PER_WORKLOAD]
         else:
             chosen = [by_key[k] for k in selection if k in by_key]
         if not chosen:

@@ -113,9 +113,12 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
         const bool chosen =
             wanted.all || std::any_of(wanted.keys.begin(), wanted.keys.end(),
                                       [&](const auto& k) { return k == c.name || k == c.uuid; });
-        // Counts per workload need COMMAND scope; render pass and command buffer scopes are not
-        // queried around workloads.
-        if (chosen && c.scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_KHR) {
+        // Queried around workloads: COMMAND scope, and RENDER_PASS scope, whose queries must not
+        // begin inside a render pass instance (vkCmdBeginQuery 03225), which vkscope's never do
+        // (a render pass is counted from before its begin to after its end); the host keeps
+        // those values for render pass workloads only. COMMAND_BUFFER scope would need the
+        // query as the first command of a command buffer (03224): not collected.
+        if (chosen && c.scope != VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR) {
             plan.counters.push_back(std::move(c));
         }
     }
