@@ -52,10 +52,17 @@ public:
     void release() override {}
     Mark start() override { return point("start"); }
     Mark finish() override { return point("finish"); }
-    void interrupt(Interruption) override { log("interrupt"); }
+    void interrupt(Interruption what) override {
+        log("interrupt");
+        interruptions.push_back(what);
+    }
+    bool waited() const override { return waits; }
     const char* unmarked() const override { return unmarked_; }
 
     Mark nth(uint32_t call) { return Mark::at(this, call); }
+
+    bool waits = false; // its start() writes a wait for the host
+    std::vector<Interruption> interruptions;
 
 private:
     Mark point(const char* what) {

@@ -79,6 +79,20 @@ TEST(TimelineMark, CarriesAnObjectAndIndexOrAReason) {
     EXPECT_NE(at, Mark::at(&object, 8));
 }
 
+TEST(TimelineInstrumentPoints, AWaitAtAStartBreaksTheLaterInstrumentsChain) {
+    InstrumentedRecording r(3);
+    r.instrument(1).waits = true;
+    r.begin(true, true);
+    dispatch(r);
+    dispatch(r);
+    r.recorder.end();
+    // Only the instruments after the one that waited hear of it, once per workload start.
+    EXPECT_TRUE(r.instrument(0).interruptions.empty());
+    EXPECT_TRUE(r.instrument(1).interruptions.empty());
+    EXPECT_EQ(r.instrument(2).interruptions,
+              (std::vector<Interruption>{Interruption::event_wait, Interruption::event_wait}));
+}
+
 TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
     InstrumentedRecording r(kInstruments);
     r.begin(true, true);

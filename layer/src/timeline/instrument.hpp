@@ -144,6 +144,10 @@ public:
     // The start of a render pass instance: what an instrument needs to know about it beforehand.
     virtual Mark start_render_pass(const RenderPassStart&) { return start(); }
     virtual void interrupt(Interruption) {}
+    // The last start() wrote a wait the GPU may idle in (a handover to the host): the
+    // instruments after it are told of an event_wait, so that no one measures across it (timing
+    // then takes a fresh start timestamp rather than the previous workload's end).
+    virtual bool waited() const { return false; }
     // vkCmdExecuteCommands, after the driver's: `secondaries` ran here (this instrument's
     // recordings of them, null for a command buffer the layer does not know), inside the current
     // render pass instance when `in_render_pass`. Their workloads' marks are their own.

@@ -66,13 +66,18 @@ uint32_t Recorder::mark(bool start, const RenderPassFlags* render_pass) {
         return kNoMarks;
     }
     const auto at = static_cast<uint32_t>(marks_.size());
+    bool waited = false;
     for (const auto& instrument : options_.instruments) {
+        if (waited) {
+            instrument->interrupt(Interruption::event_wait);
+        }
         if (render_pass) {
             const RenderPassStart how{render_pass->suspending, render_pass->secondaries};
             marks_.push_back(instrument->start_render_pass(how));
         } else {
             marks_.push_back(start ? instrument->start() : instrument->finish());
         }
+        waited = waited || ((start || render_pass) && instrument->waited());
     }
     return at;
 }

@@ -34,6 +34,7 @@ void HandoverRecording::release() {
 }
 
 timeline::Mark HandoverRecording::handover() {
+    waited_ = false;
     if (why_) {
         return timeline::Mark::none(why_);
     }
@@ -58,6 +59,7 @@ timeline::Mark HandoverRecording::handover() {
                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0, nullptr, 0, nullptr);
     events_.push_back(pair);
     finished_since_handover_ = false;
+    waited_ = true;
     return timeline::Mark::at(this, static_cast<uint32_t>(events_.size() - 1));
 }
 

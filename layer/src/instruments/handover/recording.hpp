@@ -26,6 +26,7 @@ public:
     timeline::Mark finish() override;
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     void interrupt(timeline::Interruption what) override;
+    bool waited() const override { return waited_; }
     void execute(std::span<timeline::InstrumentRecording* const> secondaries,
                  bool in_render_pass) override;
     const char* unmarked() const override { return why_ ? why_ : why(Reason::outside_frame); }
@@ -44,6 +45,7 @@ public:
     bool fresh = false;
 
 private:
+    bool waited_ = false; // the last handover() wrote a wait
     timeline::Mark handover();
 
     HandoverDevice& device_;
