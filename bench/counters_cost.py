@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths  # noqa: E402
 from resultfile import (  # noqa: E402
     DOCS_DIR,
+    added_table,
     banner,
     new,
     not_run,
@@ -100,25 +101,18 @@ RECORD_CONFIGS = (
 
 
 def frame_lines(program: str, samples: Mapping[str, list[float]], per_instance: float) -> list[str]:
-    base = samples["none"]
     lines = [
         f"`vkscope-workload {' '.join(PROGRAMS[program])}`: {per_instance:.0f} workload instances "
         "a frame. *Added* compares each run with the run without the layer of the same round.",
         "",
-        "| configuration | ms per frame | added | added per workload instance |",
-        "| --- | --- | --- | --- |",
+        *added_table(
+            [(c.key, c.title) for c in FRAME_CONFIGS],
+            samples,
+            "none",
+            per_instance,
+            "workload instance",
+        ),
     ]
-    for c in FRAME_CONFIGS:
-        ms = spread(samples[c.key], lambda v: f"{v:.2f}")
-        if c.key == "none":
-            lines.append(f"| {c.title} | {ms} | | |")
-            continue
-        added = [(a - b) / b * 100 for a, b in zip(samples[c.key], base, strict=True)]
-        us = [(a - b) * 1e3 / per_instance for a, b in zip(samples[c.key], base, strict=True)]
-        lines.append(
-            f"| {c.title} | {ms} | {spread(added, lambda v: f'{v:+.1f}%')} "
-            f"| {spread(us, lambda v: f'{v:+.1f} µs')} |"
-        )
     return lines
 
 

@@ -39,12 +39,12 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from resultfile import (  # noqa: E402
     DOCS_DIR,
+    added_table,
     banner,
     new,
     not_run,
     provenance,
     results_path,
-    spread,
     write,
     write_doc,
 )
@@ -168,26 +168,13 @@ def measure(
 def program_lines(program: str, part: Mapping[str, Any]) -> list[str]:
     per = part["handovers_per_frame"]
     samples = part["samples_ms"]
-    base = samples["timing"]
     lines = [
         f"`vkscope-workload {' '.join(PROGRAMS[program])}`: {part['instances_per_frame']:.0f} "
         f"workload instances and {per:.0f} handovers a frame. *Added* compares each run with the "
         "timing-only run of the same round.",
         "",
-        "| configuration | ms per frame | added | added per handover |",
-        "| --- | --- | --- | --- |",
+        *added_table([(s.key, s.title) for s in SETUPS], samples, "timing", per, "handover"),
     ]
-    for s in SETUPS:
-        ms = spread(samples[s.key], lambda v: f"{v:.2f}")
-        if s.key == "timing":
-            lines.append(f"| {s.title} | {ms} | | |")
-            continue
-        added = [(a - b) / b * 100 for a, b in zip(samples[s.key], base, strict=True)]
-        us = [(a - b) * 1e3 / per for a, b in zip(samples[s.key], base, strict=True)]
-        lines.append(
-            f"| {s.title} | {ms} | {spread(added, lambda v: f'{v:+.1f}%')} "
-            f"| {spread(us, lambda v: f'{v:+.1f} µs')} |"
-        )
     gap = part["median_gap_us"]
     if gap["timing"] is not None and gap["handover"] is not None:
         lines += [

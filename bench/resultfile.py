@@ -122,3 +122,32 @@ def spread(values: Sequence[float], fmt: Callable[[float], str]) -> str:
 
 def met(ok: bool) -> str:
     return "**met**" if ok else "**missed**"
+
+
+def added_table(
+    rows: Sequence[tuple[str, str]],
+    samples: Mapping[str, Sequence[float]],
+    base: str,
+    per: float,
+    per_what: str,
+) -> list[str]:
+    """A Markdown table of ms per frame by configuration (`rows`: key and title), each run
+    compared with the run of `base` in the same round: added percent, and added µs per `per`
+    units of `per_what` (workload instances, handovers)."""
+    lines = [
+        f"| configuration | ms per frame | added | added per {per_what} |",
+        "| --- | --- | --- | --- |",
+    ]
+    reference = samples[base]
+    for key, title in rows:
+        ms = spread(samples[key], lambda v: f"{v:.2f}")
+        if key == base:
+            lines.append(f"| {title} | {ms} | | |")
+            continue
+        added = [(a - b) / b * 100 for a, b in zip(samples[key], reference, strict=True)]
+        us = [(a - b) * 1e3 / per for a, b in zip(samples[key], reference, strict=True)]
+        lines.append(
+            f"| {title} | {ms} | {spread(added, lambda v: f'{v:+.1f}%')} "
+            f"| {spread(us, lambda v: f'{v:+.1f} µs')} |"
+        )
+    return lines

@@ -44,6 +44,7 @@ from record_cost import (  # noqa: E402
 )
 from resultfile import (  # noqa: E402
     DOCS_DIR,
+    added_table,
     banner,
     median,
     met,
@@ -134,20 +135,14 @@ def frame_lines(results: Mapping[str, Any]) -> list[str]:
         "sent). *Added* compares each run with the run without the layer of the same round (the "
         "configurations are interleaved); the median of those, and their range.",
         "",
-        "| configuration | ms per frame | added | added per workload instance |",
-        "| --- | --- | --- | --- |",
+        *added_table(
+            [(c.key, c.title) for c in FRAME_CONFIGS],
+            runs,
+            "none",
+            per_instance,
+            "workload instance",
+        ),
     ]
-    for c in FRAME_CONFIGS:
-        ms = spread(runs[c.key], lambda v: f"{v:.2f}")
-        if c.key == "none":
-            lines.append(f"| {c.title} | {ms} | | |")
-            continue
-        added = [(a - b) / b * 100 for a, b in zip(runs[c.key], base, strict=True)]
-        us = [(a - b) * 1e3 / per_instance for a, b in zip(runs[c.key], base, strict=True)]
-        lines.append(
-            f"| {c.title} | {ms} | {spread(added, percent)} "
-            f"| {spread(us, lambda v: f'{v:+.1f} µs')} |"
-        )
     queue = [(a - b) / b * 100 for a, b in zip(runs["timing_queue"], base, strict=True)]
     lines += [
         "",
