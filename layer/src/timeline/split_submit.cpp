@@ -101,6 +101,18 @@ public:
         return true;
     }
 
+    // A piece was submitted: when it holds application command buffers, waits for it and gives
+    // each its sampling point (exact only for a piece of one).
+    void reached(const Piece& piece, size_t& app_index, const SplitPoint& point) {
+        if (piece.app == 0) {
+            return;
+        }
+        const bool completed = wait() && piece.app == 1;
+        for (size_t i = 0; i < piece.app; ++i) {
+            point(++app_index, completed);
+        }
+    }
+
 private:
     TimelineQueue& q_;
     bool gave_up_ = false;
@@ -163,13 +175,7 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo> batche
             if (r != VK_SUCCESS) {
                 return r;
             }
-            if (piece.app == 0) {
-                continue;
-            }
-            const bool completed = waiter.wait() && piece.app == 1;
-            for (size_t i = 0; i < piece.app; ++i) {
-                point(++app_index, completed);
-            }
+            waiter.reached(piece, app_index, point);
         }
     }
     if (batches.empty()) {
@@ -220,13 +226,7 @@ VkResult submit_split(TimelineQueue& queue, std::span<const VkSubmitInfo2> batch
             if (r != VK_SUCCESS) {
                 return r;
             }
-            if (piece.app == 0) {
-                continue;
-            }
-            const bool completed = waiter.wait() && piece.app == 1;
-            for (size_t i = 0; i < piece.app; ++i) {
-                point(++app_index, completed);
-            }
+            waiter.reached(piece, app_index, point);
         }
     }
     if (batches.empty()) {
