@@ -178,6 +178,64 @@ def test_a_command_buffer_submitted_again_is_counted_each_time(khr: Runner) -> N
     ]
 
 
+@pytest.mark.parametrize("chosen", [ALL[3:5], ALL])
+def test_a_command_buffer_recorded_once_gets_every_counter_over_its_submissions(
+    khr: Runner, chosen: list[str]
+) -> None:
+    # Recorded once (no ONE_TIME_SUBMIT), submitted three times a frame: its queries are the
+    # whole selection's, one pass per submission; the submission that runs the last pass of a
+    # set carries every value, the earlier ones of the set say so, and a set the run ended
+    # before completing says that.
+    res, capture = khr(
+        "--scenario", "reusable", "--frames", "3", counters=",".join(f"khr:{c}" for c in chosen)
+    )
+    scenario_ran(res, "reusable")
+    assert validation_errors(res) == []
+    dispatches = sorted(
+        (t for t in instances(capture) if t.fields["type"] == "dispatch"),
+        key=lambda t: int(t.submit.sequence or 0),
+    )
+    assert len(dispatches) == 9
+    passes = len(chosen)
+    complete = len(dispatches) // passes
+    for n, t in enumerate(dispatches):
+        if n < complete * passes and n % passes == passes - 1:
+            got = values(t)
+            assert set(got) == set(chosen), t.fields
+            assert got["compute_invocations"] == 64, t.fields
+            assert t.fields["counters_submissions"] == passes, t.fields
+            assert t.fields.get("counters_reason") is None, t.fields
+        elif n < complete * passes:
+            assert t.fields["counters_reason"] == "passes_on_later_submission", t.fields
+        else:
+            assert t.fields["counters_reason"] == "pass_cycle_incomplete", t.fields
+
+
+def test_a_command_pool_recording_anew_without_one_time_submit_gets_a_pass_per_frame(
+    khr: Runner,
+) -> None:
+    # No ONE_TIME_SUBMIT, yet every command buffer is recorded anew each frame: the first
+    # frame's recordings take the whole selection and are recorded again before their second
+    # pass (they say so); from then on the command pool's recordings take their frame's pass.
+    chosen = ALL[3:5]
+    res, capture = khr(
+        "--scenario", "compute", "--frames", "5", "--no-one-time-submit",
+        counters=",".join(f"khr:{c}" for c in chosen), frame_submits="1",
+    )  # fmt: skip
+    scenario_ran(res, "compute")
+    assert validation_errors(res) == []
+    dispatches = by_frame([t for t in instances(capture) if t.fields["type"] == "dispatch"])
+    assert sorted(dispatches) == [0, 1, 2, 3, 4]
+    assert {t.fields["counters_reason"] for t in dispatches[0]} == {"pass_cycle_incomplete"}
+    for frame in range(1, 5):
+        for t in dispatches[frame]:
+            assert t.fields["counters_pass"] == frame % 2, t.fields
+            got = values(t)
+            assert set(got) == {chosen[frame % 2]}, t.fields
+            if "compute_invocations" in got:
+                assert got["compute_invocations"] == t.fields["invocations"], t.fields
+
+
 def test_a_busy_profiling_lock_turns_khr_counters_off_and_says_so(
     layer_dir: Path, workload: Path
 ) -> None:
@@ -218,7 +276,11 @@ def test_every_workload_of_every_scenario_is_counted_or_says_why(
             explained.add(t.fields["counters_reason"])
             continue
         got = values(t)
-        assert len(got) == 1 and set(got) <= set(chosen), t.fields
+        if "counters_submissions" in t.fields:
+            # A command buffer recorded once (reusable): the whole selection over its submissions.
+            assert set(got) == set(chosen) - {"render_pass_fragments"}, t.fields
+        else:
+            assert len(got) == 1 and set(got) <= set(chosen), t.fields
         if "compute_invocations" in got and t.fields.get("invocations") is not None:
             assert got["compute_invocations"] == t.fields["invocations"], t.fields
         if t.fields["type"] == "dispatch":
@@ -229,6 +291,10 @@ def test_every_workload_of_every_scenario_is_counted_or_says_why(
         "secondary_without_inherited_queries",
         "split_render_pass",
         "outside_frame",
+        # The earlier submissions of a command buffer recorded once, and its last set's, which
+        # the run ended before completing.
+        "passes_on_later_submission",
+        "pass_cycle_incomplete",
     }, explained
 
 

@@ -6,6 +6,7 @@
 #include "context.h"
 #include "errors.h"
 #include "options.h"
+#include "resources.h"
 #include "scenario.h"
 
 #include <cstdio>
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "vkscope-workload: %s\n%s", error.c_str(), usageText());
         return 2;
     }
+    wl::keepOneTimeSubmit(!options.noOneTimeSubmit);
     if (options.list) {
         for (const ScenarioInfo& info : allScenarios()) {
             std::printf("%s\n", info.name);

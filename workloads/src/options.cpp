@@ -29,7 +29,7 @@ const char* usageText() {
     return "usage: vkscope-workload [--scenario NAME]... [--all] [--list] [--frames N]\n"
            "                        [--device INDEX] [--draws N] [--validation above|below]\n"
            "                        [--layer-setting KEY=VALUE]... [--cycles N] [--threads N]\n"
-           "                        [--compute-iterations N] [--quiet]\n";
+           "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -47,6 +47,8 @@ std::string parseOptions(int argc, char** argv, Options& out) {
             out.list = true;
         } else if (arg == "--quiet") {
             out.quiet = true;
+        } else if (arg == "--no-one-time-submit") {
+            out.noOneTimeSubmit = true;
         } else if (arg == "--scenario") {
             const char* v = value();
             if (!v) {

@@ -25,6 +25,9 @@ struct Options {
     uint32_t cycles = 1;
     std::optional<uint32_t> threads; // the threads scenario defaults to 2 when unset
     bool quiet = false;
+    // Record every command buffer without ONE_TIME_SUBMIT, as engines that record anew each
+    // frame often do: a layer cannot tell those from command buffers recorded once.
+    bool noOneTimeSubmit = false;
 };
 
 // Parses argv into `out`. Returns an empty string on success, otherwise the usage error.

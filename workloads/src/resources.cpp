@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -185,8 +186,19 @@ std::vector<VkCommandBuffer> allocateCommandBuffers(Context& ctx, VkCommandPool 
     return cmds;
 }
 
+namespace {
+std::atomic<bool> g_keepOneTimeSubmit{true};
+} // namespace
+
+void keepOneTimeSubmit(bool keep) {
+    g_keepOneTimeSubmit = keep;
+}
+
 void beginCommands(VkCommandBuffer cmd, VkCommandBufferUsageFlags flags,
                    const VkCommandBufferInheritanceInfo* inheritance) {
+    if (!g_keepOneTimeSubmit) {
+        flags &= ~VkCommandBufferUsageFlags{VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    }
     const VkCommandBufferBeginInfo info{
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = flags,

@@ -78,6 +78,8 @@ void beginCommands(VkCommandBuffer cmd,
                    VkCommandBufferUsageFlags flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
                    const VkCommandBufferInheritanceInfo* inheritance = nullptr);
 void endCommands(VkCommandBuffer cmd);
+// Whether beginCommands keeps ONE_TIME_SUBMIT where a scenario asks for it (--no-one-time-submit).
+void keepOneTimeSubmit(bool keep);
 
 VkFence createFence(Context& ctx, Janitor& janitor);
 // Waits for the fence (with a generous timeout so a hang becomes an error) and resets it.

@@ -659,6 +659,7 @@ void replay(DeviceData& d, const VkCommandBuffer* cbs, uint32_t count, uint32_t 
             if (r.kind == Recorded::Kind::reset) {
                 r.pool->submitted_reset(r.first, r.count);
             } else {
+                r.pool->rerun(r.first);
                 r.pool->submitted_pass(r.first, pass);
             }
         }

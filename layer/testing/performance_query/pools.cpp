@@ -99,6 +99,24 @@ void PerfPool::submitted_reset(uint32_t first, uint32_t count) {
     }
 }
 
+void PerfPool::rerun(uint32_t query) {
+    {
+        std::lock_guard guard(mutex_);
+        if (query >= count_ || passes_done_[query] == 0) {
+            return;
+        }
+    }
+    if (!lower_.reset_query_pool) {
+        return;
+    }
+    if (statistics_) {
+        lower_.reset_query_pool(lower_.handle, statistics_, query, 1);
+    }
+    if (timestamps_) {
+        lower_.reset_query_pool(lower_.handle, timestamps_, 2 * query, 2);
+    }
+}
+
 void PerfPool::submitted_pass(uint32_t query, uint32_t pass) {
     std::lock_guard guard(mutex_);
     if (query < count_ && pass < 64) {

@@ -16,6 +16,9 @@ from ..capture.records import WorkloadInstance
 # frame lacks the counters of the other passes (docs/counters.md).
 RECORDED_ONCE = "recorded_once"
 
+# An earlier submission of a set whose values came with a later one (docs/counters.md).
+PASSES_ON_LATER_SUBMISSION = "passes_on_later_submission"
+
 RENDER_PASS = "render_pass"
 COMMAND_BUFFER = "command_buffer"
 RENDER_PASS_TYPE = "renderpass"  # the workload type of a render pass instance
@@ -35,6 +38,16 @@ def _pass_of(instance: WorkloadInstance) -> int | None:
     return found if isinstance(found, int) else None
 
 
+def _whole(instance: WorkloadInstance) -> bool:
+    """Its values are the whole selection's, whose passes its command buffer (recorded once) ran
+    over several submissions, the last of them this one."""
+    return isinstance(instance.metadata.get("counters_submissions"), int)
+
+
+def _has_khr(instance: WorkloadInstance) -> bool:
+    return _pass_of(instance) is not None or _whole(instance)
+
+
 def join_passes(
     instances: Iterable[WorkloadInstance],
     passes: Mapping[str, int] | None = None,
@@ -52,7 +65,7 @@ def join_passes(
         if p is not None:
             for name in i.counters:
                 counter_pass.setdefault(name, p)
-    if not any(_pass_of(i) is not None for i in items):
+    if not any(_has_khr(i) for i in items):
         return {}
     scopes = scopes or {}
     cycle_counters = {n: p for n, p in counter_pass.items() if scopes.get(n) != COMMAND_BUFFER}
@@ -74,9 +87,16 @@ def join_passes(
     # A workload (tagID) submitted in several frames belongs to a command buffer recorded once:
     # its queries are those of the pass of the frame it was recorded in, in every frame.
     tag_frames: dict[tuple[int, int], set[int]] = {}
+    # Per workload (tagID), the instances whose values are a whole selection's, in submission
+    # order: the earlier submissions of each set say `passes_on_later_submission`.
+    whole: dict[tuple[int, int], list[WorkloadInstance]] = {}
     for i in items:
         if i.frame is not None:
             tag_frames.setdefault((i.process, i.tag_id), set()).add(i.frame)
+        if _whole(i):
+            whole.setdefault((i.process, i.tag_id), []).append(i)
+    for found in whole.values():
+        found.sort(key=lambda m: m.submit_id)
     out: dict[int, JoinedCounters] = {}
     for i in items:
         if i.id not in keys:
@@ -89,8 +109,17 @@ def join_passes(
             else {n: p for n, p in cycle_counters.items() if n not in render_pass_only}
         )
         again = len(tag_frames.get((i.process, i.tag_id), ())) > 1
-        out[i.id] = _join_one(i, members, wanted, key[3] * cycle, frames, again)
+        completing = _completing(i, whole.get((i.process, i.tag_id), []))
+        out[i.id] = _join_one(i, members, wanted, key[3] * cycle, frames, again, completing)
     return out
+
+
+def _completing(own: WorkloadInstance, sets: list[WorkloadInstance]) -> WorkloadInstance | None:
+    """The instance that carries the values of `own`'s set: the first later submission of the
+    same workload that completed one (for an instance that says `passes_on_later_submission`)."""
+    if own.counters_reason != PASSES_ON_LATER_SUBMISSION:
+        return None
+    return next((m for m in sets if m.submit_id > own.submit_id), None)
 
 
 def _join_one(
@@ -100,14 +129,20 @@ def _join_one(
     first_frame: int,
     frames: set[int],
     resubmitted: bool,
+    completing: WorkloadInstance | None = None,
 ) -> JoinedCounters:
     joined = JoinedCounters()
-    # Its own values first; then the frame of the counter's pass; then any frame of the cycle
-    # (a command buffer recorded once carries its recording's pass in every frame).
+    # Its own values first (or those of the submission that completed its set); then the frame
+    # of the counter's pass; then any frame of the cycle (a command buffer recorded once with one
+    # frame's pass carries that pass in every frame).
     for name, p in sorted(counter_pass.items(), key=lambda kv: (kv[1], kv[0])):
         other = members.get(p)
         found = next(
-            (m for m in (own, other, *members.values()) if m is not None and name in m.counters),
+            (
+                m
+                for m in (own, completing, other, *members.values())
+                if m is not None and name in m.counters
+            ),
             None,
         )
         if found is not None:

@@ -3,6 +3,37 @@
 #include <algorithm>
 
 namespace vkscope::performance_query {
+namespace {
+
+// Pools of the counters at `positions` of the family's plan.
+std::unique_ptr<QueryPoolCache> make_cache(VkDevice device, const DeviceDispatch& next,
+                                           uint32_t family, const FamilyPlan& plan,
+                                           const std::vector<uint32_t>& positions) {
+    std::vector<uint32_t> indices;
+    for (uint32_t pos : positions) {
+        indices.push_back(plan.counters[pos].index);
+    }
+    QueryPoolCache::Backend b;
+    b.create = [device, &next, family, indices]() {
+        VkQueryPoolPerformanceCreateInfoKHR perf{};
+        perf.sType = VK_STRUCTURE_TYPE_QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR;
+        perf.queueFamilyIndex = family;
+        perf.counterIndexCount = static_cast<uint32_t>(indices.size());
+        perf.pCounterIndices = indices.data();
+        VkQueryPoolCreateInfo info{};
+        info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        info.pNext = &perf;
+        info.queryType = VK_QUERY_TYPE_PERFORMANCE_QUERY_KHR;
+        info.queryCount = QueryBlock::kSlots;
+        VkQueryPool pool = VK_NULL_HANDLE;
+        return next.CreateQueryPool(device, &info, nullptr, &pool) == VK_SUCCESS ? pool
+                                                                                 : VK_NULL_HANDLE;
+    };
+    b.destroy = [device, &next](VkQueryPool pool) { next.DestroyQueryPool(device, pool, nullptr); };
+    return std::make_unique<QueryPoolCache>(std::move(b), PerfDevice::kMaxQueryPools);
+}
+
+} // namespace
 
 PerfDevice::PerfDevice(VkDevice device, const DeviceDispatch& next_layer,
                        std::vector<FamilyPlan> plans)
@@ -11,6 +42,7 @@ PerfDevice::PerfDevice(VkDevice device, const DeviceDispatch& next_layer,
     // queries' begin is one the validation layer counts against them.
     reset_query_pool_ = next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT;
     caches_.resize(plans_.size());
+    whole_.resize(plans_.size());
     for (uint32_t family = 0; family < plans_.size(); ++family) {
         const FamilyPlan& plan = plans_[family];
         if (plan.reason) {
@@ -18,32 +50,10 @@ PerfDevice::PerfDevice(VkDevice device, const DeviceDispatch& next_layer,
         }
         cycle_ = std::max(cycle_, static_cast<uint32_t>(plan.passes.size()));
         for (const std::vector<uint32_t>& positions : plan.passes) {
-            std::vector<uint32_t> indices;
-            for (uint32_t pos : positions) {
-                indices.push_back(plan.counters[pos].index);
-            }
-            QueryPoolCache::Backend b;
-            b.create = [device, &next_layer, family, indices]() {
-                VkQueryPoolPerformanceCreateInfoKHR perf{};
-                perf.sType = VK_STRUCTURE_TYPE_QUERY_POOL_PERFORMANCE_CREATE_INFO_KHR;
-                perf.queueFamilyIndex = family;
-                perf.counterIndexCount = static_cast<uint32_t>(indices.size());
-                perf.pCounterIndices = indices.data();
-                VkQueryPoolCreateInfo info{};
-                info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-                info.pNext = &perf;
-                info.queryType = VK_QUERY_TYPE_PERFORMANCE_QUERY_KHR;
-                info.queryCount = QueryBlock::kSlots;
-                VkQueryPool pool = VK_NULL_HANDLE;
-                return next_layer.CreateQueryPool(device, &info, nullptr, &pool) == VK_SUCCESS
-                           ? pool
-                           : VK_NULL_HANDLE;
-            };
-            b.destroy = [device, &next_layer](VkQueryPool pool) {
-                next_layer.DestroyQueryPool(device, pool, nullptr);
-            };
-            caches_[family].push_back(
-                std::make_unique<QueryPoolCache>(std::move(b), kMaxQueryPools));
+            caches_[family].push_back(make_cache(device, next_layer, family, plan, positions));
+        }
+        if (!plan.whole.empty()) {
+            whole_[family] = make_cache(device, next_layer, family, plan, plan.whole);
         }
     }
 }
@@ -55,10 +65,31 @@ QueryPoolCache* PerfDevice::pools(uint32_t family, uint32_t pass) const {
     return caches_[family][pass].get();
 }
 
-uint64_t PerfDevice::reset(QueryBlock* block, uint32_t counters) {
+QueryPoolCache* PerfDevice::whole_pools(uint32_t family) const {
+    return family < whole_.size() ? whole_[family].get() : nullptr;
+}
+
+bool PerfDevice::records_anew(VkCommandPool pool) const {
+    std::lock_guard lock(mutex_);
+    return records_anew_.contains(pool);
+}
+
+void PerfDevice::saw_recorded_anew(VkCommandPool pool) {
+    std::lock_guard lock(mutex_);
+    records_anew_.insert(pool);
+}
+
+void PerfDevice::complete(const QueryBlock* block) {
+    std::lock_guard lock(mutex_);
+    if (const auto found = blocks_.find(block); found != blocks_.end()) {
+        found->second.complete = true;
+    }
+}
+
+uint64_t PerfDevice::reset(QueryBlock* block, uint32_t counters, bool one_pass) {
     std::lock_guard lock(mutex_);
     BlockState& st = blocks_[block];
-    if (st.generation > 0 && st.used > 0 && st.counters > 0) {
+    if (st.complete && st.generation > 0 && st.used > 0 && st.counters > 0) {
         Kept& kept = st.kept.emplace_back();
         kept.generation = st.generation;
         kept.counters = st.counters;
@@ -79,6 +110,7 @@ uint64_t PerfDevice::reset(QueryBlock* block, uint32_t counters) {
     }
     st.used = block->used;
     st.counters = counters;
+    st.complete = one_pass;
     return ++st.generation;
 }
 
@@ -91,6 +123,9 @@ bool PerfDevice::read(const QueryBlock* block, uint64_t generation, uint32_t slo
     }
     const BlockState& st = found->second;
     if (st.generation == generation) {
+        if (!st.complete) {
+            return false;
+        }
         const size_t bytes = out.size() * sizeof(VkPerformanceCounterResultKHR);
         return next.GetQueryPoolResults(handle, block->pool, slot, 1, bytes, out.data(), bytes,
                                         0) == VK_SUCCESS;

@@ -1,8 +1,10 @@
 #pragma once
 // The performance query instrument's state for one VkDevice: each queue family's plan, one query
-// pool cache per family and pass (pools of that pass's counters, one pass each), and a generation
-// per pool that a reset before a submission bumps, so a result read after the pool was reset
-// again (its command buffer submitted anew) is known to be someone else's.
+// pool cache per family and pass (pools of that pass's counters, one pass each) and one of the
+// whole selection (for command buffers recorded once), a generation per pool that a reset before
+// a submission bumps, so a result read after the pool was reset again (its command buffer
+// submitted anew) is known to be someone else's, and the command pools seen recording their
+// command buffers anew after a single submission.
 
 #include "core/query_pool.hpp"
 #include "dispatch_tables.gen.hpp"
@@ -14,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace vkscope::performance_query {
@@ -29,13 +32,23 @@ public:
     }
     // The pools of `family`'s pass `pass`; null when the family collects nothing.
     QueryPoolCache* pools(uint32_t family, uint32_t pass) const;
+    // The pools of the family's whole selection (FamilyPlan::whole); null when it has none.
+    QueryPoolCache* whole_pools(uint32_t family) const;
     // Frames per complete set: the most passes any family needs.
     uint32_t cycle() const { return cycle_; }
 
     // Before a submission that runs `block`'s queries: keeps the values of its previous run (done:
-    // a command buffer is not submitted again while pending), resets the pool on the host and
-    // returns the run's generation. `counters`: values per query of the block's pool.
-    uint64_t reset(QueryBlock* block, uint32_t counters);
+    // a command buffer is not submitted again while pending) if that ran every pass of its pool
+    // (reading it otherwise is invalid), resets the pool on the host and returns the run's
+    // generation. `counters`: values per query of the block's pool; `one_pass`: the submission
+    // about to go runs every pass (else complete() says when the last one went).
+    uint64_t reset(QueryBlock* block, uint32_t counters, bool one_pass = true);
+    void complete(const QueryBlock* block);
+
+    // Whether `pool`'s command buffers were seen recorded anew after fewer submissions than the
+    // whole selection's passes (then its recordings take one frame's pass each), and noting it.
+    bool records_anew(VkCommandPool pool) const;
+    void saw_recorded_anew(VkCommandPool pool);
     // The values of `slot` of the block's run `generation` into `out` (sized to its counters):
     // from the pool while that run is the latest, else from what reset() kept; false when
     // neither has them (not available, or run over twice since).
@@ -48,6 +61,7 @@ public:
 private:
     std::vector<FamilyPlan> plans_;
     std::vector<std::vector<std::unique_ptr<QueryPoolCache>>> caches_; // [family][pass]
+    std::vector<std::unique_ptr<QueryPoolCache>> whole_;               // [family]
     uint32_t cycle_ = 1;
     mutable std::mutex mutex_;
     // Values of one earlier run, kept when its pool was reset for the next.
@@ -61,6 +75,7 @@ private:
         uint64_t generation = 0;
         uint32_t used = 0;     // queries its latest run wrote
         uint32_t counters = 0; // values per query
+        bool complete = false; // its latest run went through every pass
         std::deque<Kept> kept; // the latest runs before it, newest last
     };
     // Runs kept per pool: the readback thread can fall this many submissions of the same pool
@@ -68,6 +83,7 @@ private:
     static constexpr size_t kKeptRuns = 16;
     PFN_vkResetQueryPool reset_query_pool_ = nullptr;
     std::unordered_map<const QueryBlock*, BlockState> blocks_;
+    std::unordered_set<VkCommandPool> records_anew_;
 };
 
 } // namespace vkscope::performance_query

@@ -149,7 +149,7 @@ PerfInstrument::~PerfInstrument() {
 
 std::unique_ptr<timeline::InstrumentRecording>
 PerfInstrument::make_recording(const timeline::CommandBufferState& cb) {
-    return std::make_unique<PerfRecording>(device, timeline, cb.handle);
+    return std::make_unique<PerfRecording>(device, timeline, cb.handle, cb.pool);
 }
 
 std::unique_ptr<timeline::InstrumentQueue>

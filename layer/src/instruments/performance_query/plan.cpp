@@ -139,6 +139,22 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
     }
     if (plan.passes.size() > max_passes) {
         plan.reason = protocol::name(protocol::CountersReason::too_many_passes);
+        return plan;
+    }
+    if (plan.passes.size() > 1) {
+        std::vector<uint32_t> all;
+        for (uint32_t pos = 0; pos < plan.counters.size(); ++pos) {
+            if (plan.counters[pos].scope != VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR) {
+                plan.whole.push_back(pos);
+                all.push_back(plan.counters[pos].index);
+            }
+        }
+        plan.whole_passes = passes_of(in, physical, family, all);
+        // A recording tracks the passes it ran in a 32-bit mask.
+        if (plan.whole_passes < 2 || plan.whole_passes > 32) {
+            plan.whole.clear();
+            plan.whole_passes = 0;
+        }
     }
     return plan;
 }

@@ -5,8 +5,8 @@
 // implementation says (vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR): each captured
 // frame collects one group, so a selection of N groups takes N consecutive frames, and every
 // query is complete after one submission (reading a query before every pass of its pool was
-// submitted is invalid usage, so one pool of all the counters would need the same commands
-// submitted N times).
+// submitted is invalid usage). Command buffers submitted again use one pool of the whole
+// selection instead, its passes run by consecutive submissions.
 
 #include "dispatch_tables.gen.hpp"
 
@@ -46,6 +46,11 @@ struct FamilyPlan {
     std::vector<PlannedCounter> counters;
     // Per pass, the positions in `counters` it collects (a pool's counter order).
     std::vector<std::vector<uint32_t>> passes;
+    // The pool of the whole selection, for command buffers recorded once and submitted again:
+    // the positions it collects (its counter order) and the passes the implementation needs for
+    // it, one per submission (0 when there is no such pool: a selection of one pass).
+    std::vector<uint32_t> whole;
+    uint32_t whole_passes = 0;
     const char* reason = nullptr; // why the family collects none
 };
 

@@ -1,12 +1,16 @@
 #pragma once
-// Performance queries in the submissions of one queue: before each application command buffer
-// whose recording holds queries, its pool is reset on the host (a performance query may not be
-// reset in the command buffer, nor the submission, that begins it); every batch that runs such
-// queries carries VkPerformanceQuerySubmitInfoKHR (pass 0: each pool needs one pass); once the GPU
-// is done the readback thread reads each instance's query and sends its `counters`, unless its pool
-// was reset for a later submission in between.
+// Performance queries in the submissions of one queue: before a batch that runs application
+// command buffers whose recordings hold queries, their pools are reset on the host (a performance
+// query may not be reset in the command buffer, nor the submission, that begins it); the batch
+// carries VkPerformanceQuerySubmitInfoKHR with its pass index: 0 where a pool of one pass is
+// among them, else the pass the whole-selection pools run next; once the GPU is done the readback
+// thread reads each instance's query and sends its `counters`, unless its pool was reset for a
+// later submission in between. A whole-selection pool is read after the submission that ran its
+// last pass: until then the instances of its set say `pass_cycle_incomplete`, and then the last
+// gets every value and the earlier ones say `passes_on_later_submission`.
 
 #include "instruments/performance_query/device.hpp"
+#include "instruments/performance_query/recording.hpp"
 #include "timeline/instrument.hpp"
 
 #include <deque>
@@ -29,27 +33,24 @@ public:
     void end_batch(timeline::LayerCommandBuffers* layer,
                    std::vector<VkCommandBuffer>& out) override;
     void patch(timeline::BatchPatch& batch) override;
-    bool needs_completion() const override { return active_; }
+    bool needs_completion() const override { return active_ || completes_set_; }
     timeline::CompletionJob take_completion() override;
     void end_submission() override;
 
-    struct Entry {
-        uint64_t submit = 0;
-        uint64_t tag = 0;
-        const QueryBlock* block = nullptr; // null: `why`
-        uint32_t slot = 0;
-        uint64_t generation = 0;
-        uint32_t family = 0;
-        uint32_t pass = 0;
-        const char* why = nullptr;
-    };
+    using Entry = CountedInstance;
 
 private:
+    // A recording whose queries this submission runs: its pool is reset (or not: a set going on)
+    // when its batch is patched, which also decides the pass.
     struct Reset {
-        const QueryBlock* block;
-        uint64_t generation;
-        uint32_t pass;
+        PerfRecording* recording = nullptr;
+        QueryBlock* block = nullptr;
+        uint64_t generation = 0;
+        uint32_t pass = 0;
+        bool whole = false;
+        bool completes = false; // its whole-selection set is complete after this submission
     };
+    void run_batch(uint32_t index);
 
     PerfDevice& device_;
     const uint32_t family_;
@@ -58,7 +59,11 @@ private:
     bool batch_queries_ = false; // the current batch runs performance queries
     // Blocks this submission reset, with their generation; blocks it could not reset.
     std::vector<Reset> reset_;
+    size_t batch_first_ = 0; // the current batch's first entry in reset_
     std::vector<Entry> done_;
+    std::vector<size_t> done_reset_; // per done_ entry, its reset_ index (SIZE_MAX: none)
+    bool completes_set_ = false;     // a whole-selection set with waiting instances completes
+    bool completes_ = false;         // the queue's semaphore exists
     std::deque<VkPerformanceQuerySubmitInfoKHR> pass_infos_; // alive until the call returns
 };
 

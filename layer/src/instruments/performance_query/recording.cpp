@@ -16,6 +16,7 @@ const char* why(Reason r) {
 
 void PerfRecording::begin(const timeline::RecordingStart& start) {
     release();
+    one_time_ = start.one_time_submit;
     if (!start.frame_selected) {
         why_ = why(Reason::outside_frame);
     } else if (!start.primary) {
@@ -32,11 +33,32 @@ void PerfRecording::begin(const timeline::RecordingStart& start) {
         const uint64_t frame = timeline_.frame.load(std::memory_order_relaxed);
         pass_ = static_cast<uint32_t>((frame % device_.cycle()) % plan->passes.size());
         pools_ = device_.pools(start.family, pass_);
+        // A command buffer that may be submitted again takes the whole selection's pool.
+        if (plan->whole_passes > 0 && !start.one_time_submit &&
+            !device_.records_anew(command_pool_)) {
+            if (QueryPoolCache* whole = device_.whole_pools(start.family)) {
+                pools_ = whole;
+                whole_passes_ = plan->whole_passes;
+            }
+        }
         why_ = pools_ ? nullptr : why(Reason::no_query_pool);
     }
 }
 
 void PerfRecording::release() {
+    // Recorded anew (or reset, or freed) before its submissions could run every pass of the
+    // whole selection: its command pool's later recordings take one frame's pass each.
+    const bool short_lived = submissions_ > 0 && !one_time_ &&
+                             (whole_passes_ > 0 ? submissions_ < whole_passes_ : submissions_ == 1);
+    if (short_lived && device_.cycle() > 1) {
+        device_.saw_recorded_anew(command_pool_);
+    }
+    submissions_ = 0;
+    whole_passes_ = 0;
+    ran_ = 0;
+    set_generation = 0;
+    set_waiting.clear();
+    set_submissions = 0;
     if (pools_ && block_) {
         std::vector<QueryBlock*> blocks{block_};
         pools_->release(blocks);
@@ -48,6 +70,31 @@ void PerfRecording::release() {
 
 const char* PerfRecording::unmarked() const {
     return why_ ? why_ : why(Reason::no_query_pool);
+}
+
+uint32_t PerfRecording::next_pass() const {
+    for (uint32_t p = 0; p < whole_passes_; ++p) {
+        if ((ran_ & (1u << p)) == 0) {
+            return p;
+        }
+    }
+    return 0;
+}
+
+PerfRecording::PassRun PerfRecording::run_pass(uint32_t pass) {
+    PassRun out;
+    const uint32_t bit = 1u << pass;
+    const uint32_t all = whole_passes_ >= 32 ? ~0u : (1u << whole_passes_) - 1;
+    if (ran_ == 0 || (ran_ & bit) != 0) {
+        out.starts = true;
+        ran_ = 0;
+        set_waiting.clear();
+        set_submissions = 0;
+    }
+    ran_ |= bit;
+    ++set_submissions;
+    out.completes = ran_ == all;
+    return out;
 }
 
 timeline::Mark PerfRecording::start() {
