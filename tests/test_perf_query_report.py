@@ -228,3 +228,22 @@ def test_a_render_pass_scope_counter_belongs_to_render_passes_only(
         if w.type != "renderpass":
             assert set(w.counters) == {"fragment_invocations"}, w.metadata
             assert w.counters_missing == {}, w.metadata
+
+
+def test_diff_compares_khr_counters_joined_over_their_passes(captured: Path) -> None:
+    # Frames 2-4 of a two-pass selection: frame 2 counted compute_invocations, frame 3
+    # elapsed_ns, frame 4 compute_invocations again with its cycle cut short. Joined, every
+    # dispatch has compute_invocations in all three frames (frame 3 from frame 2).
+    from vkscope.diff.compare import MATCHED, Diff
+    from vkscope.diff.stats import Rule
+
+    with Diff(captured, captured, Rule(), metric="compute_invocations") as d:
+        rows = [r for r in d.rows(MATCHED) if r.identity.type == "dispatch"]
+        assert rows
+        for r in rows:
+            assert r.base is not None and r.base.summary.samples == 3, r
+    with Diff(captured, captured, Rule(), metric="elapsed_ns") as d:
+        rows = [r for r in d.rows(MATCHED) if r.identity.type == "dispatch"]
+        assert rows
+        for r in rows:
+            assert r.base is not None and r.base.summary.samples == 2, r

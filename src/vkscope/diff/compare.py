@@ -20,8 +20,9 @@ from typing import Any, Final
 
 import msgspec
 
-from ..capture import CaptureError
+from ..capture import CaptureError, khr_joined
 from ..capture.attach import AttachedCapture, ScratchDatabase
+from ..capture.reader import open_capture
 from .stats import (
     IMPROVEMENT,
     REGRESSION,
@@ -43,11 +44,14 @@ _BATCH: Final = 10_000  # verdict rows per INSERT
 
 # An instance's cost (`dur`): by default its GPU time, from the columns, or, where a vkscope stored
 # the timing annex without copying it into them, the annex itself (only a pair of integers with
-# end >= begin is a time); with a counter metric, that counter's value from the annex.
+# end >= begin is a time); with a counter metric, that counter's value from the annex, or, for
+# khr counters, from the values joined over the pass cycle, as every reader shows them.
 _INSTANCES: Final = """
 SELECT {side} AS side, p, d, f, qk, path, type, iid, {value} AS dur
 FROM (
-    SELECT i.id AS iid, s.process AS p, s.device AS d, s.frame AS f, i.annex AS an,
+    SELECT i.id AS iid, s.process AS p, s.device AS d, s.frame AS f,
+           CASE WHEN j.counters IS NOT NULL THEN json_object('counters', json(j.counters))
+                ELSE i.annex END AS an,
            coalesce(q.family || '.' || q.queue_index, 'id ' || s.queue, '?') AS qk,
            coalesce(l.path, '[]') AS path,
            coalesce(w.type, '') AS type,
@@ -59,6 +63,7 @@ FROM (
     LEFT JOIN {label_stacks} l
            ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
     LEFT JOIN {queues} q ON q.process = s.process AND q.device = s.device AND q.id = s.queue
+    LEFT JOIN {joined} j ON j.id = i.id
 )
 """
 
@@ -194,7 +199,12 @@ class Diff:
                 ]
             except CaptureError as exc:
                 raise DiffInputError(str(exc)) from None
-            self.base, self.new = (self._facts(src) for src in sources)
+            self._joined = ["main.no_joined", "main.no_joined"]
+            self._db.execute("CREATE TABLE no_joined (id INTEGER PRIMARY KEY, counters TEXT)")
+            if metric != GPU_NS:
+                for side, src in enumerate(sources):
+                    self._join_khr(side, src)
+            self.base, self.new = (self._facts(src, side) for side, src in enumerate(sources))
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
             self._match(sources)
             self.counts = self._counts()
@@ -243,9 +253,33 @@ class Diff:
 
     # -- building -------------------------------------------------------------------------------
 
-    def _facts(self, src: AttachedCapture) -> CaptureFacts:
+    def _join_khr(self, side: int, src: AttachedCapture) -> None:
+        """khr counters: each instance's values joined over its pass cycle, from a reader of the
+        capture (which joins them on opening), into a table of the scratch database."""
+        try:
+            found = self._db.execute(
+                f"SELECT 1 FROM {src.table('device_counters')} WHERE source = ? LIMIT 1",
+                (khr_joined.SOURCE,),
+            ).fetchone()
+        except sqlite3.OperationalError:  # a capture older than counters
+            return
+        if found is None:
+            return
+        table = f"main.joined_{side}"
+        self._db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, counters TEXT)")
+        try:
+            with open_capture(src.path, check_cells=False) as capture:
+                _, rows = capture.execute(f"SELECT id, counters FROM {khr_joined.TABLE}")
+                self._db.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
+        except CaptureError as exc:
+            raise DiffInputError(str(exc)) from None
+        self._joined[side] = table
+
+    def _facts(self, src: AttachedCapture, side: int) -> CaptureFacts:
         path, meta = src.path, src.meta
-        per_frame = _PER_FRAME.format(instances=_instances(src, BASE, self._value))
+        per_frame = _PER_FRAME.format(
+            instances=_instances(src, BASE, self._value, self._joined[side])
+        )
         try:
             counts: list[int] = []
             totals: list[int] = []
@@ -295,8 +329,12 @@ class Diff:
         db = self._db
         db.execute(_RESULTS)
         sql = _BY_IDENTITY.format(
-            base=_ORDINALS.format(instances=_instances(sources[BASE], BASE, self._value)),
-            new=_ORDINALS.format(instances=_instances(sources[NEW], NEW, self._value)),
+            base=_ORDINALS.format(
+                instances=_instances(sources[BASE], BASE, self._value, self._joined[BASE])
+            ),
+            new=_ORDINALS.format(
+                instances=_instances(sources[NEW], NEW, self._value, self._joined[NEW])
+            ),
         )
         insert = f"INSERT INTO result VALUES ({', '.join('?' * 17)})"
         rule = self.rule
@@ -349,9 +387,11 @@ def _problem(paths: tuple[Path, ...], exc: sqlite3.Error) -> DiffInputError:
     return DiffInputError(f"{names}: truncated or damaged: SQLite says {text!r}")
 
 
-def _instances(src: AttachedCapture, side: int, value: str) -> str:
+def _instances(src: AttachedCapture, side: int, value: str, joined: str) -> str:
     tables = ("workload_instances", "submits", "workloads", "label_stacks", "queues")
-    return _INSTANCES.format(side=side, value=value, **{t: src.table(t) for t in tables})
+    return _INSTANCES.format(
+        side=side, value=value, joined=joined, **{t: src.table(t) for t in tables}
+    )
 
 
 def _verdict_row(
