@@ -473,3 +473,34 @@ def test_counters_column_and_per_frame_chart(tmp_path: Path, load: Any) -> None:
     page.click("#counter-chart .cbar >> nth=1")
     assert loaded.js("vkscope.frame()") == 1
     assert loaded.errors == []
+
+
+def test_khr_counters_say_which_passes_a_workload_lacks(
+    tmp_path: Path, load: Any, layer_dir: Path, workload: Path
+) -> None:
+    # Two passes over frames 2-4 (on the performance query test fixture): frame 4's cycle is
+    # cut short, so its dispatches lack the second pass's counter and the page says why.
+    env = base_env()
+    env["VK_ADD_LAYER_PATH"] = str(layer_dir / "testing")
+    env["VK_INSTANCE_LAYERS"] = "VK_LAYER_VKSCOPE_test_performance_query"
+    res = run(
+        [vkscope_cli(), "run", "--no-report", "--no-trace", "--no-html", "-o", "app.vkscope",
+         "--counters", "khr:compute_invocations,elapsed_ns", "--frames", "2-4",
+         "-s", "frame_submits=1", "--", workload, "--scenario", "compute", "--frames", "5"],
+        env, cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    cap = tmp_path / "app.vkscope"
+    lacking = [w for w in instances(cap) if w.type == "dispatch" and w.frame == 4]
+    assert lacking
+    out = tmp_path / "khr.html"
+    write_html(cap, out)
+    loaded = load(out)
+    assert loaded.errors == []
+    click_workload(loaded, lacking[0].id)
+    details = loaded.page.inner_text("#details")
+    assert "counters missing" in details
+    assert "elapsed_ns: frame 5 (pass 1) was not captured" in details
+    loaded.page.select_option("#counter-pick", "elapsed_ns")
+    assert "frame 5 (pass 1) was not captured" in loaded.page.inner_text("#wl-body")
+    assert loaded.errors == []

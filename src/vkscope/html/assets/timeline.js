@@ -1045,6 +1045,13 @@
     } else if (md.counters_reason) {
       row('counters', '<span class="null">' + esc(md.counters_reason) + '</span>');
     }
+    // khr counters joined over their passes: each one the cycle did not give, and why.
+    const missing = md.counters_missing && typeof md.counters_missing === 'object'
+      ? Object.entries(md.counters_missing) : [];
+    if (missing.length) {
+      row('counters missing', missing.map(([name, why]) =>
+        esc(name) + ': <span class="null">' + esc(String(why)) + '</span>').join('<br>'));
+    }
     row('summary', esc(summary(i)));
     box.innerHTML = '<h3>' + swatch(tOf[i]) + esc(typeName[tOf[i]]) +
       (md.api ? ' <span class="dim">' + esc(md.api) + '</span>' : '') + '</h3>' +
@@ -1071,7 +1078,9 @@
     text: (i) => {
       const v = counterOf(i, S.counter);
       if (v !== null) return grouped(v);
-      const why = D.metadata[mOf[i]].counters_reason;
+      const md = D.metadata[mOf[i]];
+      const missing = md.counters_missing && md.counters_missing[S.counter];
+      const why = missing || md.counters_reason;
       return why ? String(why) : '—';
     },
   };
