@@ -54,6 +54,9 @@ bool HandoverDevice::take(EventPair& out) {
 }
 
 void HandoverDevice::give_back(std::vector<EventPair>& pairs) {
+    if (pairs.empty()) {
+        return; // most command buffers hold none: no lock for them
+    }
     // Whoever takes them next resets them before its first submission.
     std::lock_guard lock(mutex_);
     free_.insert(free_.end(), pairs.begin(), pairs.end());
