@@ -10,11 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
+from support.env import base_env, layer_env, run, vkscope_cli
 
 from vkscope.capture.annexes import merge_annex
 from vkscope.counters.samplers import (
     SamplerError,
+    check_devices,
     check_samplers,
     handover_supported,
     listing,
@@ -68,8 +69,23 @@ def test_lavapipe_is_on_the_handover_list_and_others_get_a_note() -> None:
     nvidia = dataclasses.replace(device, vendor_id=0x10DE, driver_version="580.95.5")
     assert handover_supported(nvidia)
     assert not handover_supported(dataclasses.replace(nvidia, driver_version="550.1"))
-    assert [s["name"] for s in listing(nvidia)["samplers"]] == ["cpu_time", "nvml"]
-    assert [s["name"] for s in listing(device)["samplers"]] == ["cpu_time"]
+    # Every built-in is listed on every device; those that cannot open there say why.
+    assert [s["name"] for s in listing(device)["samplers"]] == ["cpu_time", "nvml", "mali"]
+    available = {s["name"]: (s["available"], s["note"]) for s in listing(device)["samplers"]}
+    assert available["cpu_time"] == (True, None)
+    assert available["nvml"] == (False, "not an NVIDIA device")
+    assert available["mali"] == (False, "not an Arm Mali device")
+    arm = dataclasses.replace(device, vendor_id=0x13B5, name="Mali-G715")
+    # This build has no libGPUCounters: on an Arm device the reason says how to build the plugin.
+    (mali,) = [s for s in listing(arm)["samplers"] if s["name"] == "mali"]
+    assert not mali["available"]
+    assert "libvkscope_sampler_mali.so is not installed" in mali["note"]
+    assert "-DVKSCOPE_LIBGPUCOUNTERS=" in mali["note"]
+    with pytest.raises(SamplerError, match=r"sampler:mali cannot sample here: device 0 .*Arm Mali"):
+        check_devices(["cpu_time", "mali"], [device])
+    with pytest.raises(SamplerError, match="VKSCOPE_LIBGPUCOUNTERS"):
+        check_devices(["mali"], [arm])
+    check_devices(["cpu_time", "/x/libmine.so"], [device])
 
 
 @pytest.mark.vulkan
@@ -78,10 +94,39 @@ def test_vkscope_counters_lists_the_samplers_of_each_device() -> None:
     assert res.returncode == 0, res.stderr
     (device, *_) = json.loads(res.stdout)
     assert device["samplers"]["sampling"] == "handover"
-    assert [s["name"] for s in device["samplers"]["samplers"]] == ["cpu_time"]
-    text = run([vkscope_cli(), "counters"], base_env()).stdout
+    found = {s["name"]: s for s in device["samplers"]["samplers"]}
+    assert list(found) == ["cpu_time", "nvml", "mali"]
+    assert found["cpu_time"]["available"]
+    assert not found["mali"]["available"] and found["mali"]["note"] == "not an Arm Mali device"
+    text = run([vkscope_cli(), "counters"], {**base_env(), "COLUMNS": "300"}).stdout
     assert "samplers (--counters sampler:NAME or sampler:PATH)" in text
     assert "cpu_time" in text
+    assert "(unavailable: not an Arm Mali device)" in text
+
+
+@pytest.mark.vulkan
+def test_a_sampler_no_device_here_can_open_is_refused_before_the_application_starts(
+    workload: Path, tmp_path: Path
+) -> None:
+    res = run(
+        [vkscope_cli(), "run", "--counters", "sampler:mali", "-o", tmp_path / "x.vkscope",
+         "--", workload, "--scenario", "compute"],
+        base_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "sampler:mali cannot sample here" in res.stderr
+    assert "not an Arm Mali device" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert "PASS" not in res.stdout, "the application ran"
+
+
+@pytest.mark.vulkan
+def test_mali_given_to_the_layer_directly_says_why_and_the_application_runs(
+    layer_dir: Path, workload: Path
+) -> None:
+    res = run([workload, "--scenario", "compute"], layer_env(layer_dir, counters="sampler:mali"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "sampler mali cannot sample" in res.stderr and "not an Arm Mali device" in res.stderr
 
 
 def test_counters_of_several_sources_merge() -> None:

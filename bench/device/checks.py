@@ -270,7 +270,9 @@ def check_handover(ctx: Context, out: Outcome) -> None:
     samples through the event handover here (the driver is on its list); with the old-driver
     pause forced on, every gap between consecutive workloads of a command buffer on the GPU's
     own timestamps is at least the pause: the GPU waited for the host at every handover, not
-    only at the first; cpu_time (and nvml's energy and clocks on NVIDIA) arrive for every
+    only at the first (the scenario records its command buffer anew every frame: from the second
+    frame on, its handovers use the event pairs it already holds, reset on the host before each
+    submission); cpu_time (and nvml's energy and clocks on NVIDIA) arrive for every
     workload or a reason; validation below vkscope: nothing; bench/handover_cost.py's
     measurement of the cost."""
     nvidia = NVIDIA in ctx.driver.device or ctx.driver.driver_name.startswith("NVIDIA")

@@ -79,10 +79,12 @@ def _render_samplers(found: dict[str, Any], console: Console) -> None:
     )
     console.print(Text(f"samplers (--counters sampler:NAME or sampler:PATH), sampled {how}:"))
     for s in found["samplers"]:
-        line = Text(f"  {s['name']}: {s['what']}")
-        if s["note"]:
-            line.append(f" ({s['note']})", style="yellow")
-        console.print(line)
+        if s["available"]:
+            console.print(Text(f"  {s['name']}: {s['what']}"))
+        else:
+            line = Text(f"  {s['name']}: {s['what']}", style="dim")
+            line.append(f" (unavailable: {s['note']})", style="yellow")
+            console.print(line)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

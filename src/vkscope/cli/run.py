@@ -286,14 +286,22 @@ def _select_counters(settings: dict[str, str], notes: list[str]) -> None:
     """Checks the `counters` setting before the application starts: its samplers (a name vkscope
     knows, a library that answers the interface), then the other sources. Samplers go first in
     the value the layer gets, so that no source's list can take them for its own names."""
-    from ..counters.samplers import SamplerError, check_samplers, sampling_notes, without_samplers
+    from ..counters.samplers import (
+        SamplerError,
+        check_devices,
+        check_samplers,
+        sampling_notes,
+        without_samplers,
+    )
     from ..devices import VulkanUnavailable, probe
 
     text = settings["counters"]
     try:
         samplers = check_samplers(text)
         if samplers:
-            notes += sampling_notes(probe(), settings.get("counter_sampling"))
+            devices = probe()
+            check_devices(samplers, devices)
+            notes += sampling_notes(devices, settings.get("counter_sampling"))
     except SamplerError as exc:
         raise SettingError(str(exc)) from None
     except VulkanUnavailable as exc:

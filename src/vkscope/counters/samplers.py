@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..paths import PACKAGE_DIR
+
 if TYPE_CHECKING:
     from ..devices import DeviceInfo
 
@@ -19,17 +21,34 @@ ABI_VERSION: Final = 1
 ENTRY: Final = "vkscope_sampler_entry"
 
 
+# The mali sampler's plugin, installed next to the layer only when vkscope was built with Arm's
+# libGPUCounters (layer/samplers/mali).
+MALI_PLUGIN: Final = "libvkscope_sampler_mali.so"
+MALI_BUILD: Final = (
+    f"{MALI_PLUGIN} is not installed next to the layer: build vkscope with "
+    "-DVKSCOPE_LIBGPUCOUNTERS=<libGPUCounters source> (docs/counters.md)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Builtin:
     name: str
     what: str
     vendor_id: int | None  # the only vendor it opens on; None: any
+    vendor: str = ""  # that vendor's devices, as a message names them
 
 
 BUILTIN: Final = (
     Builtin("cpu_time", "CPU time of the process less the sampling thread's (ns)", None),
-    Builtin("nvml", "NVIDIA GPUs through NVML: energy, clocks, throttle reasons", 0x10DE),
-    Builtin("mali", "Arm Mali GPUs through Arm's counter library", 0x13B5),
+    Builtin(
+        "nvml", "NVIDIA GPUs through NVML: energy, clocks, throttle reasons", 0x10DE, "an NVIDIA"
+    ),
+    Builtin(
+        "mali",
+        "Arm Mali GPUs through Arm's libGPUCounters: active cycles, bus bytes, primitives, threads",
+        0x13B5,
+        "an Arm Mali",
+    ),
 )
 BUILTIN_NAMES: Final = {b.name: b for b in BUILTIN}
 
@@ -109,24 +128,42 @@ def check_samplers(text: str) -> list[str]:
 
 
 def listing(device: DeviceInfo) -> dict[str, Any]:
-    """The built-in samplers that may open on `device` and how they would be sampled there (what
-    `vkscope counters` shows); a library given by path may open anywhere."""
-    names = [b for b in BUILTIN if b.vendor_id is None or b.vendor_id == device.vendor_id]
+    """Every built-in sampler, whether it can open on `device` (and why not), and how samples
+    would be taken there (what `vkscope counters` shows); a library given by path may open
+    anywhere."""
+    samplers = []
+    for b in BUILTIN:
+        why = unavailable(b.name, device)
+        samplers.append({"name": b.name, "what": b.what, "available": why is None, "note": why})
     return {
         "sampling": "handover" if handover_supported(device) else "per_command_buffer",
-        "samplers": [
-            {"name": b.name, "what": b.what, "note": _library_note(b.name)} for b in names
-        ],
+        "samplers": samplers,
     }
 
 
-def _library_note(name: str) -> str | None:
-    """What a built-in sampler lacks here, from the libraries it loads at run time."""
+def unavailable(name: str, device: DeviceInfo) -> str | None:
+    """Why the built-in sampler `name` will not open on `device` (the layer would say the same
+    in its log), or None."""
+    b = BUILTIN_NAMES[name]
+    if b.vendor_id is not None and b.vendor_id != device.vendor_id:
+        return f"not {b.vendor} device"
     if name == "nvml" and ctypes.util.find_library("nvidia-ml") is None:
-        return "libnvidia-ml (installed with NVIDIA's driver) not found: it will not open"
-    if name == "mali":
-        return "reads nothing yet: no Arm GPU was available to build it against"
+        return "libnvidia-ml (installed with NVIDIA's driver) not found"
+    if name == "mali" and not (PACKAGE_DIR / "_layer" / MALI_PLUGIN).is_file():
+        return MALI_BUILD
     return None
+
+
+def check_devices(specs: list[str], devices: list[DeviceInfo]) -> None:
+    """SamplerError for a built-in sampler that no device here can open: the run would collect
+    nothing from it."""
+    for spec in specs:
+        if spec not in BUILTIN_NAMES or not devices:
+            continue
+        reasons = [(d, unavailable(spec, d)) for d in devices]
+        if all(why for _, why in reasons):
+            why = "; ".join(f"device {d.index} ({d.name}): {w}" for d, w in reasons)
+            raise SamplerError(f"counters: sampler:{spec} cannot sample here: {why}")
 
 
 def handover_supported(device: DeviceInfo) -> bool:

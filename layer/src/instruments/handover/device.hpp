@@ -1,8 +1,9 @@
 #pragma once
 // The handover instrument's state for one VkDevice: the samplers opened for it, the events the
-// handovers use (a free list: a recording takes a fresh pair per handover and gives them back
-// when it is reset or freed), how counters are sampled there, and the lock that lets one thread
-// at a time hold the GPU at a handover.
+// handovers use (a free list of the device: a command buffer takes a fresh pair per handover
+// when its recording has more handovers than it holds pairs, and gives back what it no longer
+// uses; recording.hpp), how counters are sampled there, and the lock that lets one thread at a
+// time hold the GPU at a handover.
 
 #include "dispatch_tables.gen.hpp"
 #include "instruments/handover/samplers.hpp"
@@ -36,7 +37,7 @@ struct EventPair {
 
 class HandoverDevice {
 public:
-    // Events per device: each handover of a recording holds two until the recording is reset.
+    // Events per device: each handover of a recording holds two while its command buffer lives.
     static constexpr size_t kMaxPairs = 1 << 16;
 
     HandoverDevice(VkDevice device, const DeviceDispatch& next,
@@ -70,6 +71,7 @@ private:
     std::mutex mutex_;
     std::vector<EventPair> free_;
     size_t made_ = 0;
+    size_t taken_ = 0; // calls of take(): a command buffer needed more than it held
 };
 
 } // namespace vkscope::handover

@@ -26,8 +26,16 @@ void HandoverRecording::begin(const timeline::RecordingStart& start) {
     }
 }
 
-void HandoverRecording::release() {
+HandoverRecording::~HandoverRecording() {
     device_.give_back(events_);
+    device_.give_back(spare_);
+}
+
+void HandoverRecording::release() {
+    // Kept for the next recording of this command buffer; the previous run is complete (it may
+    // not be reset while pending), so no wait on it is needed any more.
+    spare_.insert(spare_.end(), events_.begin(), events_.end());
+    events_.clear();
     last_semaphore = VK_NULL_HANDLE;
     last_value = 0;
     fresh = false;
@@ -45,7 +53,10 @@ timeline::Mark HandoverRecording::handover() {
         return timeline::Mark::none(why(Reason::split_render_pass));
     }
     EventPair pair;
-    if (!device_.take(pair)) {
+    if (!spare_.empty()) {
+        pair = spare_.back();
+        spare_.pop_back();
+    } else if (!device_.take(pair)) {
         return timeline::Mark::none(why(Reason::no_events));
     }
     const DeviceDispatch& next = device_.next;
@@ -89,6 +100,9 @@ timeline::Mark HandoverRecording::finish() {
 void HandoverRecording::end() {
     if (finished_since_handover_ && !suspended_) {
         handover();
+    }
+    if (!spare_.empty()) {
+        device_.give_back(spare_); // fewer handovers than last time: others may use them
     }
 }
 

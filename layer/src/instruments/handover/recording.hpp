@@ -4,6 +4,13 @@
 // handover: a barrier that waits for all earlier work, vkCmdSetEvent(A) and vkCmdWaitEvents(B),
 // each with a fresh event pair. A workload's samples are the handover before it and the next
 // one after it. Secondary command buffers get none (they may run inside a render pass).
+//
+// The pairs belong to the command buffer: when it is recorded again they serve its new
+// handovers (the application may only record a command buffer that is no longer pending, and the
+// pairs are reset on the host before its next submission), more are taken from the device only
+// when a recording has more handovers than the last one, and what is left over goes back at the
+// end of a recording, and all of them when the command buffer is freed. A command buffer
+// recorded anew every frame thus takes no lock for its events.
 
 #include "instruments/handover/device.hpp"
 #include "timeline/instrument.hpp"
@@ -17,7 +24,7 @@ class HandoverRecording final : public timeline::InstrumentRecording {
 public:
     HandoverRecording(HandoverDevice& device, VkCommandBuffer handle)
         : device_(device), handle_(handle) {}
-    ~HandoverRecording() override { release(); }
+    ~HandoverRecording() override;
 
     void begin(const timeline::RecordingStart& start) override;
     void end() override;
@@ -51,7 +58,8 @@ private:
     HandoverDevice& device_;
     const VkCommandBuffer handle_;
     const char* why_ = why(Reason::outside_frame); // null: this recording samples
-    std::vector<EventPair> events_;
+    std::vector<EventPair> events_; // this recording's, one pair per handover in order
+    std::vector<EventPair> spare_;  // from earlier recordings, not used by this one yet
     std::vector<uint32_t> crossed_;
     bool finished_since_handover_ = false;
     bool suspended_ = false; // a render pass suspended in it: nothing may follow
