@@ -47,14 +47,19 @@ void ReadbackWorker::claim(ReadbackJob& job) {
 }
 
 void ReadbackWorker::push(ReadbackJob job) {
+    bool wake = false;
     {
         std::lock_guard lock(mutex_);
         jobs_.push_back(std::move(job));
         const auto now = std::chrono::steady_clock::now();
         push_interval_ = now - last_push_;
         last_push_ = now;
+        wake = idle_;
+        idle_ = false;
     }
-    wake_.notify_all();
+    if (wake) {
+        wake_.notify_all();
+    }
 }
 
 bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout) {
@@ -92,7 +97,9 @@ void ReadbackWorker::run() {
     auto deadline = std::chrono::steady_clock::time_point::max();
     auto last_seen = std::chrono::steady_clock::time_point{};
     for (;;) {
+        idle_ = true;
         wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        idle_ = false;
         if (push_interval_ < kBatch) {
             wake_.wait_until(lock, last_seen + kBatch, [&] { return stopping_ || hurry_; });
         }
