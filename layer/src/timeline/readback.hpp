@@ -64,9 +64,10 @@ public:
     // a short frame the thread then wakes once for several submissions rather than once for
     // each (every such wake-up also contends for a lock with the driver's thread that signalled
     // the semaphore). Submissions further apart than kBatch are read as soon as they complete.
-    // push() only wakes the thread where it sleeps without a deadline: one waiting out its batch
-    // wakes by itself, and a wake-up per submission would cost the submitting thread a system
-    // call and the reader two, on every frame, for nothing.
+    // While they do, the thread sleeps from one batch to the next even when it has nothing
+    // queued, and push() only wakes it where it sleeps without a deadline (after a batch that
+    // found nothing): a wake-up per submission would cost the submitting thread a system call
+    // and this thread two, on every frame, for nothing.
     static constexpr std::chrono::milliseconds kBatch{4};
 
 private:
