@@ -148,6 +148,36 @@ TEST_F(TimelineReadback, ATooSlowReadbackIsDisownedNotMisread) {
     EXPECT_EQ(std::get<0>(annexes_.sent[0]), 6u);
 }
 
+// Submissions closer together than ReadbackWorker::kBatch: the worker only looks at the
+// semaphore between batches. Every submission is still read, in order, once the GPU is past it,
+// and a submission waiting for a slot's readback is not left to the batching.
+TEST_F(TimelineReadback, FrequentSubmissionsAreAllRead) {
+    constexpr uint64_t kJobs = 40;
+    std::vector<ParameterSlot> slots(kJobs);
+    for (ParameterSlot& s : slots) {
+        s.mapped = memory_;
+    }
+    auto w = worker();
+    for (uint64_t i = 0; i < kJobs; ++i) {
+        ReadbackJob j = job(100 + i, i + 1);
+        j.readbacks[0].copies[0].slot = &slots[i];
+        ReadbackWorker::claim(j);
+        w->push(std::move(j));
+        // The GPU finishes each submission a little after the next one is pushed.
+        if (i > 0) {
+            g_counter = i;
+        }
+        std::this_thread::sleep_for(500us);
+    }
+    g_counter = kJobs;
+    EXPECT_TRUE(w->wait_read(slots.back(), 5s));
+    ASSERT_TRUE(eventually([&] { return annexes_.size() == kJobs; }));
+    for (uint64_t i = 0; i < kJobs; ++i) {
+        EXPECT_EQ(std::get<0>(annexes_.sent[i]), 100 + i);
+        EXPECT_FALSE(slots[i].in_flight.load());
+    }
+}
+
 TEST_F(TimelineReadback, StoppingDropsWhatTheGpuNeverFinished) {
     auto w = worker();
     w->push(job(5, 1));

@@ -47,14 +47,19 @@ void ReadbackWorker::claim(ReadbackJob& job) {
 }
 
 void ReadbackWorker::push(ReadbackJob job) {
+    bool wake = false;
     {
         std::lock_guard lock(mutex_);
         jobs_.push_back(std::move(job));
         const auto now = std::chrono::steady_clock::now();
         push_interval_ = now - last_push_;
         last_push_ = now;
+        wake = idle_;
+        idle_ = false;
     }
-    wake_.notify_all();
+    if (wake) {
+        wake_.notify_all();
+    }
 }
 
 bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds timeout) {
@@ -92,10 +97,24 @@ void ReadbackWorker::run() {
     auto deadline = std::chrono::steady_clock::time_point::max();
     auto last_seen = std::chrono::steady_clock::time_point{};
     for (;;) {
-        wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (push_interval_ < kBatch) {
+        const bool batching = push_interval_ < kBatch;
+        if (batching && !stopping_) {
+            // Also with nothing queued yet: submissions this frequent are expected within the
+            // batch, and they need not wake a thread that sleeps with a deadline.
             wake_.wait_until(lock, last_seen + kBatch, [&] { return stopping_ || hurry_; });
         }
+        if (jobs_.empty() && !stopping_) {
+            idle_ = true;
+            wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+            idle_ = false;
+            continue; // the push that woke it says whether to batch
+        }
+        // Batching, the completions are only looked at: what has not completed yet is read at
+        // the next batch, and no wake-up from the driver's thread is needed for it (waiting on
+        // the semaphore would cost one, and contend for a lock with that thread, whenever the
+        // batch ends while the queue is busy). Where someone waits for a readback, or the
+        // device goes away, the thread waits on the semaphore instead.
+        const bool look = batching && !hurry_ && !stopping_;
         hurry_ = false;
         if (stopping_ && deadline == std::chrono::steady_clock::time_point::max()) {
             deadline = std::chrono::steady_clock::now() + kStopGrace;
@@ -121,17 +140,21 @@ void ReadbackWorker::run() {
             VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,    nullptr,           VK_SEMAPHORE_WAIT_ANY_BIT,
             static_cast<uint32_t>(semaphores.size()), semaphores.data(), values.data()};
         const VkResult waited =
-            config_.wait(config_.device, &info,
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(kPoll).count());
-        // When the completions were seen: an upper bound for every GPU time they carry.
-        const uint64_t seen_ns = now_ns();
-        last_seen = std::chrono::steady_clock::now();
+            look
+                ? VK_SUCCESS
+                : config_.wait(config_.device, &info,
+                               std::chrono::duration_cast<std::chrono::nanoseconds>(kPoll).count());
         std::vector<uint64_t> reached(semaphores.size(), 0);
         if (waited == VK_SUCCESS) {
             for (size_t i = 0; i < semaphores.size(); ++i) {
                 config_.counter(config_.device, semaphores[i], &reached[i]);
             }
         }
+        // When the completions were seen (after the counters were read, so that a submission
+        // that completed while they were being read counts too): an upper bound for every GPU
+        // time they carry.
+        const uint64_t seen_ns = now_ns();
+        last_seen = std::chrono::steady_clock::now();
         lock.lock();
         std::vector<ReadbackJob> ready;
         for (auto it = jobs_.begin(); it != jobs_.end();) {

@@ -64,6 +64,10 @@ public:
     // a short frame the thread then wakes once for several submissions rather than once for
     // each (every such wake-up also contends for a lock with the driver's thread that signalled
     // the semaphore). Submissions further apart than kBatch are read as soon as they complete.
+    // While they do, the thread sleeps from one batch to the next even when it has nothing
+    // queued, and push() only wakes it where it sleeps without a deadline (after a batch that
+    // found nothing): a wake-up per submission would cost the submitting thread a system call
+    // and this thread two, on every frame, for nothing.
     static constexpr std::chrono::milliseconds kBatch{4};
 
 private:
@@ -77,6 +81,7 @@ private:
     std::deque<ReadbackJob> jobs_;
     bool stopping_ = false;
     bool hurry_ = false; // a wait_read() is waiting: no batching
+    bool idle_ = false;  // the thread sleeps until the next push(), without a deadline
     std::chrono::steady_clock::time_point last_push_{};
     std::chrono::steady_clock::duration push_interval_ = std::chrono::steady_clock::duration::max();
     std::thread thread_;
