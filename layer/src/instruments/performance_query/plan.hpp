@@ -6,7 +6,8 @@
 // frame collects one group, so a selection of N groups takes N consecutive frames, and every
 // query is complete after one submission (reading a query before every pass of its pool was
 // submitted is invalid usage, so one pool of all the counters would need the same commands
-// submitted N times).
+// submitted N times). Counters of COMMAND_BUFFER scope are grouped apart from the others, since
+// a frame that collects them queries whole command buffers and no workload.
 
 #include "dispatch_tables.gen.hpp"
 
@@ -47,6 +48,15 @@ struct FamilyPlan {
     // Per pass, the positions in `counters` it collects (a pool's counter order).
     std::vector<std::vector<uint32_t>> passes;
     const char* reason = nullptr; // why the family collects none
+
+    // Whether pass `pass` collects COMMAND_BUFFER-scope counters: those have passes of their
+    // own, after the others, and are queried over whole command buffers
+    // (command_buffer_query.hpp), not around workloads.
+    bool whole_command_buffers(uint32_t pass) const {
+        return pass < passes.size() && !passes[pass].empty() &&
+               counters[passes[pass].front()].scope ==
+                   VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
+    }
 };
 
 FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, uint32_t family,

@@ -27,33 +27,10 @@ bool chained(const void* chain) {
     return false;
 }
 
-void value(JsonWriter& json, const char* name, VkPerformanceCounterStorageKHR storage,
-           const VkPerformanceCounterResultKHR& r) {
-    switch (storage) {
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT32_KHR:
-        json.field(name, static_cast<int64_t>(r.int32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT64_KHR:
-        json.field(name, static_cast<int64_t>(r.int64));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_UINT32_KHR:
-        json.field(name, static_cast<uint64_t>(r.uint32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT32_KHR:
-        json.field(name, static_cast<double>(r.float32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT64_KHR:
-        json.field(name, r.float64);
-        break;
-    default:
-        json.field(name, static_cast<uint64_t>(r.uint64));
-        break;
-    }
-}
-
 struct Job {
     PerfDevice* device = nullptr;
     std::vector<PerfQueue::Entry> entries;
+    std::vector<WholeEntry> whole;
 
     void run(timeline::CompletionSink& sink) const {
         JsonWriter json;
@@ -80,13 +57,16 @@ struct Job {
                 const auto& positions = plan->passes[e.pass];
                 for (size_t i = 0; i < positions.size(); ++i) {
                     const PlannedCounter& c = plan->counters[positions[i]];
-                    value(json, c.name.c_str(), c.storage, results[i]);
+                    write_value(json, c.name.c_str(), c.storage, results[i]);
                 }
                 json.end_object();
                 json.field("counters_pass", e.pass);
             }
             json.end_object();
             sink.annex(e.submit, e.tag, json.view());
+        }
+        for (const WholeEntry& e : whole) {
+            send(*device, e, sink, json, results);
         }
     }
 };
@@ -98,6 +78,7 @@ void PerfQueue::begin_submission(const timeline::SubmissionStart& start) {
     batch_queries_ = false;
     reset_.clear();
     done_.clear();
+    whole_.clear();
 }
 
 void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommandBuffers*,
@@ -110,6 +91,10 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     }
     auto* recording = static_cast<PerfRecording*>(state->instruments[slot_].get());
     QueryBlock* block = recording->block();
+    if (!recording->whole().counted() && recording->whole().why()) {
+        whole_next_ =
+            WholeEntry{0, nullptr, 0, family_, recording->pass(), recording->whole().why()};
+    }
     if (!block || block->used == 0) {
         return;
     }
@@ -119,11 +104,20 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     const auto counters =
         plan && pass < plan->passes.size() ? static_cast<uint32_t>(plan->passes[pass].size()) : 0;
     reset_.push_back(Reset{block, device_.reset(block, counters), pass});
+    if (recording->whole().counted()) {
+        whole_next_ =
+            WholeEntry{0, block, reset_.back().generation, family_, pass, recording->whole().why()};
+    }
 }
 
 void PerfQueue::after_command_buffer(const timeline::SubmitRecord& record,
                                      timeline::LayerCommandBuffers*,
                                      std::vector<VkCommandBuffer>&) {
+    if (whole_next_ && active_) {
+        whole_next_->submit = record.submit;
+        whole_.push_back(*whole_next_);
+    }
+    whole_next_.reset();
     if (!active_) {
         return;
     }
@@ -176,18 +170,22 @@ void PerfQueue::patch(timeline::BatchPatch& batch) {
 }
 
 timeline::CompletionJob PerfQueue::take_completion() {
-    if (!active_ || done_.empty()) {
+    if (!active_ || (done_.empty() && whole_.empty())) {
         return {};
     }
     auto job = std::make_shared<Job>();
     job->device = &device_;
     job->entries = std::move(done_);
+    job->whole = std::move(whole_);
     done_.clear();
+    whole_.clear();
     return [job](uint64_t, timeline::CompletionSink& sink) { job->run(sink); };
 }
 
 void PerfQueue::end_submission() {
     done_.clear();
+    whole_.clear();
+    whole_next_.reset();
     reset_.clear();
     pass_infos_.clear();
     active_ = false;

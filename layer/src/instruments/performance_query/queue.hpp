@@ -6,10 +6,12 @@
 // is done the readback thread reads each instance's query and sends its `counters`, unless its pool
 // was reset for a later submission in between.
 
+#include "instruments/performance_query/command_buffer_query.hpp"
 #include "instruments/performance_query/device.hpp"
 #include "timeline/instrument.hpp"
 
 #include <deque>
+#include <optional>
 #include <vector>
 
 namespace vkscope::performance_query {
@@ -59,6 +61,10 @@ private:
     // Blocks this submission reset, with their generation; blocks it could not reset.
     std::vector<Reset> reset_;
     std::vector<Entry> done_;
+    // The whole query of the command buffer between before_ and after_command_buffer, and those
+    // of the submission's command buffers.
+    std::optional<WholeEntry> whole_next_;
+    std::vector<WholeEntry> whole_;
     std::deque<VkPerformanceQuerySubmitInfoKHR> pass_infos_; // alive until the call returns
 };
 

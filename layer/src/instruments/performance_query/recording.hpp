@@ -6,6 +6,7 @@
 // host right before each submission of it.
 
 #include "core/query_pool.hpp"
+#include "instruments/performance_query/command_buffer_query.hpp"
 #include "instruments/performance_query/device.hpp"
 #include "timeline/instrument.hpp"
 
@@ -23,15 +24,20 @@ public:
     ~PerfRecording() override { release(); }
 
     void begin(const timeline::RecordingStart& start) override;
+    void end() override;
     void release() override;
     timeline::Mark start() override;
     timeline::Mark finish() override;
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     const char* unmarked() const override;
+    void execute(std::span<timeline::InstrumentRecording* const> secondaries,
+                 bool in_render_pass) override;
 
     // The pool its queries use (null: none yet), and the pass those collect.
     QueryBlock* block() const { return block_; }
     uint32_t pass() const { return pass_; }
+    // Its query over the whole command buffer, in frames of COMMAND_BUFFER-scope passes.
+    const WholeCommandBuffer& whole() const { return whole_; }
 
 private:
     PerfDevice& device_;
@@ -42,6 +48,7 @@ private:
     uint32_t pass_ = 0;
     const char* why_ = nullptr; // set: this recording counts nothing
     timeline::Mark open_;
+    WholeCommandBuffer whole_;
 };
 
 } // namespace vkscope::performance_query
