@@ -180,6 +180,7 @@ def test_the_capture_reports_each_command_buffer(
     assert [(i.frame, i.counters_pass, i.counters_reason) for i in items] == [(3, 1, None)]
     want = sum(i.metadata["invocations"] for i in dispatches if i.frame == 3)
     assert items[0].counters == {WHOLE: want}
+    assert isinstance(items[0].counters[WHOLE], int)  # uint64 storage: stored as sent
     assert per_counter == [(3, WHOLE, want)]
     # Frame 3's dispatches have frame 2's compute_invocations joined in, and nothing missing:
     # a COMMAND_BUFFER-scope counter is no workload's.

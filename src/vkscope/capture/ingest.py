@@ -430,6 +430,8 @@ class Rows:
     def _command_buffer_counters(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # a sequenced type
         c: m.CommandBufferCounters = msg.payload
-        values = None if c.counters is None else msgspec.json.encode(c.counters).decode()
+        # The values as sent (integers stay integers), from the payload's own text.
+        raw = msgspec.json.decode(msg.raw).get("counters") if c.counters is not None else None
+        values = None if raw is None else msgspec.json.encode(raw).decode()
         row = (conn.process, seq, c.counters_pass, values, c.counters_reason)
         self.lists["command_buffer_counters"].append(row)

@@ -59,7 +59,7 @@ LEFT JOIN temp.khr_joined k ON k.id = i.id
 
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_labels = msgspec.json.Decoder(list[str]).decode
-_decode_counters = msgspec.json.Decoder(dict[str, float]).decode
+_decode_counters = msgspec.json.Decoder(dict[str, int | float]).decode
 
 
 @lru_cache(maxsize=4096)
