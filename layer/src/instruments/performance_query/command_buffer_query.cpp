@@ -6,7 +6,7 @@ namespace vkscope::performance_query {
 
 using Reason = protocol::CountersReason;
 
-void WholeCommandBuffer::begin(PerfDevice& device, QueryPoolCache& pools, QueryBlock*& block,
+void CommandBufferQuery::begin(PerfDevice& device, QueryPoolCache& pools, QueryBlock*& block,
                                VkCommandBuffer cb) {
     release();
     if (executes_secondaries_) {
@@ -29,7 +29,7 @@ void WholeCommandBuffer::begin(PerfDevice& device, QueryPoolCache& pools, QueryB
     open_ = true;
 }
 
-void WholeCommandBuffer::end(PerfDevice& device, const QueryBlock* block, VkCommandBuffer cb) {
+void CommandBufferQuery::end(PerfDevice& device, const QueryBlock* block, VkCommandBuffer cb) {
     ended_without_ = ended_without_ || !executed_now_;
     if (!open_) {
         return;
@@ -39,7 +39,7 @@ void WholeCommandBuffer::end(PerfDevice& device, const QueryBlock* block, VkComm
     ended_ = true;
 }
 
-void WholeCommandBuffer::executed() {
+void CommandBufferQuery::executed() {
     if (open_) {
         // Too late for this recording: its query spans the secondaries' work, where it is
         // invalid usage; its values are not reported, and later recordings have no query.
@@ -49,14 +49,14 @@ void WholeCommandBuffer::executed() {
     executed_now_ = true;
 }
 
-void WholeCommandBuffer::release() {
+void CommandBufferQuery::release() {
     open_ = false;
     ended_ = false;
     why_ = nullptr;
     executed_now_ = false;
 }
 
-void send(const PerfDevice& device, const WholeEntry& e, timeline::CompletionSink& sink,
+void send(const PerfDevice& device, const CommandBufferEntry& e, timeline::CompletionSink& sink,
           JsonWriter& json, std::vector<VkPerformanceCounterResultKHR>& results) {
     const char* reason = e.why;
     const FamilyPlan* plan = device.plan(e.family);

@@ -23,7 +23,7 @@
 
 namespace vkscope::performance_query {
 
-class WholeCommandBuffer {
+class CommandBufferQuery {
 public:
     // vkBeginCommandBuffer, after the driver's: takes a pool of `pools` into `block` and begins
     // its query.
@@ -35,7 +35,7 @@ public:
     // The recording is over (reset, freed, begun anew).
     void release();
 
-    // The recording holds a whole query that was ended.
+    // The recording holds a query over the whole command buffer, ended.
     bool counted() const { return ended_; }
     // Why its values are not the command buffer's (null: they are).
     const char* why() const { return why_; }
@@ -51,8 +51,8 @@ private:
     bool ended_without_ = false;
 };
 
-// One submitted command buffer's whole query, waiting for the GPU.
-struct WholeEntry {
+// One submitted command buffer's query, waiting for the GPU.
+struct CommandBufferEntry {
     uint64_t submit = 0;
     const QueryBlock* block = nullptr;
     uint64_t generation = 0;
@@ -62,7 +62,7 @@ struct WholeEntry {
 };
 
 // Its COMMAND_BUFFER_COUNTERS message, to `sink` (the readback thread).
-void send(const PerfDevice& device, const WholeEntry& entry, timeline::CompletionSink& sink,
+void send(const PerfDevice& device, const CommandBufferEntry& entry, timeline::CompletionSink& sink,
           JsonWriter& json, std::vector<VkPerformanceCounterResultKHR>& results);
 
 // One counter's value as the JSON field `name`, in its storage type.

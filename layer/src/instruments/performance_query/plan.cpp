@@ -110,13 +110,13 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
         c.storage = counters[i].storage;
         c.concurrently_impacted = descriptions[i].flags &
                                   VK_PERFORMANCE_COUNTER_DESCRIPTION_CONCURRENTLY_IMPACTED_BIT_KHR;
-        const bool whole = c.scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
+        const bool per_command_buffer = c.scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
         // `all`: the counters of workloads. Queried around workloads: COMMAND scope, and
         // RENDER_PASS scope, whose queries must not begin inside a render pass instance
         // (vkCmdBeginQuery 03225), which vkscope's never do (a render pass is counted from before
         // its begin to after its end); the host keeps those values for render pass workloads
         // only. COMMAND_BUFFER scope is collected when named, over whole command buffers.
-        const bool chosen = (wanted.all && !whole) ||
+        const bool chosen = (wanted.all && !per_command_buffer) ||
                             std::any_of(wanted.keys.begin(), wanted.keys.end(),
                                         [&](const auto& k) { return k == c.name || k == c.uuid; });
         if (chosen) {
@@ -137,7 +137,7 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
         indices.push_back(plan.counters[pos].index);
         const bool other_scope =
             !plan.passes.empty() &&
-            plan.whole_command_buffers(static_cast<uint32_t>(plan.passes.size() - 1)) !=
+            plan.command_buffer_scope(static_cast<uint32_t>(plan.passes.size() - 1)) !=
                 (plan.counters[pos].scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR);
         if (plan.passes.empty() || other_scope || passes_of(in, physical, family, indices) > 1) {
             plan.passes.push_back({});

@@ -52,7 +52,7 @@ struct FamilyPlan {
     // Whether pass `pass` collects COMMAND_BUFFER-scope counters: those have passes of their
     // own, after the others, and are queried over whole command buffers
     // (command_buffer_query.hpp), not around workloads.
-    bool whole_command_buffers(uint32_t pass) const {
+    bool command_buffer_scope(uint32_t pass) const {
         return pass < passes.size() && !passes[pass].empty() &&
                counters[passes[pass].front()].scope ==
                    VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;

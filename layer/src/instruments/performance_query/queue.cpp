@@ -30,7 +30,7 @@ bool chained(const void* chain) {
 struct Job {
     PerfDevice* device = nullptr;
     std::vector<PerfQueue::Entry> entries;
-    std::vector<WholeEntry> whole;
+    std::vector<CommandBufferEntry> cb_queries;
 
     void run(timeline::CompletionSink& sink) const {
         JsonWriter json;
@@ -65,7 +65,7 @@ struct Job {
             json.end_object();
             sink.annex(e.submit, e.tag, json.view());
         }
-        for (const WholeEntry& e : whole) {
+        for (const CommandBufferEntry& e : cb_queries) {
             send(*device, e, sink, json, results);
         }
     }
@@ -78,7 +78,7 @@ void PerfQueue::begin_submission(const timeline::SubmissionStart& start) {
     batch_queries_ = false;
     reset_.clear();
     done_.clear();
-    whole_.clear();
+    cb_queries_.clear();
 }
 
 void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommandBuffers*,
@@ -91,9 +91,9 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     }
     auto* recording = static_cast<PerfRecording*>(state->instruments[slot_].get());
     QueryBlock* block = recording->block();
-    if (!recording->whole().counted() && recording->whole().why()) {
-        whole_next_ =
-            WholeEntry{0, nullptr, 0, family_, recording->pass(), recording->whole().why()};
+    if (!recording->command_buffer_query().counted() && recording->command_buffer_query().why()) {
+        cb_query_next_ = CommandBufferEntry{
+            0, nullptr, 0, family_, recording->pass(), recording->command_buffer_query().why()};
     }
     if (!block || block->used == 0) {
         return;
@@ -104,20 +104,21 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     const auto counters =
         plan && pass < plan->passes.size() ? static_cast<uint32_t>(plan->passes[pass].size()) : 0;
     reset_.push_back(Reset{block, device_.reset(block, counters), pass});
-    if (recording->whole().counted()) {
-        whole_next_ =
-            WholeEntry{0, block, reset_.back().generation, family_, pass, recording->whole().why()};
+    if (recording->command_buffer_query().counted()) {
+        cb_query_next_ =
+            CommandBufferEntry{0,       block, reset_.back().generation,
+                               family_, pass,  recording->command_buffer_query().why()};
     }
 }
 
 void PerfQueue::after_command_buffer(const timeline::SubmitRecord& record,
                                      timeline::LayerCommandBuffers*,
                                      std::vector<VkCommandBuffer>&) {
-    if (whole_next_ && active_) {
-        whole_next_->submit = record.submit;
-        whole_.push_back(*whole_next_);
+    if (cb_query_next_ && active_) {
+        cb_query_next_->submit = record.submit;
+        cb_queries_.push_back(*cb_query_next_);
     }
-    whole_next_.reset();
+    cb_query_next_.reset();
     if (!active_) {
         return;
     }
@@ -170,22 +171,22 @@ void PerfQueue::patch(timeline::BatchPatch& batch) {
 }
 
 timeline::CompletionJob PerfQueue::take_completion() {
-    if (!active_ || (done_.empty() && whole_.empty())) {
+    if (!active_ || (done_.empty() && cb_queries_.empty())) {
         return {};
     }
     auto job = std::make_shared<Job>();
     job->device = &device_;
     job->entries = std::move(done_);
-    job->whole = std::move(whole_);
+    job->cb_queries = std::move(cb_queries_);
     done_.clear();
-    whole_.clear();
+    cb_queries_.clear();
     return [job](uint64_t, timeline::CompletionSink& sink) { job->run(sink); };
 }
 
 void PerfQueue::end_submission() {
     done_.clear();
-    whole_.clear();
-    whole_next_.reset();
+    cb_queries_.clear();
+    cb_query_next_.reset();
     reset_.clear();
     pass_infos_.clear();
     active_ = false;

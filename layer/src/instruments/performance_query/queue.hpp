@@ -61,10 +61,10 @@ private:
     // Blocks this submission reset, with their generation; blocks it could not reset.
     std::vector<Reset> reset_;
     std::vector<Entry> done_;
-    // The whole query of the command buffer between before_ and after_command_buffer, and those
-    // of the submission's command buffers.
-    std::optional<WholeEntry> whole_next_;
-    std::vector<WholeEntry> whole_;
+    // The COMMAND_BUFFER-scope query of the command buffer between before_ and
+    // after_command_buffer, and those of the submission's command buffers.
+    std::optional<CommandBufferEntry> cb_query_next_;
+    std::vector<CommandBufferEntry> cb_queries_;
     std::deque<VkPerformanceQuerySubmitInfoKHR> pass_infos_; // alive until the call returns
 };
 

@@ -33,23 +33,23 @@ void PerfRecording::begin(const timeline::RecordingStart& start) {
         pass_ = static_cast<uint32_t>((frame % device_.cycle()) % plan->passes.size());
         pools_ = device_.pools(start.family, pass_);
         why_ = pools_ ? nullptr : why(Reason::no_query_pool);
-        if (pools_ && plan->whole_command_buffers(pass_)) {
+        if (pools_ && plan->command_buffer_scope(pass_)) {
             why_ = why(Reason::command_buffer_scope_frame);
-            whole_.begin(device_, *pools_, block_, handle_);
+            command_buffer_query_.begin(device_, *pools_, block_, handle_);
         }
     }
 }
 
 void PerfRecording::end() {
-    whole_.end(device_, block_, handle_);
+    command_buffer_query_.end(device_, block_, handle_);
 }
 
 void PerfRecording::execute(std::span<timeline::InstrumentRecording* const>, bool) {
-    whole_.executed();
+    command_buffer_query_.executed();
 }
 
 void PerfRecording::release() {
-    whole_.release();
+    command_buffer_query_.release();
     if (pools_ && block_) {
         std::vector<QueryBlock*> blocks{block_};
         pools_->release(blocks);

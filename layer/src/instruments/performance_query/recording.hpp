@@ -37,7 +37,7 @@ public:
     QueryBlock* block() const { return block_; }
     uint32_t pass() const { return pass_; }
     // Its query over the whole command buffer, in frames of COMMAND_BUFFER-scope passes.
-    const WholeCommandBuffer& whole() const { return whole_; }
+    const CommandBufferQuery& command_buffer_query() const { return command_buffer_query_; }
 
 private:
     PerfDevice& device_;
@@ -48,7 +48,7 @@ private:
     uint32_t pass_ = 0;
     const char* why_ = nullptr; // set: this recording counts nothing
     timeline::Mark open_;
-    WholeCommandBuffer whole_;
+    CommandBufferQuery command_buffer_query_;
 };
 
 } // namespace vkscope::performance_query
