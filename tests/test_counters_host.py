@@ -197,3 +197,7 @@ def test_a_capture_of_schema_version_3_reads_with_no_counters(tmp_path: Path) ->
         assert list(rows) == [(0,)]
         _, rows = capture.execute("SELECT count(*) FROM device_counters")
         assert list(rows) == [(0,)]
+        # Nor COMMAND_BUFFER-scope counters (schema version 6).
+        assert capture.command_buffer_counters() == []
+        _, rows = capture.execute("SELECT count(*) FROM command_buffer_counter_values")
+        assert list(rows) == [(0,)]

@@ -99,7 +99,9 @@ def test_csv_other_tables(cap: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc: dict[str, Any] = json.loads(report(capsys, cap, "--format", "json", "--top", "4"))
-    assert list(doc) == ["capture", "workloads", "frames", "costliest", "labels"]
+    assert list(doc) == [
+        "capture", "workloads", "frames", "costliest", "labels", "command_buffers"
+    ]  # fmt: skip
     capture = doc["capture"]
     assert (capture["status"], capture["schema_version"], capture["workloads"]) == (
         "complete", SCHEMA_VERSION, 21,
@@ -114,6 +116,7 @@ def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -
     )  # fmt: skip
     assert sum(f["gpu_sum_ns"] for f in doc["frames"]) == 4000
     assert doc["labels"][0]["inclusive_ns"] == 4000
+    assert doc["command_buffers"] == []  # no COMMAND_BUFFER-scope counters here
     only = json.loads(report(capsys, cap, "--format", "json", "--table", "labels"))
     assert list(only) == ["capture", "labels"]
     # Filters that each match but not together: empty tables, and a note on stderr.

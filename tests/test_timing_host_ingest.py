@@ -219,6 +219,7 @@ def downgrade_to_version_2(path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE journal")
         db.execute("DROP TABLE device_counters")
+        db.execute("DROP TABLE command_buffer_counters")
         db.execute("PRAGMA user_version = 2")
         db.execute("UPDATE meta SET value = 2 WHERE key = 'schema_version'")
 
@@ -254,7 +255,7 @@ def test_version_2_captures_still_open(tmp_path: Path) -> None:
 
 
 def test_version_1_captures_still_open(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
     s, _ = timed_stream()
     path = capture_from(tmp_path, s)
     downgrade_to_version_1(path)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capture import Capture, Device, Diagnostic, Process
+from ..capture import Capture, CommandBufferCounters, Device, Diagnostic, Process
 from ..capture.records import CounterDetail
-from .selection import SelectionError
+from .selection import Selection, SelectionError
 from .timing_info import TimingInfo, timing_info
 
 
@@ -36,6 +36,10 @@ class ReportContext:
     sort: str = "gpu_ns"  # what the costliest workloads are ranked by
     clock_changes: int = 0  # workloads during which a sampler saw the clocks change
     counter_info: dict[str, CounterDetail] = field(default_factory=dict)  # of every counter
+    # performance_query's COMMAND_BUFFER-scope counters of the selected frames and queues, and
+    # their names.
+    command_buffers: tuple[CommandBufferCounters, ...] = ()
+    command_buffer_counters: tuple[str, ...] = ()
 
     def impacted(self) -> frozenset[str]:
         """The counters whose values other work running at the same time affects."""
@@ -89,6 +93,7 @@ class ReportContext:
             "counters": list(self.counters),
             "clock_changes": self.clock_changes,
             "counter_info": {n: d.as_json() for n, d in self.counter_info.items()},
+            "command_buffer_counters": list(self.command_buffer_counters),
             "sort": self.sort,
             "timing": {
                 "timed": t.timed,
@@ -118,8 +123,17 @@ def report_context(
     tables: frozenset[str],
     counters: Sequence[str] | None = None,
     sort: str = "gpu_ns",
+    selection: Selection | None = None,
 ) -> ReportContext:
     meta = capture.meta
+    selection = selection or Selection()
+    command_buffers = tuple(
+        c
+        for c in capture.command_buffer_counters()
+        if (selection.frames is None or c.frame in selection.frames)
+        and (selection.queues is None or c.queue in selection.queues)
+    )
+    names = sorted({n for c in command_buffers for n in c.counters})
     flags: dict[tuple[int, int | None, int | None], str] = {
         (q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()
     }
@@ -145,4 +159,6 @@ def report_context(
         counter_info=capture.counter_details(),
         sort=sort,
         clock_changes=capture.clock_changes() if capture.counter_names() else 0,
+        command_buffers=command_buffers,
+        command_buffer_counters=tuple(names),
     )

@@ -23,6 +23,7 @@ from .context import ReportContext, report_context
 from .describe import describe
 from .frames import FrameKey, FrameWork, QueueWork, queue_rows, read_frames
 from .rows import (
+    COMMAND_BUFFERS,
     COSTLIEST,
     FRAMES,
     LABELS,
@@ -30,6 +31,8 @@ from .rows import (
     WORKLOADS,
     Column,
     brief,
+    command_buffer_cells,
+    command_buffer_rows,
     costliest_rows,
     counter_columns,
     frame_row,
@@ -69,7 +72,7 @@ def default_tables(fmt: str) -> frozenset[str]:
         return frozenset({"workloads"})
     if fmt == "json":
         return frozenset(TABLES)
-    return frozenset({"workloads", "costliest", "labels"})
+    return frozenset({"workloads", "costliest", "labels", "command_buffers"})
 
 
 def _rich_table(
@@ -189,6 +192,8 @@ class TerminalWriter:
             console.print(Text(f"… {hidden:,} more frames not shown", style="dim"))
         if "frames" in context.tables:
             self._frames_table()
+        if "command_buffers" in context.tables and context.command_buffers:
+            self._command_buffers()
         if not context.ranked:
             return  # without GPU times there is nothing to rank
         if "costliest" in context.tables:
@@ -220,6 +225,17 @@ class TerminalWriter:
         if self._more_frame_rows:
             more = f"… {self._more_frame_rows:,} more (--format csv --table frames: all)"
             table.add_row(Text(more, style="dim"))
+        self._console.print(table)
+
+    def _command_buffers(self) -> None:
+        context = self._context
+        assert context is not None
+        names = context.command_buffer_counters
+        columns = COMMAND_BUFFERS + counter_columns(names, context.impacted())
+        shown = brief(columns)
+        table = _rich_table(columns, shown, "Counters per command buffer (command_buffer scope)")
+        for row in command_buffer_rows(context.command_buffers, names):
+            table.add_row(*map(Text, command_buffer_cells(columns, row, shown)))
         self._console.print(table)
 
     def _labels(self, summary: Summary) -> None:
@@ -261,7 +277,7 @@ def write_report(
     """
     selection = selection or Selection()
     chosen = frozenset(tables) if tables is not None else default_tables("table")
-    context = report_context(capture, chosen, counters, sort)
+    context = report_context(capture, chosen, counters, sort, selection)
     frames = read_frames(capture, selection)
     first = next(frames, None)  # reading the first frame checks the selection
     summary = Summary(top, sort)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..capture import WorkloadInstance
+from ..capture import CommandBufferCounters, WorkloadInstance
 from ..counters.derived import derived_metrics
 from .describe import describe, duration_text, key_fields, share_text
 from .frames import FrameKey, FrameWork, QueueWork
@@ -168,11 +168,26 @@ LABELS: Final = (
     Column("inclusive_share", "share", title="incl. %"),
 )
 
+# performance_query's COMMAND_BUFFER-scope counters: one row per submitted command buffer of the
+# frames that collected them, then a column per counter.
+COMMAND_BUFFERS: Final = (
+    Column("frame", "int"),
+    Column("process", "int", wide=True),
+    Column("device", "int", wide=True),
+    Column("queue", "int"),
+    Column("submit_id", "int", title="submit"),
+    Column("batch", "int", wide=True),
+    Column("counters_pass", "int", wide=True),
+    Column("counters", "object", wide=True),
+    Column("counters_reason", wide=True),
+)
+
 TABLES: Final = {
     "workloads": WORKLOADS,
     "frames": FRAMES,
     "costliest": COSTLIEST,
     "labels": LABELS,
+    "command_buffers": COMMAND_BUFFERS,
 }
 
 
@@ -270,3 +285,31 @@ _TIMING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "timing")
 _COUNTERS: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters")
 _REASON: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters_reason")
 _MISSING: Final = next(i for i, c in enumerate(WORKLOADS) if c.name == "counters_missing")
+
+
+def command_buffer_rows(
+    items: Iterable[CommandBufferCounters], counters: tuple[str, ...]
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of COMMAND_BUFFERS + counter_columns(counters)."""
+    for c in items:
+        values = c.counters
+        yield (
+            c.frame, c.process, c.device, c.queue, c.submit_id, c.batch, c.counters_pass, values,
+            c.counters_reason, *(values.get(n) for n in counters),
+        )  # fmt: skip
+
+
+_CB_COUNTERS: Final = next(i for i, c in enumerate(COMMAND_BUFFERS) if c.name == "counters")
+_CB_REASON: Final = next(i for i, c in enumerate(COMMAND_BUFFERS) if c.name == "counters_reason")
+
+
+def command_buffer_cells(
+    columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]
+) -> list[str]:
+    """The shown cells of a command buffer row for people: one without values says why in its
+    first counter column."""
+    cells = [show(columns[i], row[i]) for i in shown]
+    first = next((n for n, i in enumerate(shown) if columns[i].kind == "counter"), None)
+    if first is not None and not row[_CB_COUNTERS] and row[_CB_REASON]:
+        cells[first] = str(row[_CB_REASON])
+    return cells

@@ -27,6 +27,8 @@ from .rows import (
     TABLES,
     Column,
     brief,
+    command_buffer_cells,
+    command_buffer_rows,
     costliest_rows,
     counter_columns,
     frame_row,
@@ -58,6 +60,8 @@ def _frame_row(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tu
 
 
 def _summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
+    if name == "command_buffers":
+        return command_buffer_rows(context.command_buffers, context.command_buffer_counters)
     if name == "costliest":
         return costliest_rows(summary.costliest.result(), context.sort_columns())
     return label_rows(summary.labels.rows())
@@ -69,6 +73,8 @@ def _columns(name: str, context: ReportContext) -> tuple[Column, ...]:
         return workload_columns(context.counters, context.impacted())
     if name == "costliest":
         return COSTLIEST + counter_columns(context.sort_columns(), context.impacted())
+    if name == "command_buffers":
+        return TABLES[name] + counter_columns(context.command_buffer_counters, context.impacted())
     return TABLES[name]
 
 
@@ -101,7 +107,7 @@ class CsvWriter:
 
     def end(self, summary: Summary) -> None:
         assert self._context is not None
-        if self._table in ("costliest", "labels"):
+        if self._table in ("costliest", "labels", "command_buffers"):
             self._rows(_summary_rows(self._table, summary, self._context))
 
 
@@ -152,7 +158,7 @@ class JsonWriter:
             shutil.copyfileobj(self._frames, out)
             out.write("\n]" if self._frame_rows else "]")
         self._frames.close()
-        for name in ("costliest", "labels"):
+        for name in ("costliest", "labels", "command_buffers"):
             if name in context.tables:
                 columns = _columns(name, context)
                 rows = _summary_rows(name, summary, context)
@@ -243,3 +249,11 @@ class MarkdownWriter:
                 for row in _summary_rows(name, summary, context):
                     out.write(self._line(columns, row, shown))
                 out.write("\n")
+        if "command_buffers" in context.tables and context.command_buffers:
+            columns = _columns("command_buffers", context)
+            out.write("## Counters per command buffer (command_buffer scope)\n\n")
+            shown = self._head(columns, out)
+            for row in _summary_rows("command_buffers", summary, context):
+                cells = command_buffer_cells(columns, row, shown)
+                out.write("| " + " | ".join(map(_md, cells)) + " |\n")
+            out.write("\n")

@@ -16,7 +16,16 @@ from .errors import (
     NotSQLiteError,
 )
 from .reader import Capture, open_capture
-from .records import CaptureMeta, Device, Diagnostic, Frame, Process, Queue, WorkloadInstance
+from .records import (
+    CaptureMeta,
+    CommandBufferCounters,
+    Device,
+    Diagnostic,
+    Frame,
+    Process,
+    Queue,
+    WorkloadInstance,
+)
 from .schema import SCHEMA_VERSION
 from .server import CaptureServer, CaptureServerError, CaptureSummary
 from .store import Counters
@@ -30,6 +39,7 @@ __all__ = [
     "CaptureServer",
     "CaptureServerError",
     "CaptureSummary",
+    "CommandBufferCounters",
     "CorruptCaptureError",
     "Counters",
     "Device",

@@ -22,6 +22,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
 - 4 -> 5: what performance_query says of each counter. `device_counters.storage`, `scope`,
   `uuid`, `pass_index` and `concurrently_impacted` read as NULL (a version 4 file with khr
   counters still has their values and passes in its annexes, so they are joined as in a newer one).
+- 5 -> 6: COMMAND_BUFFER-scope counters. An older file has none: `command_buffer_counters` reads
+  as an empty table.
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -40,7 +42,14 @@ from .schema import (
 )
 
 # Tables added by each version: a file of an earlier version has none of them.
-TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {3: ("journal",), 4: ("device_counters",)}
+TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
+    3: ("journal",),
+    4: ("device_counters",),
+    6: ("command_buffer_counters",),
+}
+# Of those, the ones readers query: an older file gets an empty one (the journal is read only
+# where a file has one).
+_READ_EMPTY: Final = ("device_counters", "command_buffer_counters")
 
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
@@ -85,14 +94,11 @@ def present_current_schema(
         views[table] = f"temp.{view}"
     if views and schema == "main":
         db.execute(f"CREATE TEMP VIEW instances_view AS {INSTANCES_VIEW_SELECT}")
-    if version < 4:
-        # Empty, as the file's version had no counters; in temp, so the file is not changed.
-        name = _view_name(schema, "device_counters")
-        table = table_definition("device_counters", "temp").replace(
-            "temp.device_counters", f"temp.{name}", 1
-        )
-        db.execute(table)
-        views["device_counters"] = f"temp.{name}"
+    for empty in sorted(later & set(_READ_EMPTY)):
+        # Empty, as the file's version had none of it; in temp, so the file is not changed.
+        name = _view_name(schema, empty)
+        db.execute(table_definition(empty, "temp").replace(f"temp.{empty}", f"temp.{name}", 1))
+        views[empty] = f"temp.{name}"
     return views
 
 

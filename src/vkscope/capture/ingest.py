@@ -33,6 +33,7 @@ SQL: Final = {
     # Columns filled later are left out rather than bound to None: binding costs per value.
     "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "command_buffer_counters": "INSERT INTO command_buffer_counters VALUES (?,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
@@ -134,6 +135,7 @@ class Rows:
             m.SUBMIT: self._submit,
             m.ANNEX: self._annex,
             m.SUBMIT_DONE: self._submit_done,
+            m.COMMAND_BUFFER_COUNTERS: self._command_buffer_counters,
         }
 
     def count(self, name: str) -> int:
@@ -424,3 +426,12 @@ class Rows:
     def _submit_done(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT_DONE is a sequenced type
         self.completions.arrived(conn, seq, msg.payload.cpu_ns, msg.offset)
+
+    def _command_buffer_counters(self, conn: Connection, msg: Message) -> None:
+        seq: int = msg.sequence  # type: ignore[assignment]  # a sequenced type
+        c: m.CommandBufferCounters = msg.payload
+        # The values as sent (integers stay integers), from the payload's own text.
+        raw = msgspec.json.decode(msg.raw).get("counters") if c.counters is not None else None
+        values = None if raw is None else msgspec.json.encode(raw).decode()
+        row = (conn.process, seq, c.counters_pass, values, c.counters_reason)
+        self.lists["command_buffer_counters"].append(row)

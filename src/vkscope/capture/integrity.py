@@ -41,6 +41,7 @@ _JSON: Final = {
     ("annexes", "payload"): "object",
     ("label_stacks", "path"): "array",
     ("queues", "flags"): "array",
+    ("command_buffer_counters", "counters"): "object",
 }
 # JSON arrays whose elements must all be text.
 _TEXT_ARRAYS: Final = {("label_stacks", "path"), ("queues", "flags")}

@@ -31,6 +31,7 @@ from .present import present_journal
 from .read_only import ReadOnly
 from .records import (
     CaptureMeta,
+    CommandBufferCounters,
     CounterDetail,
     Device,
     Diagnostic,
@@ -58,6 +59,7 @@ LEFT JOIN temp.khr_joined k ON k.id = i.id
 
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 _decode_labels = msgspec.json.Decoder(list[str]).decode
+_decode_counters = msgspec.json.Decoder(dict[str, int | float]).decode
 
 
 @lru_cache(maxsize=4096)
@@ -113,6 +115,10 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
         khr_joined.create(db)
         db.execute(f"CREATE TEMP VIEW instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}")
         db.execute(f"CREATE TEMP VIEW instance_counters_missing AS {schema.MISSING_SELECT}")
+        db.execute(
+            "CREATE TEMP VIEW command_buffer_counter_values AS "
+            + schema.COMMAND_BUFFER_COUNTER_VALUES_SELECT
+        )
         capture = Capture(path, read_only_uri(path, immutable), db, meta, version)
         if khr_joined.has_khr_counters(db):
             khr_joined.fill(db, capture.workloads)
@@ -235,6 +241,30 @@ class Capture:
             for r in self._rows(sql + " ORDER BY id")
         ]
 
+    def command_buffer_counters(self) -> list[CommandBufferCounters]:
+        """Each submitted command buffer that collected COMMAND_BUFFER-scope counters (or says
+        why it has none), in submission order."""
+        sql = (
+            "SELECT c.process, c.submit_id, s.device, s.queue, s.frame, s.batch, c.counters, "
+            "c.reason, c.pass_index FROM command_buffer_counters c LEFT JOIN submits s "
+            "ON s.process = c.process AND s.submit_id = c.submit_id "
+            "ORDER BY c.process, c.submit_id"
+        )
+        return [
+            CommandBufferCounters(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                _decode_counters(r[6]) if r[6] is not None else {},
+                r[7],
+                r[8],
+            )
+            for r in self._rows(sql)
+        ]
+
     def logs(self) -> list[tuple[int, str, str]]:
         return list(self._rows("SELECT process, level, message FROM logs ORDER BY id"))
 
@@ -308,13 +338,17 @@ class Capture:
         return [(r[0], r[1], r[2]) for r in self._rows(sql)]
 
     def counter_names(self) -> tuple[str, ...]:
-        """Every counter some queue family of the capture collected (COUNTERS), in the order of
-        the catalog (counters/catalog.py: Vulkan's bit order); empty without counters."""
+        """Every counter some queue family of the capture collected (COUNTERS) for workloads, in
+        the order of the catalog (counters/catalog.py: Vulkan's bit order); empty without
+        counters. Those of COMMAND_BUFFER scope are not workloads': command_buffer_counters()."""
         if self._counter_names is None:
             from ..counters.catalog import ALL
 
             order = {c.name: n for n, c in enumerate(ALL)}
-            sql = "SELECT DISTINCT name FROM device_counters WHERE name IS NOT NULL"
+            sql = (
+                "SELECT DISTINCT name FROM device_counters WHERE name IS NOT NULL "
+                "AND coalesce(scope, '') != 'command_buffer'"
+            )
             names = [r[0] for r in self._rows(sql)]
             self._counter_names = tuple(sorted(names, key=lambda n: (order.get(n, len(order)), n)))
         return self._counter_names

@@ -71,6 +71,35 @@ class Device:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandBufferCounters:
+    """performance_query's COMMAND_BUFFER-scope counters of one submitted command buffer (one
+    SUBMIT): counted from its first command to its last, in a frame of their pass."""
+
+    process: int
+    submit_id: int
+    device: int | None
+    queue: int | None
+    frame: int | None
+    batch: int | None
+    counters: dict[str, float]  # empty with counters_reason
+    counters_reason: str | None
+    counters_pass: int | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "process": self.process,
+            "submit_id": self.submit_id,
+            "device": self.device,
+            "queue": self.queue,
+            "frame": self.frame,
+            "batch": self.batch,
+            "counters": self.counters,
+            "counters_reason": self.counters_reason,
+            "counters_pass": self.counters_pass,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class CounterDetail:
     unit: str | None
     concurrently_impacted: bool  # performance_query: other work running at once affects it

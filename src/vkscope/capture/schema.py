@@ -18,7 +18,9 @@ from typing import Final
 # messages); each instance's values are kept in its annex.
 # 5: device_counters gains what performance_query says of each counter: storage, scope, uuid,
 # pass_index, concurrently_impacted (NULL for sources that say none of it).
-SCHEMA_VERSION: Final = 5
+# 6: command_buffer_counters: performance_query's COMMAND_BUFFER-scope counters, per submitted
+# command buffer (from COMMAND_BUFFER_COUNTERS messages).
+SCHEMA_VERSION: Final = 6
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -65,6 +67,18 @@ MISSING_SELECT: Final = """
 SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
        v.label_path, c.key AS counter, c.value AS reason
 FROM instances_view v JOIN temp.khr_joined k ON k.id = v.id, json_each(k.missing) c
+"""
+
+# Each submitted command buffer's COMMAND_BUFFER-scope counters, one row per counter, with where
+# it ran (a temporary view like instance_counters; command buffers without values have no rows,
+# command_buffer_counters says why).
+COMMAND_BUFFER_COUNTER_VALUES_SELECT: Final = """
+SELECT c.process, c.submit_id, s.device, s.queue, s.frame, s.batch, c.pass_index,
+       v.key AS counter, v.value
+FROM command_buffer_counters c
+LEFT JOIN submits s ON s.process = c.process AND s.submit_id = c.submit_id,
+     json_each(c.counters) v
+WHERE c.counters IS NOT NULL
 """
 
 TABLES: Final = (
@@ -202,6 +216,13 @@ CREATE TABLE device_counters (
     uuid TEXT,
     pass_index INTEGER,
     concurrently_impacted INTEGER
+);
+CREATE TABLE command_buffer_counters (
+    process INTEGER NOT NULL,
+    submit_id INTEGER NOT NULL,
+    pass_index INTEGER,
+    counters TEXT,
+    reason TEXT
 );
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,

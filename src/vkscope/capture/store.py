@@ -190,7 +190,8 @@ class CaptureStore:
         db = self._db
         db.execute("BEGIN")
         try:
-            for name in ("labels", "devices", "device_counters", "queues", "frames", "submits"):
+            tables = ("labels", "devices", "device_counters", "queues", "frames", "submits")
+            for name in (*tables, "command_buffer_counters"):
                 self._insert(name)
             self._rows.completions.apply(db)  # after submits: it updates their rows
             journal = self._rows.take_journal()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..frame_selection import parse_frame_selection
 from .catalog import BY_NAME, SOURCE
-from .khr_probe import PER_WORKLOAD, KhrDevice, counter_key, probe_khr
+from .khr_probe import KhrDevice, counter_key, probe_khr
 from .selection import CounterError
 
 PREFIX = "khr:"
@@ -90,12 +90,6 @@ def check(selection: KhrSelection, max_passes: int, devices: list[KhrDevice]) ->
             raise CounterError(
                 f"counters: no queue family here has the performance counter {key!r}; "
                 + _offered(devices)
-            )
-        if not any(c.scope in PER_WORKLOAD for c in found):
-            raise CounterError(
-                f"counters: the performance counter {key!r} has {found[0].scope} scope: vkscope "
-                "collects counters of command and render_pass scope (per workload and per render "
-                "pass), not yet those counted over whole command buffers"
             )
     cycle = 1
     for d in devices:

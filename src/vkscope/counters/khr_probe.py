@@ -84,8 +84,9 @@ class KhrFamily:
     # Passes per selection of counter indices, asked of the implementation while probing.
     passes: dict[tuple[int, ...], int]
     # Per selection, the groups of one pass each that vkscope splits it into (one captured
-    # frame each), as the layer splits it: a counter joins the current group while the group
-    # still needs one pass.
+    # frame each), as the layer splits it: those of the workloads' counters, then those of
+    # COMMAND_BUFFER scope; a counter joins the current group while the group still needs one
+    # pass.
     groups: dict[tuple[int, ...], int] = dataclasses.field(default_factory=dict)
 
 
@@ -222,11 +223,17 @@ def _passes(
             continue
         indices = tuple(sorted(set(chosen)))
         out[indices] = passes(vk, function, handle, family, indices)
-        count, current = 0, []
-        for index in indices:
-            current.append(index)
-            if count == 0 or passes(vk, function, handle, family, current) > 1:
-                count, current = count + 1, [index]
+        scope = {c.index: c.scope for c in counters}
+        count = 0
+        for part in (
+            [i for i in indices if scope[i] in PER_WORKLOAD],
+            [i for i in indices if scope[i] not in PER_WORKLOAD],
+        ):
+            current: list[int] = []
+            for index in part:
+                current.append(index)
+                if len(current) == 1 or passes(vk, function, handle, family, current) > 1:
+                    count, current = count + 1, [index]
         groups[indices] = count
     return out, groups
 

@@ -57,6 +57,9 @@ public:
 
     const VkDevice handle;
     const DeviceDispatch& next;
+    // A secondary command buffer was allocated on the device: from then on a primary may execute
+    // one, which a COMMAND_BUFFER-scope query must not span (command_buffer_query.hpp).
+    std::atomic<bool> secondaries{false};
 
 private:
     std::vector<FamilyPlan> plans_;

@@ -149,6 +149,9 @@ PerfInstrument::~PerfInstrument() {
 
 std::unique_ptr<timeline::InstrumentRecording>
 PerfInstrument::make_recording(const timeline::CommandBufferState& cb) {
+    if (!cb.primary) {
+        device.secondaries.store(true, std::memory_order_relaxed);
+    }
     return std::make_unique<PerfRecording>(device, timeline, cb.handle, cb.pool);
 }
 

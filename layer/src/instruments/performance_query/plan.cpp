@@ -110,15 +110,16 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
         c.storage = counters[i].storage;
         c.concurrently_impacted = descriptions[i].flags &
                                   VK_PERFORMANCE_COUNTER_DESCRIPTION_CONCURRENTLY_IMPACTED_BIT_KHR;
-        const bool chosen =
-            wanted.all || std::any_of(wanted.keys.begin(), wanted.keys.end(),
-                                      [&](const auto& k) { return k == c.name || k == c.uuid; });
-        // Queried around workloads: COMMAND scope, and RENDER_PASS scope, whose queries must not
-        // begin inside a render pass instance (vkCmdBeginQuery 03225), which vkscope's never do
-        // (a render pass is counted from before its begin to after its end); the host keeps
-        // those values for render pass workloads only. COMMAND_BUFFER scope would need the
-        // query as the first command of a command buffer (03224): not collected.
-        if (chosen && c.scope != VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR) {
+        const bool per_command_buffer = c.scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
+        // `all`: the counters of workloads. Queried around workloads: COMMAND scope, and
+        // RENDER_PASS scope, whose queries must not begin inside a render pass instance
+        // (vkCmdBeginQuery 03225), which vkscope's never do (a render pass is counted from before
+        // its begin to after its end); the host keeps those values for render pass workloads
+        // only. COMMAND_BUFFER scope is collected when named, over whole command buffers.
+        const bool chosen = (wanted.all && !per_command_buffer) ||
+                            std::any_of(wanted.keys.begin(), wanted.keys.end(),
+                                        [&](const auto& k) { return k == c.name || k == c.uuid; });
+        if (chosen) {
             plan.counters.push_back(std::move(c));
         }
     }
@@ -126,11 +127,19 @@ FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, ui
         plan.reason = protocol::name(protocol::CountersReason::counter_not_offered);
         return plan;
     }
+    // The workloads' counters first, then those of whole command buffers, in passes of their own.
+    std::stable_partition(plan.counters.begin(), plan.counters.end(), [](const PlannedCounter& c) {
+        return c.scope != VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
+    });
     // Greedy: a counter joins the current pass while the pass still needs one submission.
     std::vector<uint32_t> indices;
     for (uint32_t pos = 0; pos < plan.counters.size(); ++pos) {
         indices.push_back(plan.counters[pos].index);
-        if (plan.passes.empty() || passes_of(in, physical, family, indices) > 1) {
+        const bool other_scope =
+            !plan.passes.empty() &&
+            plan.command_buffer_scope(static_cast<uint32_t>(plan.passes.size() - 1)) !=
+                (plan.counters[pos].scope == VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR);
+        if (plan.passes.empty() || other_scope || passes_of(in, physical, family, indices) > 1) {
             plan.passes.push_back({});
             indices = {plan.counters[pos].index};
         }

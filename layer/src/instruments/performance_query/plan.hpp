@@ -6,7 +6,9 @@
 // frame collects one group, so a selection of N groups takes N consecutive frames, and every
 // query is complete after one submission (reading a query before every pass of its pool was
 // submitted is invalid usage). Command buffers submitted again use one pool of the whole
-// selection instead, its passes run by consecutive submissions.
+// selection instead, its passes run by consecutive submissions. Counters of COMMAND_BUFFER scope
+// are grouped apart from the others, since a frame that collects them queries whole command
+// buffers and no workload; the whole-selection pool leaves them out.
 
 #include "dispatch_tables.gen.hpp"
 
@@ -52,6 +54,15 @@ struct FamilyPlan {
     std::vector<uint32_t> whole;
     uint32_t whole_passes = 0;
     const char* reason = nullptr; // why the family collects none
+
+    // Whether pass `pass` collects COMMAND_BUFFER-scope counters: those have passes of their
+    // own, after the others, and are queried over whole command buffers
+    // (command_buffer_query.hpp), not around workloads.
+    bool command_buffer_scope(uint32_t pass) const {
+        return pass < passes.size() && !passes[pass].empty() &&
+               counters[passes[pass].front()].scope ==
+                   VK_PERFORMANCE_COUNTER_SCOPE_COMMAND_BUFFER_KHR;
+    }
 };
 
 FamilyPlan plan_family(const InstanceDispatch& in, VkPhysicalDevice physical, uint32_t family,

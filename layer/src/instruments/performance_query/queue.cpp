@@ -27,36 +27,13 @@ bool chained(const void* chain) {
     return false;
 }
 
-void value(JsonWriter& json, const char* name, VkPerformanceCounterStorageKHR storage,
-           const VkPerformanceCounterResultKHR& r) {
-    switch (storage) {
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT32_KHR:
-        json.field(name, static_cast<int64_t>(r.int32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT64_KHR:
-        json.field(name, static_cast<int64_t>(r.int64));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_UINT32_KHR:
-        json.field(name, static_cast<uint64_t>(r.uint32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT32_KHR:
-        json.field(name, static_cast<double>(r.float32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT64_KHR:
-        json.field(name, r.float64);
-        break;
-    default:
-        json.field(name, static_cast<uint64_t>(r.uint64));
-        break;
-    }
-}
-
 struct Job {
     PerfDevice* device = nullptr;
     std::vector<PerfQueue::Entry> entries;
     // Per entry: for one that completed a whole-selection set, the instances (submit, tag) that
     // its set's earlier submissions ran.
     std::vector<std::vector<std::pair<uint64_t, uint64_t>>> earlier;
+    std::vector<CommandBufferEntry> cb_queries;
 
     void run(timeline::CompletionSink& sink) const {
         JsonWriter json;
@@ -86,7 +63,7 @@ struct Job {
                 json.key("counters").begin_object();
                 for (size_t i = 0; i < positions->size(); ++i) {
                     const PlannedCounter& c = plan->counters[(*positions)[i]];
-                    value(json, c.name.c_str(), c.storage, results[i]);
+                    write_value(json, c.name.c_str(), c.storage, results[i]);
                 }
                 json.end_object();
                 if (whole) {
@@ -110,6 +87,9 @@ struct Job {
                 }
             }
         }
+        for (const CommandBufferEntry& e : cb_queries) {
+            send(*device, e, sink, json, results);
+        }
     }
 };
 
@@ -124,6 +104,7 @@ void PerfQueue::begin_submission(const timeline::SubmissionStart& start) {
     reset_.clear();
     done_.clear();
     done_reset_.clear();
+    cb_queries_.clear();
 }
 
 void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommandBuffers*,
@@ -137,16 +118,33 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     auto* recording = static_cast<PerfRecording*>(state->instruments[slot_].get());
     recording->submitting();
     QueryBlock* block = recording->block();
+    if (!recording->command_buffer_query().counted() && recording->command_buffer_query().why()) {
+        cb_query_next_ = CommandBufferEntry{
+            0, nullptr, 0, family_, recording->pass(), recording->command_buffer_query().why()};
+        cb_query_reset_ = SIZE_MAX;
+    }
     if (!block || block->used == 0) {
         return;
     }
     batch_queries_ = true;
     reset_.push_back(Reset{recording, block});
+    if (recording->command_buffer_query().counted()) {
+        // Its generation comes with the reset when the batch is patched.
+        cb_query_next_ = CommandBufferEntry{0,       block,           0,
+                                            family_, recording->pass(), recording->command_buffer_query().why()};
+        cb_query_reset_ = reset_.size() - 1;
+    }
 }
 
 void PerfQueue::after_command_buffer(const timeline::SubmitRecord& record,
                                      timeline::LayerCommandBuffers*,
                                      std::vector<VkCommandBuffer>&) {
+    if (cb_query_next_ && active_) {
+        cb_query_next_->submit = record.submit;
+        cb_queries_.push_back(*cb_query_next_);
+        cb_queries_reset_.push_back(cb_query_reset_);
+    }
+    cb_query_next_.reset();
     if (!active_) {
         return;
     }
@@ -250,7 +248,8 @@ void PerfQueue::patch(timeline::BatchPatch& batch) {
 }
 
 timeline::CompletionJob PerfQueue::take_completion() {
-    if (!active_ && !completes_set_) {
+    if ((!active_ && !completes_set_) ||
+        (done_.empty() && cb_queries_.empty() && !completes_set_)) {
         return {};
     }
     auto job = std::make_shared<Job>();
@@ -317,12 +316,23 @@ timeline::CompletionJob PerfQueue::take_completion() {
     }
     done_.clear();
     done_reset_.clear();
+    for (size_t k = 0; k < cb_queries_.size(); ++k) {
+        if (cb_queries_reset_[k] != SIZE_MAX) {
+            cb_queries_[k].generation = reset_[cb_queries_reset_[k]].generation;
+        }
+    }
+    job->cb_queries = std::move(cb_queries_);
+    cb_queries_.clear();
+    cb_queries_reset_.clear();
     return [job](uint64_t, timeline::CompletionSink& sink) { job->run(sink); };
 }
 
 void PerfQueue::end_submission() {
     done_.clear();
     done_reset_.clear();
+    cb_queries_.clear();
+    cb_query_next_.reset();
+    cb_queries_reset_.clear();
     reset_.clear();
     pass_infos_.clear();
     active_ = false;

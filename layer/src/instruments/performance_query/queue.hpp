@@ -9,11 +9,13 @@
 // last pass: until then the instances of its set say `pass_cycle_incomplete`, and then the last
 // gets every value and the earlier ones say `passes_on_later_submission`.
 
+#include "instruments/performance_query/command_buffer_query.hpp"
 #include "instruments/performance_query/device.hpp"
 #include "instruments/performance_query/recording.hpp"
 #include "timeline/instrument.hpp"
 
 #include <deque>
+#include <optional>
 #include <vector>
 
 namespace vkscope::performance_query {
@@ -64,6 +66,12 @@ private:
     std::vector<size_t> done_reset_; // per done_ entry, its reset_ index (SIZE_MAX: none)
     bool completes_set_ = false;     // a whole-selection set with waiting instances completes
     bool completes_ = false;         // the queue's semaphore exists
+    // The COMMAND_BUFFER-scope query of the command buffer between before_ and
+    // after_command_buffer, and those of the submission's command buffers.
+    std::optional<CommandBufferEntry> cb_query_next_;
+    std::vector<CommandBufferEntry> cb_queries_;
+    size_t cb_query_reset_ = SIZE_MAX;      // cb_query_next_'s reset_ index
+    std::vector<size_t> cb_queries_reset_; // per cb_queries_ entry (SIZE_MAX: none)
     std::deque<VkPerformanceQuerySubmitInfoKHR> pass_infos_; // alive until the call returns
 };
 

@@ -33,16 +33,29 @@ void PerfRecording::begin(const timeline::RecordingStart& start) {
         const uint64_t frame = timeline_.frame.load(std::memory_order_relaxed);
         pass_ = static_cast<uint32_t>((frame % device_.cycle()) % plan->passes.size());
         pools_ = device_.pools(start.family, pass_);
-        // A command buffer that may be submitted again takes the whole selection's pool.
-        if (plan->whole_passes > 0 && !start.one_time_submit &&
-            !device_.records_anew(command_pool_)) {
+        why_ = pools_ ? nullptr : why(Reason::no_query_pool);
+        if (pools_ && plan->command_buffer_scope(pass_)) {
+            // One performance pool per recording (VUID 03226): in a frame of COMMAND_BUFFER
+            // scope that is the whole command buffer's query, whatever comes later.
+            why_ = why(Reason::command_buffer_scope_frame);
+            command_buffer_query_.begin(device_, *pools_, block_, handle_);
+        } else if (pools_ && plan->whole_passes > 0 && !start.one_time_submit &&
+                   !device_.records_anew(command_pool_)) {
+            // A command buffer that may be submitted again takes the whole selection's pool.
             if (QueryPoolCache* whole = device_.whole_pools(start.family)) {
                 pools_ = whole;
                 whole_passes_ = plan->whole_passes;
             }
         }
-        why_ = pools_ ? nullptr : why(Reason::no_query_pool);
     }
+}
+
+void PerfRecording::end() {
+    command_buffer_query_.end(device_, block_, handle_);
+}
+
+void PerfRecording::execute(std::span<timeline::InstrumentRecording* const>, bool) {
+    command_buffer_query_.executed();
 }
 
 void PerfRecording::release() {
@@ -59,6 +72,7 @@ void PerfRecording::release() {
     set_generation = 0;
     set_waiting.clear();
     set_submissions = 0;
+    command_buffer_query_.release();
     if (pools_ && block_) {
         std::vector<QueryBlock*> blocks{block_};
         pools_->release(blocks);

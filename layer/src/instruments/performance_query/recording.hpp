@@ -12,6 +12,7 @@
 // every counter.
 
 #include "core/query_pool.hpp"
+#include "instruments/performance_query/command_buffer_query.hpp"
 #include "instruments/performance_query/device.hpp"
 #include "timeline/instrument.hpp"
 
@@ -44,15 +45,20 @@ public:
     ~PerfRecording() override { release(); }
 
     void begin(const timeline::RecordingStart& start) override;
+    void end() override;
     void release() override;
     timeline::Mark start() override;
     timeline::Mark finish() override;
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     const char* unmarked() const override;
+    void execute(std::span<timeline::InstrumentRecording* const> secondaries,
+                 bool in_render_pass) override;
 
     // The pool its queries use (null: none yet), and the pass those collect.
     QueryBlock* block() const { return block_; }
     uint32_t pass() const { return pass_; }
+    // Its query over the whole command buffer, in frames of COMMAND_BUFFER-scope passes.
+    const CommandBufferQuery& command_buffer_query() const { return command_buffer_query_; }
 
     // Its queries are the whole selection's (passes over several submissions).
     bool whole() const { return whole_passes_ > 0; }
@@ -88,6 +94,7 @@ private:
     bool one_time_ = false;
     const char* why_ = nullptr; // set: this recording counts nothing
     timeline::Mark open_;
+    CommandBufferQuery command_buffer_query_;
 };
 
 } // namespace vkscope::performance_query
