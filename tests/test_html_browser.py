@@ -221,6 +221,12 @@ def test_table_row_selects_and_reveals(timed_page: tuple[Loaded, Path]) -> None:
     index, target = next((k, w) for k, w in enumerate(work)
                          if w.type == "image_transfer" and w.frame == 2)  # fmt: skip
     row = f"#wl-body tr[data-i='{index}']"  # rows name workloads by submission order
+    # The table renders only the rows in sight, again after each scroll: bring the row into
+    # view and let the page draw twice before clicking, so the click finds the row it aimed at.
+    loaded.page.locator(row).scroll_into_view_if_needed()
+    loaded.page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
     loaded.page.click(row)
     assert loaded.js("vkscope.selected()") == target.id
     assert loaded.js("(id) => vkscope.positionOf(id)", target.id) is not None

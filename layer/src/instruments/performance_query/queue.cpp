@@ -130,8 +130,8 @@ void PerfQueue::before_command_buffer(VkCommandBuffer cb, timeline::LayerCommand
     reset_.push_back(Reset{recording, block});
     if (recording->command_buffer_query().counted()) {
         // Its generation comes with the reset when the batch is patched.
-        cb_query_next_ = CommandBufferEntry{0,       block,           0,
-                                            family_, recording->pass(), recording->command_buffer_query().why()};
+        cb_query_next_ = CommandBufferEntry{
+            0, block, 0, family_, recording->pass(), recording->command_buffer_query().why()};
         cb_query_reset_ = reset_.size() - 1;
     }
 }

@@ -70,7 +70,7 @@ private:
     // after_command_buffer, and those of the submission's command buffers.
     std::optional<CommandBufferEntry> cb_query_next_;
     std::vector<CommandBufferEntry> cb_queries_;
-    size_t cb_query_reset_ = SIZE_MAX;      // cb_query_next_'s reset_ index
+    size_t cb_query_reset_ = SIZE_MAX;     // cb_query_next_'s reset_ index
     std::vector<size_t> cb_queries_reset_; // per cb_queries_ entry (SIZE_MAX: none)
     std::deque<VkPerformanceQuerySubmitInfoKHR> pass_infos_; // alive until the call returns
 };
