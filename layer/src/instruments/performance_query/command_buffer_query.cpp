@@ -1,5 +1,6 @@
 #include "instruments/performance_query/command_buffer_query.hpp"
 
+#include "instruments/performance_query/values.hpp"
 #include "protocol.gen.hpp"
 
 namespace vkscope::performance_query {
@@ -74,43 +75,13 @@ void send(const PerfDevice& device, const CommandBufferEntry& e, timeline::Compl
     if (reason) {
         json.key("counters").null().field("counters_reason", reason);
     } else {
-        json.key("counters").begin_object();
-        const auto& positions = plan->passes[e.pass];
-        for (size_t i = 0; i < positions.size(); ++i) {
-            const PlannedCounter& c = plan->counters[positions[i]];
-            write_value(json, c.name.c_str(), c.storage, results[i]);
-        }
-        json.end_object();
+        write_counters(json, *plan, plan->passes[e.pass], results);
         json.field("counters_pass", e.pass);
     }
     json.end_object();
     std::string frame;
     append_frame(frame, MessageType::CommandBufferCounters, 0, json.view(), e.submit);
     sink.post(std::move(frame));
-}
-
-void write_value(JsonWriter& json, const char* name, VkPerformanceCounterStorageKHR storage,
-                 const VkPerformanceCounterResultKHR& r) {
-    switch (storage) {
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT32_KHR:
-        json.field(name, static_cast<int64_t>(r.int32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_INT64_KHR:
-        json.field(name, static_cast<int64_t>(r.int64));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_UINT32_KHR:
-        json.field(name, static_cast<uint64_t>(r.uint32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT32_KHR:
-        json.field(name, static_cast<double>(r.float32));
-        break;
-    case VK_PERFORMANCE_COUNTER_STORAGE_FLOAT64_KHR:
-        json.field(name, r.float64);
-        break;
-    default:
-        json.field(name, static_cast<uint64_t>(r.uint64));
-        break;
-    }
 }
 
 } // namespace vkscope::performance_query

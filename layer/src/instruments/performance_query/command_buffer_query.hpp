@@ -65,8 +65,4 @@ struct CommandBufferEntry {
 void send(const PerfDevice& device, const CommandBufferEntry& entry, timeline::CompletionSink& sink,
           JsonWriter& json, std::vector<VkPerformanceCounterResultKHR>& results);
 
-// One counter's value as the JSON field `name`, in its storage type.
-void write_value(JsonWriter& json, const char* name, VkPerformanceCounterStorageKHR storage,
-                 const VkPerformanceCounterResultKHR& r);
-
 } // namespace vkscope::performance_query

@@ -2,6 +2,7 @@
 
 #include "core/wire_format.hpp"
 #include "instruments/performance_query/recording.hpp"
+#include "instruments/performance_query/values.hpp"
 #include "protocol.gen.hpp"
 #include "timeline/device.hpp"
 #include "timeline/interpreter.hpp"
@@ -60,12 +61,7 @@ struct Job {
             if (reason) {
                 json.key("counters").null().field("counters_reason", reason);
             } else {
-                json.key("counters").begin_object();
-                for (size_t i = 0; i < positions->size(); ++i) {
-                    const PlannedCounter& c = plan->counters[(*positions)[i]];
-                    write_value(json, c.name.c_str(), c.storage, results[i]);
-                }
-                json.end_object();
+                write_counters(json, *plan, *positions, results);
                 if (whole) {
                     json.field("counters_submissions", e.set_submissions);
                     json.key("counters_reason").null();
