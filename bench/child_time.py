@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs a command and writes how long it ran (wall-clock seconds, start to exit) to a file.
 
-  python bench/child_time.py SECONDS_FILE -- COMMAND ARGS...
+  python bench/child_time.py SECONDS_FILE [--cpus 1,3] -- COMMAND ARGS...
+
+`--cpus` runs the command on those CPUs only (every thread it starts inherits the set).
 
 bench/frame_cost.py puts it between `vkscope run` and the application, so that what is timed is
 the application alone: not vkscope's start-up, nor the capture it finalizes after the application
@@ -10,6 +12,7 @@ has exited. Its exit status is the command's. It loads no Vulkan itself.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -17,12 +20,16 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        print("usage: child_time.py SECONDS_FILE -- COMMAND ARGS...", file=sys.stderr)
+    seconds_file, rest = argv[0] if argv else "", argv[1:]
+    if rest[:1] == ["--cpus"] and len(rest) > 1:
+        os.sched_setaffinity(0, {int(c) for c in rest[1].split(",")})
+        rest = rest[2:]
+    if len(rest) < 2 or rest[0] != "--":
+        print("usage: child_time.py SECONDS_FILE [--cpus LIST] -- COMMAND ARGS...", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    code = subprocess.call(argv[2:])
-    Path(argv[0]).write_text(f"{time.perf_counter() - start:.6f}\n")
+    code = subprocess.call(rest[1:])
+    Path(seconds_file).write_text(f"{time.perf_counter() - start:.6f}\n")
     return code
 
 

@@ -8,21 +8,25 @@ the `frame_cost` device check). Each runs in every configuration of CONFIGS: wit
 with the layer loaded and every feature off; the timeline, timing `none` and timing `queue` with
 no capture server (what the layer does in the application); and `vkscope run` with the timeline
 and with `--timing queue` (the same plus the capture server writing the capture beside the
-application). A frame's cost is the difference between a long and a short run divided by the
-frames in between, so process start-up, device creation and what `vkscope run` does before and
-after the application cancel out; the application alone is timed (bench/child_time.py), not the
-capture's finalization after it exits. The configurations are interleaved, several rounds; every
-run is kept: bench/results/frame_cost.json, and docs/bench/frame-cost.md (`render`).
+application). The workload program times its own frames after a warm-up (`--time-frames`);
+vkcube's cost per frame is the difference between a long and a short run divided by the frames in
+between, so process start-up, device creation and what `vkscope run` does before and after the
+application cancel out (the application alone is timed, bench/child_time.py). Both run in two
+placements (PLACEMENTS): on shared cores, and split, the application pinned to one core and the
+host to the others. The configurations are interleaved, several rounds; every run is kept:
+bench/results/frame_cost.json, and docs/bench/frame-cost.md (`render`).
 
 It runs against the installed package (the .venv's layer, workload program and vkscope command):
 
-  .venv/bin/python bench/frame_cost.py [--runs 5] [--short-frames 200] [--long-frames 1200]
+  .venv/bin/python bench/frame_cost.py [--runs 9] [--warmup-frames 200] [--timed-frames 3000]
+      [--short-frames 200] [--long-frames 1200]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +94,26 @@ class App:
     settings: Mapping[str, str] = field(default_factory=dict)  # layer settings it needs
     env: Mapping[str, str] = field(default_factory=dict)
     frame_end: str = ""  # how its frames end, for the page
+    # The application times its own frames after the first N, given these arguments and N, and
+    # prints `frame time: X ms per frame` (the workload program's --time-frames): one run per
+    # configuration, none of its start-up in it.
+    timing_args: Callable[[int], list[str]] | None = None
+
+
+# Where the processes run. `shared` is how an application runs: the system schedules its threads
+# and vkscope's host over every core. `split` pins the application (every thread of it, the
+# layer's included) to one core and vkscope's host to the others: the host's CPU no longer
+# competes with the application, and threads no longer move between cores, which on a small
+# virtual machine is most of the run-to-run spread.
+PLACEMENTS = ("shared", "split")
+
+
+def cpu_split() -> tuple[str, str] | None:
+    """(the application's CPU, the host's CPUs) for `split`; None on a single CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    return str(cpus[-1]), ",".join(map(str, cpus[:-1]))
 
 
 @dataclass(frozen=True)
@@ -108,8 +132,9 @@ class Tools:
 
 
 def small_frame_app(tools: Tools, env: Mapping[str, str] | None = None) -> App:
-    """The workload program's small_frame scenario. Its frames end at VK_EXT_frame_boundary where
-    the device has it, else at every submission (the layer's `frame_submits = 1`)."""
+    """The workload program's small_frame scenario, which times its own frames. Its frames end
+    at VK_EXT_frame_boundary where the device has it, else at every submission (the layer's
+    `frame_submits = 1`)."""
     probe = subprocess.run(
         [str(tools.workload), "--scenario", "small_frame", "--frames", "1"],
         env=dict(env or base_env()),
@@ -122,9 +147,10 @@ def small_frame_app(tools: Tools, env: Mapping[str, str] | None = None) -> App:
     boundary = "frame boundary yes" in probe.stderr
     return App(
         "small_frame",
-        lambda n: [str(tools.workload), "--scenario", "small_frame", "--frames", str(n), "--quiet"],
+        lambda n: [str(tools.workload), "--scenario", "small_frame", "--quiet", "--frames", str(n)],
         {} if boundary else {"frame_submits": "1"},
         frame_end="VK_EXT_frame_boundary" if boundary else "`frame_submits = 1`",
+        timing_args=lambda warmup: ["--time-frames", str(warmup)],
     )
 
 
@@ -179,9 +205,25 @@ def command_line(
     return cmd, env
 
 
-def run_app(tools: Tools, app: App, config: Config, inner: list[str], tmp: Path, what: str) -> None:
+def run_app(
+    tools: Tools,
+    app: App,
+    config: Config,
+    inner: list[str],
+    tmp: Path,
+    what: str,
+    host_cpus: str | None = None,
+) -> str:
+    """Runs `inner` in `config`; what it printed. `host_cpus`: where `vkscope run` runs."""
     cmd, env = command_line(tools, app, config, inner, tmp)
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    pin = None
+    if host_cpus is not None and config.run:
+        cpus = {int(c) for c in host_cpus.split(",")}
+
+        def pin() -> None:
+            os.sched_setaffinity(0, cpus)
+
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pin)
     for f in tmp.glob("capture.vkscope*"):
         f.unlink()
     if res.returncode != 0:
@@ -189,17 +231,49 @@ def run_app(tools: Tools, app: App, config: Config, inner: list[str], tmp: Path,
             f"{config.title}, {app.key}, {what}: exit {res.returncode}\n"
             f"{(res.stdout + res.stderr)[-2000:]}"
         )
+    return res.stdout + res.stderr
 
 
-def run_seconds(tools: Tools, app: App, config: Config, frames: int, tmp: Path) -> float:
-    """Wall-clock seconds of the application alone, for `frames` frames."""
+def timed_run(
+    tools: Tools,
+    app: App,
+    config: Config,
+    frames: int,
+    tmp: Path,
+    placement: str,
+    extra: Sequence[str] = (),
+) -> tuple[float, str]:
+    """Wall-clock seconds of the application alone, for `frames` frames (`extra` added to its
+    arguments), and what it printed."""
     seconds = tmp / "seconds"
     seconds.unlink(missing_ok=True)
-    inner = [sys.executable, str(CHILD_TIME), str(seconds), "--", *app.command(frames)]
-    run_app(tools, app, config, inner, tmp, f"{frames} frames")
+    split = cpu_split() if placement == "split" else None
+    pin = ["--cpus", split[0]] if split else []
+    inner = [sys.executable, str(CHILD_TIME), str(seconds), *pin, "--", *app.command(frames)]
+    inner += extra
+    out = run_app(tools, app, config, inner, tmp, f"{frames} frames", split[1] if split else None)
     if not seconds.exists():
         raise RuntimeError(f"{config.title}, {app.key}: {CHILD_TIME.name} wrote no time")
-    return float(seconds.read_text())
+    return float(seconds.read_text()), out
+
+
+_FRAME_TIME = re.compile(r"^frame time: ([0-9.]+) ms per frame", re.MULTILINE)
+
+
+def frame_ms(
+    tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path, placement: str
+) -> float:
+    """ms per frame of one configuration: as the application timed its frames after the first
+    `short` (one run of `long`), or the difference between a run of `long` and one of `short`."""
+    if app.timing_args is not None:
+        _, out = timed_run(tools, app, config, long, tmp, placement, app.timing_args(short))
+        found = _FRAME_TIME.search(out)
+        if found is None:
+            raise RuntimeError(f"{config.title}, {app.key}: no frame time in\n{out[-2000:]}")
+        return float(found.group(1))
+    t_short, _ = timed_run(tools, app, config, short, tmp, placement)
+    t_long, _ = timed_run(tools, app, config, long, tmp, placement)
+    return (t_long - t_short) / (long - short) * 1e3
 
 
 def syscall_counts(summary: str) -> dict[str, int]:
@@ -243,17 +317,20 @@ def measure(
     long: int,
     configs: Sequence[Config] = CONFIGS,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, dict[str, list[float]]]:
-    """ms per frame of every run, by application and configuration; interleaved, so a change in
-    the machine's load hits every configuration alike."""
-    out: dict[str, dict[str, list[float]]] = {a.key: {c.key: [] for c in configs} for a in apps}
+    placements: Sequence[str] = ("shared",),
+) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """ms per frame of every run, by application, placement and configuration; interleaved, so
+    a change in the machine's load hits every configuration alike."""
+    out: dict[str, dict[str, dict[str, list[float]]]] = {
+        a.key: {p: {c.key: [] for c in configs} for p in placements} for a in apps
+    }
     with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
         for r in range(runs):
             for app in apps:
-                for c in configs:
-                    t_short = run_seconds(tools, app, c, short, Path(tmp))
-                    t_long = run_seconds(tools, app, c, long, Path(tmp))
-                    out[app.key][c.key].append((t_long - t_short) / (long - short) * 1e3)
+                for placement in placements:
+                    for c in configs:
+                        ms = frame_ms(tools, app, c, short, long, Path(tmp), placement)
+                        out[app.key][placement][c.key].append(ms)
             if progress:
                 progress(f"round {r + 1} of {runs} done")
     return out
@@ -303,20 +380,64 @@ def verdict_lines(samples: Mapping[str, Sequence[float]]) -> list[str]:
     return lines
 
 
+PLACEMENT_TEXT = {
+    "shared": "Shared cores: the application and vkscope's host scheduled over every core, as "
+    "an application runs.",
+    "split": "Split cores: the application (every thread of it, the layer's included) pinned to "
+    "one core, vkscope's host to the others, so the host's CPU does not compete with the "
+    "application and threads do not move between cores.",
+}
+
+
+def method_text(block: Mapping[str, Any]) -> str:
+    """How a block's frames were timed, for its section."""
+    if block.get("times_itself"):
+        return (
+            f"The application times its own frames {block['short']:,} to {block['long']:,} "
+            "(`--time-frames`): start-up, device creation and pipeline compilation are not in "
+            "it; one run per configuration and round."
+        )
+    return (
+        f"{block['long']:,} frames against {block['short']:,}: a frame's cost is the difference "
+        "of the two runs over the frames in between."
+    )
+
+
+def percent_range(runs: Sequence[float]) -> str:
+    mid = median(runs)
+    return f"{percent((min(runs) - mid) / mid * 100)} to {percent((max(runs) - mid) / mid * 100)}"
+
+
+def placement_samples(block: Mapping[str, Any]) -> dict[str, Mapping[str, Sequence[float]]]:
+    """Samples by placement (results before placements had `samples_ms` alone: shared)."""
+    if "placements" in block:
+        return {p: b["samples_ms"] for p, b in block["placements"].items()}
+    return {"shared": block["samples_ms"]}
+
+
 def app_section(block: Mapping[str, Any]) -> list[str]:
     if "skipped" in block:
         return [f"Not measured: {block['skipped']}."]
-    return [
-        f"{block['description']} Frames end at {block['frame_end']}. {block['long']:,} frames "
-        f"against {block['short']:,}, {len(block['samples_ms']['none'])} interleaved rounds; "
-        "*added* compares each run with the run without the layer of the same round: their "
-        "median, and their range.",
-        "",
-        *app_table(block["samples_ms"]),
-        "",
-        *verdict_lines(block["samples_ms"]),
-        *syscall_lines(block.get("syscalls_per_frame")),
+    by_placement = placement_samples(block)
+    rounds = len(next(iter(by_placement.values()))["none"])
+    lines = [
+        f"{block['description']} Frames end at {block['frame_end']}. {method_text(block)} "
+        f"{rounds} interleaved rounds; *added* compares each run with the run without the layer "
+        "of the same round and placement: their median, and their range.",
     ]
+    spreads = [f"{p} {percent_range(samples['none'])}" for p, samples in by_placement.items()]
+    lines += ["", "Runs without the layer, lowest and highest against their median: "
+              + "; ".join(spreads) + "."]  # fmt: skip
+    for placement, samples in by_placement.items():
+        lines += [
+            "",
+            f"**{PLACEMENT_TEXT[placement]}**",
+            "",
+            *app_table(samples),
+            "",
+            *verdict_lines(samples),
+        ]
+    return [*lines, *syscall_lines(block.get("syscalls_per_frame"))]
 
 
 def syscall_lines(per_config: Mapping[str, Mapping[str, float]] | None) -> list[str]:
@@ -358,8 +479,14 @@ def render(results: Mapping[str, Any] | None) -> str:
         "feature off; the timeline, timing `none` and timing `queue` without a capture server "
         "(what the layer does inside the application); and `vkscope run`, with the timeline and "
         "with `--timing queue` (the same, plus the capture server receiving and storing "
-        "everything while the application runs). A frame's cost is the difference between a long "
-        "and a short run over the frames in between; the application alone is timed. On "
+        "everything while the application runs). The workload program times its own frames "
+        "after a warm-up; vkcube's cost per frame is the difference between a long and a short "
+        "run over the frames in between. Either way the application alone is timed, not what "
+        "`vkscope run` does before it starts or after it exits. Each runs on shared cores (as an "
+        "application runs) and split (the application on one core, vkscope's host on the "
+        "others): on a small virtual machine, threads moving between cores spread the runs on "
+        "shared cores more than the targets, which the split runs show without (each section "
+        "gives both spreads). On "
         "lavapipe (LP_NUM_THREADS=0) the GPU's work is the CPU's, so this is the whole "
         "application. The same for the workload program on a real GPU is the `frame_cost` device "
         "check (docs/bench/device.md).",
@@ -380,16 +507,20 @@ def render(results: Mapping[str, Any] | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=5, help="interleaved rounds")
-    parser.add_argument("--short-frames", type=int, default=200)
-    parser.add_argument("--long-frames", type=int, default=1200)
+    parser.add_argument("--runs", type=int, default=9, help="interleaved rounds")
+    parser.add_argument("--short-frames", type=int, default=200, help="vkcube's short run")
+    parser.add_argument("--long-frames", type=int, default=1200, help="vkcube's long run")
+    parser.add_argument("--warmup-frames", type=int, default=200,
+                        help="small_frame's frames before those it times")  # fmt: skip
+    parser.add_argument("--timed-frames", type=int, default=3000,
+                        help="small_frame's frames it times")  # fmt: skip
     parser.add_argument("--apps", nargs="+", choices=("vkcube", "small_frame"),
                         default=["vkcube", "small_frame"])  # fmt: skip
     parser.add_argument("--results", type=Path, default=results_path(NAME))
     parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.short_frames < 1:
-        parser.error("--runs and --short-frames must be positive")
+    if min(args.runs, args.short_frames, args.timed_frames) < 1 or args.warmup_frames < 0:
+        parser.error("--runs, --short-frames and --timed-frames must be positive")
     if args.long_frames <= args.short_frames:
         parser.error("--long-frames must be more than --short-frames")
     tools = Tools.installed()
@@ -397,22 +528,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": args.runs,
         "short_frames": args.short_frames,
         "long_frames": args.long_frames,
+        "warmup_frames": args.warmup_frames,
+        "timed_frames": args.timed_frames,
         "LP_NUM_THREADS": "0",
     }
     results = new(NAME, settings, vulkan=True)
     results["apps"] = {}
+    placements = PLACEMENTS if cpu_split() else ("shared",)
     for key in args.apps:
-        block: dict[str, Any] = {"short": args.short_frames, "long": args.long_frames}
         if key == "vkcube" and not (shutil.which("vkcube") and shutil.which("Xvfb")):
             results["apps"][key] = {"skipped": "needs vkcube and Xvfb"}
             continue
         with xvfb() if key == "vkcube" else _no_display() as display:
             app = vkcube_app(display) if key == "vkcube" else small_frame_app(tools)
-            block["frame_end"] = app.frame_end
-            block["samples_ms"] = measure(
-                tools, [app], args.runs, args.short_frames, args.long_frames,
+            times_itself = app.timing_args is not None
+            short, long = args.short_frames, args.long_frames
+            if times_itself:
+                short, long = args.warmup_frames, args.timed_frames + args.warmup_frames
+            block: dict[str, Any] = {"short": short, "long": long, "frame_end": app.frame_end,
+                                     "times_itself": times_itself}  # fmt: skip
+            samples = measure(
+                tools, [app], args.runs, short, long, placements=placements,
                 progress=lambda s, k=key: print(f"{k}: {s}", flush=True),
             )[key]  # fmt: skip
+            block["placements"] = {p: {"samples_ms": v} for p, v in samples.items()}
             if shutil.which("strace"):
                 with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
                     block["syscalls_per_frame"] = {

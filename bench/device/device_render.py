@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import handover_cost
-from frame_cost import app_table, verdict_lines
+from frame_cost import app_table, method_text, verdict_lines
 from record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from resultfile import banner, median, met, not_run, provenance, spread
 
@@ -298,9 +298,9 @@ def frame_time_section(part: Mapping[str, Any]) -> list[str]:
 def frame_cost_section(part: Mapping[str, Any]) -> list[str]:
     return [
         "bench/frame_cost.py's measurement (docs/bench/frame-cost.md) with the workload program's "
-        f"small_frame scenario, whose frames end at {part['frame_end']}: {part['long']:,} frames "
-        f"against {part['short']:,}, {len(part['samples_ms']['none'])} interleaved rounds; "
-        "*added* compares each run with the run without the layer of the same round.",
+        f"small_frame scenario, whose frames end at {part['frame_end']}, on shared cores. "
+        f"{method_text(part)} {len(part['samples_ms']['none'])} interleaved rounds; *added* "
+        "compares each run with the run without the layer of the same round.",
         "",
         *app_table(part["samples_ms"]),
         "",

@@ -9,6 +9,7 @@
 #include "resources.h"
 #include "scenario.h"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -81,7 +82,12 @@ bool runCycle(const Options& options, const std::vector<const ScenarioInfo*>& se
         }
     }
 
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point timedFrom{};
     for (uint32_t frame = 0; frame < options.frames; ++frame) {
+        if (options.timeFramesFrom && frame == *options.timeFramesFrom) {
+            timedFrom = Clock::now();
+        }
         for (Run& run : runs) {
             if (!run.scenario) {
                 continue;
@@ -93,6 +99,12 @@ bool runCycle(const Options& options, const std::vector<const ScenarioInfo*>& se
             }
         }
         ctx.endFrame(frame);
+    }
+    if (options.timeFramesFrom) {
+        const uint32_t timed = options.frames - *options.timeFramesFrom;
+        const std::chrono::duration<double, std::milli> spent = Clock::now() - timedFrom;
+        std::printf("frame time: %.6f ms per frame over %u frames\n", spent.count() / timed, timed);
+        std::fflush(stdout);
     }
 
     for (const Run& run : runs) {

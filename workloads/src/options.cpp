@@ -29,7 +29,8 @@ const char* usageText() {
     return "usage: vkscope-workload [--scenario NAME]... [--all] [--list] [--frames N]\n"
            "                        [--device INDEX] [--draws N] [--validation above|below]\n"
            "                        [--layer-setting KEY=VALUE]... [--cycles N] [--threads N]\n"
-           "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n";
+           "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n"
+           "                        [--time-frames FROM]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -70,6 +71,11 @@ std::string parseOptions(int argc, char** argv, Options& out) {
         } else if (arg == "--compute-iterations") {
             const char* v = value();
             error = v ? parseCount(arg, v, 1, 1u << 24, out.computeIterations) : needsValue(v);
+        } else if (arg == "--time-frames") {
+            const char* v = value();
+            uint32_t from = 0;
+            error = v ? parseCount(arg, v, 0, 999999, from) : needsValue(v);
+            out.timeFramesFrom = from;
         } else if (arg == "--cycles") {
             const char* v = value();
             error = v ? parseCount(arg, v, 1, 100000, out.cycles) : needsValue(v);
@@ -112,6 +118,11 @@ std::string parseOptions(int argc, char** argv, Options& out) {
     }
     if (all) {
         out.scenarios.clear();
+    }
+    if (out.timeFramesFrom && *out.timeFramesFrom >= out.frames) {
+        return "--time-frames " + std::to_string(*out.timeFramesFrom) +
+               " leaves no frame to time: it must be below --frames (" +
+               std::to_string(out.frames) + ")";
     }
     return {};
 }

@@ -28,6 +28,9 @@ struct Options {
     // Record every command buffer without ONE_TIME_SUBMIT, as engines that record anew each
     // frame often do: a layer cannot tell those from command buffers recorded once.
     bool noOneTimeSubmit = false;
+    // Frames from this index on are timed together and their mean printed: a benchmark's
+    // per-frame cost without start-up, device creation and pipeline compilation in it.
+    std::optional<uint32_t> timeFramesFrom;
 };
 
 // Parses argv into `out`. Returns an empty string on success, otherwise the usage error.
