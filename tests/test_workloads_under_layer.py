@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,17 @@ def test_compute_loop_length_is_an_option(layer_dir: Path, workload: Path) -> No
     bad = run([workload, "--scenario", "compute", "--compute-iterations", "0"], env)
     assert bad.returncode == 2
     assert "--compute-iterations expects an integer in [1, 16777216], got '0'" in bad.stderr
+
+
+def test_frames_after_a_warm_up_time_themselves(layer_dir: Path, workload: Path) -> None:
+    # bench/frame_cost.py reads this line: the mean of the frames after the warm-up alone.
+    env = layer_env(layer_dir)
+    cmd = [workload, "--scenario", "small_frame", "--quiet", "--frames", "30"]
+    res = run([*cmd, "--time-frames", "10"], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    match = re.fullmatch(r"frame time: ([0-9.]+) ms per frame over 20 frames\n", res.stdout)
+    assert match is not None, res.stdout
+    assert float(match.group(1)) > 0
+    bad = run([*cmd, "--time-frames", "30"], env)
+    assert bad.returncode == 2
+    assert "--time-frames 30 leaves no frame to time: it must be below --frames (30)" in bad.stderr
