@@ -80,7 +80,7 @@ class CaptureStore:
         *,
         batch_messages: int = 50_000,
         batch_bytes: int = 32 << 20,
-        commit_interval_s: float = 0.1,
+        commit_interval_s: float = 0.25,
         max_diagnostics_per_connection: int = 1000,
     ) -> None:
         self.path = Path(path)
