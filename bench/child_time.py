@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Runs a command and writes how long it ran (wall-clock seconds, start to exit) to a file.
+"""Runs a command and writes how long it ran to a file: wall-clock seconds (start to exit), the
+CPU seconds of the command (user and system, every thread) and this script's own CPU seconds,
+separated by spaces.
 
   python bench/child_time.py SECONDS_FILE [--cpus 1,3] -- COMMAND ARGS...
 
@@ -13,6 +15,7 @@ has exited. Its exit status is the command's. It loads no Vulkan itself.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -29,7 +32,11 @@ def main(argv: list[str]) -> int:
         return 2
     start = time.perf_counter()
     code = subprocess.call(rest[1:])
-    Path(seconds_file).write_text(f"{time.perf_counter() - start:.6f}\n")
+    wall = time.perf_counter() - start
+    command = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (command.ru_utime + command.ru_stime, own.ru_utime + own.ru_stime)
+    Path(seconds_file).write_text(f"{wall:.6f} {cpu[0]:.6f} {cpu[1]:.6f}\n")
     return code
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,7 @@ CHILD_TIME = BENCH / "child_time.py"
 QUEUE_TARGET_PERCENT = 10.0  # `vkscope run --timing queue`
 TIMELINE_TARGET_PERCENT = 3.0  # `vkscope run` (the timeline)
 SYSCALL_FLOOR = 0.05  # calls per frame below this are start-up noise, not per-frame work
+HOST_CPU_RUNS = 3  # pairs of runs measuring vkscope's own CPU per frame
 
 
 @dataclass(frozen=True)
@@ -213,8 +215,9 @@ def run_app(
     tmp: Path,
     what: str,
     host_cpus: str | None = None,
-) -> str:
-    """Runs `inner` in `config`; what it printed. `host_cpus`: where `vkscope run` runs."""
+) -> tuple[str, float]:
+    """Runs `inner` in `config`; what it printed, and the CPU seconds of every process it
+    started (vkscope's included). `host_cpus`: where `vkscope run` runs."""
     cmd, env = command_line(tools, app, config, inner, tmp)
     pin = None
     if host_cpus is not None and config.run:
@@ -223,7 +226,10 @@ def run_app(
         def pin() -> None:
             os.sched_setaffinity(0, cpus)
 
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pin)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     for f in tmp.glob("capture.vkscope*"):
         f.unlink()
     if res.returncode != 0:
@@ -231,7 +237,7 @@ def run_app(
             f"{config.title}, {app.key}, {what}: exit {res.returncode}\n"
             f"{(res.stdout + res.stderr)[-2000:]}"
         )
-    return res.stdout + res.stderr
+    return res.stdout + res.stderr, cpu
 
 
 def timed_run(
@@ -242,38 +248,56 @@ def timed_run(
     tmp: Path,
     placement: str,
     extra: Sequence[str] = (),
-) -> tuple[float, str]:
-    """Wall-clock seconds of the application alone, for `frames` frames (`extra` added to its
-    arguments), and what it printed."""
+) -> tuple[float, float, str, float]:
+    """Wall-clock and CPU seconds of the application alone, for `frames` frames (`extra` added
+    to its arguments), what it printed, and the CPU seconds of the rest (vkscope's host)."""
     seconds = tmp / "seconds"
     seconds.unlink(missing_ok=True)
     split = cpu_split() if placement == "split" else None
     pin = ["--cpus", split[0]] if split else []
     inner = [sys.executable, str(CHILD_TIME), str(seconds), *pin, "--", *app.command(frames)]
     inner += extra
-    out = run_app(tools, app, config, inner, tmp, f"{frames} frames", split[1] if split else None)
+    out, everything = run_app(
+        tools, app, config, inner, tmp, f"{frames} frames", split[1] if split else None
+    )
     if not seconds.exists():
         raise RuntimeError(f"{config.title}, {app.key}: {CHILD_TIME.name} wrote no time")
-    return float(seconds.read_text()), out
+    wall, cpu, timer = map(float, seconds.read_text().split())
+    return wall, cpu, out, everything - cpu - timer
 
 
-_FRAME_TIME = re.compile(r"^frame time: ([0-9.]+) ms per frame", re.MULTILINE)
+_FRAME_TIME = re.compile(
+    r"^frame time: ([0-9.]+) ms per frame, CPU ([0-9.]+) ms per frame", re.MULTILINE
+)
 
 
 def frame_ms(
     tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path, placement: str
-) -> float:
-    """ms per frame of one configuration: as the application timed its frames after the first
-    `short` (one run of `long`), or the difference between a run of `long` and one of `short`."""
+) -> tuple[float, float]:
+    """Wall-clock and CPU ms per frame of one configuration: as the application timed its frames
+    after the first `short` (one run of `long`), or the difference between a run of `long` and
+    one of `short`. CPU is the application's process, every thread of it (the layer's too)."""
     if app.timing_args is not None:
-        _, out = timed_run(tools, app, config, long, tmp, placement, app.timing_args(short))
+        _, _, out, _ = timed_run(tools, app, config, long, tmp, placement, app.timing_args(short))
         found = _FRAME_TIME.search(out)
         if found is None:
             raise RuntimeError(f"{config.title}, {app.key}: no frame time in\n{out[-2000:]}")
-        return float(found.group(1))
-    t_short, _ = timed_run(tools, app, config, short, tmp, placement)
-    t_long, _ = timed_run(tools, app, config, long, tmp, placement)
-    return (t_long - t_short) / (long - short) * 1e3
+        return float(found.group(1)), float(found.group(2))
+    wall_short, cpu_short, _, _ = timed_run(tools, app, config, short, tmp, placement)
+    wall_long, cpu_long, _, _ = timed_run(tools, app, config, long, tmp, placement)
+    frames = long - short
+    return (wall_long - wall_short) / frames * 1e3, (cpu_long - cpu_short) / frames * 1e3
+
+
+def host_cpu_per_frame(
+    tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path
+) -> float:
+    """CPU ms per frame of vkscope's own process under `vkscope run` (its capture thread, the
+    rest of it, and finalizing the capture after the application exits), on shared cores: the
+    difference between runs of `long` and `short` frames."""
+    _, _, _, host_short = timed_run(tools, app, config, short, tmp, "shared")
+    _, _, _, host_long = timed_run(tools, app, config, long, tmp, "shared")
+    return (host_long - host_short) / (long - short) * 1e3
 
 
 def syscall_counts(summary: str) -> dict[str, int]:
@@ -302,11 +326,14 @@ def syscalls_per_frame(
     for frames in (short, long):
         out = tmp / "strace.txt"
         inner = ["strace", "-f", "-c", "-o", str(out), *app.command(frames)]
-        run_app(tools, app, config, inner, tmp, f"strace, {frames} frames")
+        run_app(tools, app, config, inner, tmp, f"strace, {frames} frames")  # counts only
         totals.append(syscall_counts(out.read_text()))
     names = sorted(set(totals[0]) | set(totals[1]))
     per = {n: (totals[1].get(n, 0) - totals[0].get(n, 0)) / (long - short) for n in names}
     return {n: round(v, 3) for n, v in per.items() if v >= SYSCALL_FLOOR}
+
+
+Samples = dict[str, dict[str, dict[str, list[float]]]]  # application, placement, configuration
 
 
 def measure(
@@ -318,22 +345,26 @@ def measure(
     configs: Sequence[Config] = CONFIGS,
     progress: Callable[[str], None] | None = None,
     placements: Sequence[str] = ("shared",),
-) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """ms per frame of every run, by application, placement and configuration; interleaved, so
-    a change in the machine's load hits every configuration alike."""
-    out: dict[str, dict[str, dict[str, list[float]]]] = {
-        a.key: {p: {c.key: [] for c in configs} for p in placements} for a in apps
-    }
+) -> tuple[Samples, Samples]:
+    """Wall-clock and CPU ms per frame of every run, by application, placement and
+    configuration; interleaved, so a change in the machine's load hits every configuration
+    alike."""
+
+    def empty() -> Samples:
+        return {a.key: {p: {c.key: [] for c in configs} for p in placements} for a in apps}
+
+    wall, cpu = empty(), empty()
     with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
         for r in range(runs):
             for app in apps:
                 for placement in placements:
                     for c in configs:
-                        ms = frame_ms(tools, app, c, short, long, Path(tmp), placement)
-                        out[app.key][placement][c.key].append(ms)
+                        ms, cpu_ms = frame_ms(tools, app, c, short, long, Path(tmp), placement)
+                        wall[app.key][placement][c.key].append(ms)
+                        cpu[app.key][placement][c.key].append(cpu_ms)
             if progress:
                 progress(f"round {r + 1} of {runs} done")
-    return out
+    return wall, cpu
 
 
 # -- the page ------------------------------------------------------------------------------------
@@ -348,22 +379,35 @@ def added_percent(samples: Mapping[str, Sequence[float]], key: str) -> list[floa
     return [(a - b) / b * 100 for a, b in zip(samples[key], samples["none"], strict=True)]
 
 
-def app_table(samples: Mapping[str, Sequence[float]]) -> list[str]:
-    lines = [
-        "| configuration | ms per frame | added | added per frame |",
-        "| --- | --- | --- | --- |",
-    ]
+def app_table(
+    samples: Mapping[str, Sequence[float]], cpu: Mapping[str, Sequence[float]] | None = None
+) -> list[str]:
+    """Wall-clock ms per frame by configuration, each run against the run without the layer of
+    its round; with `cpu`, the application's CPU per frame beside it (the host's is not in it)."""
+    head = "| configuration | ms per frame | added | added per frame |"
+    rule = "| --- | --- | --- | --- |"
+    if cpu is not None:
+        head += " application CPU per frame | added CPU per frame |"
+        rule += " --- | --- |"
+    lines = [head, rule]
     base = samples["none"]
     for key, runs in samples.items():
         ms = spread(runs, lambda v: f"{v:.3f}")
         if key == "none":
-            lines.append(f"| {TITLES.get(key, key)} | {ms} | | |")
-            continue
-        us = [(a - b) * 1e3 for a, b in zip(runs, base, strict=True)]
-        lines.append(
-            f"| {TITLES.get(key, key)} | {ms} | {spread(added_percent(samples, key), percent)} "
-            f"| {spread(us, lambda v: f'{v:+.0f} µs')} |"
-        )
+            cells = [ms, "", ""]
+        else:
+            us = [(a - b) * 1e3 for a, b in zip(runs, base, strict=True)]
+            added = spread(added_percent(samples, key), percent)
+            cells = [ms, added, spread(us, lambda v: f"{v:+.0f} µs")]
+        if cpu is not None:
+            cpu_runs = cpu[key]
+            cells.append(spread(cpu_runs, lambda v: f"{v:.3f} ms"))
+            if key == "none":
+                cells.append("")
+            else:
+                cpu_us = [(a - b) * 1e3 for a, b in zip(cpu_runs, cpu["none"], strict=True)]
+                cells.append(spread(cpu_us, lambda v: f"{v:+.0f} µs"))
+        lines.append(f"| {TITLES.get(key, key)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -408,36 +452,60 @@ def percent_range(runs: Sequence[float]) -> str:
     return f"{percent((min(runs) - mid) / mid * 100)} to {percent((max(runs) - mid) / mid * 100)}"
 
 
-def placement_samples(block: Mapping[str, Any]) -> dict[str, Mapping[str, Sequence[float]]]:
-    """Samples by placement (results before placements had `samples_ms` alone: shared)."""
+def placement_samples(block: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """By placement, its `samples_ms` (and `cpu_ms` where measured); results made before
+    placements have `samples_ms` alone, on shared cores."""
     if "placements" in block:
-        return {p: b["samples_ms"] for p, b in block["placements"].items()}
-    return {"shared": block["samples_ms"]}
+        return dict(block["placements"])
+    return {"shared": {"samples_ms": block["samples_ms"]}}
 
 
 def app_section(block: Mapping[str, Any]) -> list[str]:
     if "skipped" in block:
         return [f"Not measured: {block['skipped']}."]
     by_placement = placement_samples(block)
-    rounds = len(next(iter(by_placement.values()))["none"])
+    rounds = len(next(iter(by_placement.values()))["samples_ms"]["none"])
     lines = [
         f"{block['description']} Frames end at {block['frame_end']}. {method_text(block)} "
         f"{rounds} interleaved rounds; *added* compares each run with the run without the layer "
         "of the same round and placement: their median, and their range.",
     ]
-    spreads = [f"{p} {percent_range(samples['none'])}" for p, samples in by_placement.items()]
+    spreads = [f"{p} {percent_range(b['samples_ms']['none'])}" for p, b in by_placement.items()]
     lines += ["", "Runs without the layer, lowest and highest against their median: "
               + "; ".join(spreads) + "."]  # fmt: skip
-    for placement, samples in by_placement.items():
+    for placement, b in by_placement.items():
         lines += [
             "",
             f"**{PLACEMENT_TEXT[placement]}**",
             "",
-            *app_table(samples),
+            *app_table(b["samples_ms"], b.get("cpu_ms")),
             "",
-            *verdict_lines(samples),
+            *verdict_lines(b["samples_ms"]),
         ]
-    return [*lines, *syscall_lines(block.get("syscalls_per_frame"))]
+    return [
+        *lines,
+        *host_cpu_lines(block.get("host_cpu_ms"), block["short"], block["long"]),
+        *syscall_lines(block.get("syscalls_per_frame")),
+    ]
+
+
+def host_cpu_lines(
+    per_config: Mapping[str, Sequence[float]] | None, short: int, long: int
+) -> list[str]:
+    if not per_config:
+        return []
+    parts = [
+        f"{TITLES[key]} {spread([v * 1e3 for v in runs], lambda v: f'{v:.0f} µs')}"
+        for key, runs in per_config.items()
+    ]
+    return [
+        "",
+        "CPU of vkscope's own process per frame under `vkscope run` (shared cores; the capture "
+        "thread, the rest of the process and finalizing the capture after the application "
+        f"exits; the difference between runs of {long:,} and {short:,} frames): "
+        + "; ".join(parts)
+        + ".",
+    ]
 
 
 def syscall_lines(per_config: Mapping[str, Mapping[str, float]] | None) -> list[str]:
@@ -547,11 +615,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 short, long = args.warmup_frames, args.timed_frames + args.warmup_frames
             block: dict[str, Any] = {"short": short, "long": long, "frame_end": app.frame_end,
                                      "times_itself": times_itself}  # fmt: skip
-            samples = measure(
+            wall, cpu = measure(
                 tools, [app], args.runs, short, long, placements=placements,
                 progress=lambda s, k=key: print(f"{k}: {s}", flush=True),
-            )[key]  # fmt: skip
-            block["placements"] = {p: {"samples_ms": v} for p, v in samples.items()}
+            )  # fmt: skip
+            block["placements"] = {
+                p: {"samples_ms": v, "cpu_ms": cpu[key][p]} for p, v in wall[key].items()
+            }
+            with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
+                block["host_cpu_ms"] = {
+                    c.key: [
+                        host_cpu_per_frame(tools, app, c, short, long, Path(tmp))
+                        for _ in range(HOST_CPU_RUNS)
+                    ]
+                    for c in CONFIGS
+                    if c.run
+                }
             if shutil.which("strace"):
                 with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
                     block["syscalls_per_frame"] = {

@@ -302,7 +302,7 @@ def frame_cost_section(part: Mapping[str, Any]) -> list[str]:
         f"{method_text(part)} {len(part['samples_ms']['none'])} interleaved rounds; *added* "
         "compares each run with the run without the layer of the same round.",
         "",
-        *app_table(part["samples_ms"]),
+        *app_table(part["samples_ms"], part.get("cpu_ms")),
         "",
         *verdict_lines(part["samples_ms"]),
     ]
