@@ -244,8 +244,9 @@ void PerfQueue::patch(timeline::BatchPatch& batch) {
 }
 
 timeline::CompletionJob PerfQueue::take_completion() {
-    if ((!active_ && !completes_set_) ||
-        (done_.empty() && cb_queries_.empty() && !completes_set_)) {
+    // A set completed in this batch always makes a job (its values are read even after the
+    // frame ended); otherwise only an active frame with something to read does.
+    if (!completes_set_ && (!active_ || (done_.empty() && cb_queries_.empty()))) {
         return {};
     }
     auto job = std::make_shared<Job>();
