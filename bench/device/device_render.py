@@ -300,7 +300,9 @@ def frame_cost_section(part: Mapping[str, Any]) -> list[str]:
         "bench/frame_cost.py's measurement (docs/bench/frame-cost.md) with the workload program's "
         f"small_frame scenario, whose frames end at {part['frame_end']}, on shared cores. "
         f"{method_text(part)} {len(part['samples_ms']['none'])} interleaved rounds; *added* "
-        "compares each run with the run without the layer of the same round.",
+        "compares each run with the run without the layer of the same round. The targets are "
+        "set for lavapipe's frames of about a millisecond; here the same lines say how a frame "
+        "of a few tiny workloads on a real GPU compares with them.",
         "",
         *app_table(part["samples_ms"], part.get("cpu_ms")),
         "",
