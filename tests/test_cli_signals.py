@@ -164,6 +164,12 @@ class Terminal:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: its own session, the terminal its controlling one
             os.chdir(cwd)
+            # As an interactive shell starts its foreground job: pytest started in the background
+            # of a script (`cmd &`, nohup) would otherwise pass on ignored SIGINT, SIGQUIT and
+            # SIGHUP, which vkscope rightly passes on to the application, and Ctrl-C would end
+            # neither.
+            for signo in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+                signal.signal(signo, signal.SIG_DFL)
             os.execve(argv[0], argv, env)
         self.output = b""
         self.status: int | None = None
