@@ -27,7 +27,7 @@ from typing import Final
 from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
-from .store import CaptureStore, Counters
+from .store import COMMIT_INTERVAL_S, CaptureStore, Counters
 from .wire import Decoder
 
 RECV_BYTES: Final = 1 << 20
@@ -85,7 +85,7 @@ class CaptureServer:
         listen: list[str],
         *,
         batch_messages: int = 50_000,
-        commit_interval_s: float = 0.25,
+        commit_interval_s: float = COMMIT_INTERVAL_S,
     ) -> None:
         if not listen:
             raise ValueError("a capture server needs at least one address to listen on")
@@ -200,6 +200,7 @@ class CaptureServer:
         store = self._store
         assert store is not None
         selector = selectors.DefaultSelector()
+        pacer = selectors.DefaultSelector()
         clients: dict[int, _Client] = {}
         pause = GcPause()
         try:
@@ -207,6 +208,9 @@ class CaptureServer:
                 selector.register(listener, selectors.EVENT_READ, None)
             assert self._wake is not None
             selector.register(self._wake[0], selectors.EVENT_READ, "wake")
+            # The pace's sleep ends early for what writes to the wake socket: a host command or
+            # stop(). The next turn takes it.
+            pacer.register(self._wake[0], selectors.EVENT_READ)
             while not self._stopping.is_set():
                 events = selector.select(_TICK_S)
                 if events:
@@ -227,7 +231,7 @@ class CaptureServer:
                 if store.maybe_commit() or not events:
                     pause.release()
                 if 0 < received < _PACE_BYTES:
-                    self._stopping.wait(_PACE_S)
+                    pacer.select(_PACE_S)
             # A layer that connected just before stop() may not have been accepted yet: its
             # connection waits in the listen backlog with what it sent.
             for listener in self._listeners:
@@ -242,6 +246,7 @@ class CaptureServer:
         finally:
             pause.release()
             selector.close()
+            pacer.close()
             self._close_listeners()
 
     def _accept(

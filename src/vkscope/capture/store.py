@@ -47,6 +47,10 @@ class Counters:
     uncommitted: int  # messages and diagnostics not yet committed to the file
 
 
+# The longest a batch waits for its commit: what a host that is killed can lose.
+COMMIT_INTERVAL_S: Final = 0.25
+
+
 def _clean(value: Any) -> Any:
     if type(value) is int:
         return schema.to_sql_int(value)
@@ -80,7 +84,7 @@ class CaptureStore:
         *,
         batch_messages: int = 50_000,
         batch_bytes: int = 32 << 20,
-        commit_interval_s: float = 0.25,
+        commit_interval_s: float = COMMIT_INTERVAL_S,
         max_diagnostics_per_connection: int = 1000,
     ) -> None:
         self.path = Path(path)
