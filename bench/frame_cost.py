@@ -110,12 +110,12 @@ class App:
 PLACEMENTS = ("shared", "split")
 
 
-def cpu_split() -> tuple[str, str] | None:
+def cpu_split() -> tuple[int, set[int]] | None:
     """(the application's CPU, the host's CPUs) for `split`; None on a single CPU."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None
-    return str(cpus[-1]), ",".join(map(str, cpus[:-1]))
+    return cpus[-1], set(cpus[:-1])
 
 
 @dataclass(frozen=True)
@@ -214,14 +214,14 @@ def run_app(
     inner: list[str],
     tmp: Path,
     what: str,
-    host_cpus: str | None = None,
+    host_cpus: set[int] | None = None,
 ) -> tuple[str, float]:
     """Runs `inner` in `config`; what it printed, and the CPU seconds of every process it
     started (vkscope's included). `host_cpus`: where `vkscope run` runs."""
     cmd, env = command_line(tools, app, config, inner, tmp)
     pin = None
     if host_cpus is not None and config.run:
-        cpus = {int(c) for c in host_cpus.split(",")}
+        cpus = host_cpus
 
         def pin() -> None:
             os.sched_setaffinity(0, cpus)
@@ -254,7 +254,7 @@ def timed_run(
     seconds = tmp / "seconds"
     seconds.unlink(missing_ok=True)
     split = cpu_split() if placement == "split" else None
-    pin = ["--cpus", split[0]] if split else []
+    pin = ["--cpus", str(split[0])] if split else []
     inner = [sys.executable, str(CHILD_TIME), str(seconds), *pin, "--", *app.command(frames)]
     inner += extra
     out, everything = run_app(
