@@ -6,15 +6,17 @@ script starts) and the workload program's `small_frame` scenario (one submission
 fill, four small dispatches and a copy; no window system, so it also runs on the device machines:
 the `frame_cost` device check). Each runs in every configuration of CONFIGS: without the layer;
 with the layer loaded and every feature off; the timeline, timing `none` and timing `queue` with
-no capture server (what the layer does in the application); and `vkscope run` with the timeline
-and with `--timing queue` (the same plus the capture server writing the capture beside the
-application). The workload program times its own frames after a warm-up (`--time-frames`);
-vkcube's cost per frame is the difference between a long and a short run divided by the frames in
-between, so process start-up, device creation and what `vkscope run` does before and after the
-application cancel out (the application alone is timed, bench/child_time.py). Both run in two
-placements (PLACEMENTS): on shared cores, and split, the application pinned to one core and the
-host to the others. The configurations are interleaved, several rounds; every run is kept:
-bench/results/frame_cost.json, and docs/bench/frame-cost.md (`render`).
+no capture server (what the layer does in the application); the timeline streaming to a bare
+reader that discards what it reads (the layer's messages, without the capture server's work); and
+`vkscope run` with the timeline and with `--timing queue` (the same plus the capture server
+writing the capture beside the application). The workload program times its own frames after a
+warm-up (`--time-frames`); vkcube's cost per frame is the difference between a long and a short
+run divided by the frames in between, so process start-up, device creation and what
+`vkscope run` does before and after the application cancel out (the application alone is timed,
+bench/child_time.py). Both run in two placements (PLACEMENTS): on shared cores, and split, the
+application pinned to one core and the host to the others. The configurations are interleaved,
+several rounds; every run is kept: bench/results/frame_cost.json, and docs/bench/frame-cost.md
+(`render`).
 
 It runs against the installed package (the .venv's layer, workload program and vkscope command):
 
@@ -29,11 +31,13 @@ import os
 import re
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,7 @@ from resultfile import (  # noqa: E402
     DOCS_DIR,
     banner,
     median,
+    median_interval,
     met,
     new,
     not_run,
@@ -75,6 +80,9 @@ class Config:
     settings: Mapping[str, str] = field(default_factory=dict)
     layer: bool = True
     run: bool = False  # through `vkscope run`: a capture server writing a capture
+    # Streaming to a bare reader (BareReader), which discards what it reads: what the layer's
+    # messages cost the application, without the capture server's work beside it.
+    sink: bool = False
 
 
 CONFIGS = (
@@ -83,6 +91,7 @@ CONFIGS = (
     Config("timeline", "timeline, no host", {"timeline": "true"}),
     Config("timing_none", "timing none, no host", {"timing": "none"}),
     Config("timing_queue", "timing queue, no host", {"timing": "queue"}),
+    Config("sink", "timeline, streaming to a bare reader", {"timeline": "true"}, sink=True),
     Config("run", "`vkscope run` (timeline)", run=True),
     Config("run_queue", "`vkscope run --timing queue`", {"timing": "queue"}, run=True),
 )
@@ -165,6 +174,48 @@ def vkcube_app(display: str) -> App:
     )
 
 
+class BareReader:
+    """A Unix socket that accepts every connection and reads it to its end, keeping nothing: the
+    layer streams to it as to a capture server, but nothing is decoded or stored. Its thread runs
+    on `cpus` (the host's, in the split placement)."""
+
+    def __init__(self, folder: Path, cpus: set[int] | None = None) -> None:
+        self.path = folder / "bare-reader.sock"
+        self.path.unlink(missing_ok=True)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.path))
+        self._listener.listen(16)
+        self._cpus = cpus
+        self._thread = threading.Thread(target=self._serve, name="bare-reader", daemon=True)
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        return f"unix:{self.path}"
+
+    def __exit__(self, *exc: object) -> None:
+        self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        self._thread.join(timeout=10)
+        self.path.unlink(missing_ok=True)
+
+    def _serve(self) -> None:
+        if self._cpus:
+            os.sched_setaffinity(0, self._cpus)  # this thread only
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._drain, args=(conn,), daemon=True).start()
+
+    def _drain(self, conn: socket.socket) -> None:
+        if self._cpus:
+            os.sched_setaffinity(0, self._cpus)
+        with conn:
+            while conn.recv(1 << 20):
+                pass
+
+
 @contextmanager
 def xvfb() -> Iterator[str]:
     """An Xvfb server of its own for the whole measurement: one start, not one per run."""
@@ -188,9 +239,10 @@ def xvfb() -> Iterator[str]:
 
 
 def command_line(
-    tools: Tools, app: App, config: Config, inner: list[str], tmp: Path
+    tools: Tools, app: App, config: Config, inner: list[str], tmp: Path, host: str = ""
 ) -> tuple[list[str], dict[str, str]]:
-    """The command and environment that run `inner` (the application, wrapped) in `config`."""
+    """The command and environment that run `inner` (the application, wrapped) in `config`;
+    `host`: the address of the bare reader a `sink` configuration streams to."""
     if config.run:
         env = base_env()
         cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html"]
@@ -201,6 +253,8 @@ def command_line(
         cmd += ["--", *inner]
     else:
         settings = {**config.settings, **app.settings}
+        if config.sink:
+            settings["host"] = host
         env = layer_env(tools.layer_dir, **settings) if config.layer else base_env()
         cmd = inner
     env.update(app.env)
@@ -218,7 +272,6 @@ def run_app(
 ) -> tuple[str, float]:
     """Runs `inner` in `config`; what it printed, and the CPU seconds of every process it
     started (vkscope's included). `host_cpus`: where `vkscope run` runs."""
-    cmd, env = command_line(tools, app, config, inner, tmp)
     pin = None
     if host_cpus is not None and config.run:
         cpus = host_cpus
@@ -226,9 +279,13 @@ def run_app(
         def pin() -> None:
             os.sched_setaffinity(0, cpus)
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pin)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with BareReader(tmp, host_cpus) if config.sink else nullcontext("") as host:
+        cmd, env = command_line(tools, app, config, inner, tmp, host)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pin
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     for f in tmp.glob("capture.vkscope*"):
         f.unlink()
@@ -412,14 +469,29 @@ def app_table(
 
 
 def verdict_lines(samples: Mapping[str, Sequence[float]]) -> list[str]:
+    """Each target judged on the median of the rounds' added percent, with the 95% confidence
+    interval of that median, which says whether the rounds settle the verdict: a median under
+    the target by less than the rounds can resolve is not a target shown met."""
     lines = []
     for key, target in (("run_queue", QUEUE_TARGET_PERCENT), ("run", TIMELINE_TARGET_PERCENT)):
         if key not in samples:
             continue
-        added = median(added_percent(samples, key))
+        rounds = added_percent(samples, key)
+        added = median(rounds)
+        interval = median_interval(rounds)
+        if interval is None:
+            settled = f"{len(rounds)} rounds are too few for a 95% interval of the median"
+        else:
+            lo, hi = interval
+            where = (
+                "all of it within the target" if hi <= target
+                else "all of it over the target" if lo > target
+                else "the target inside it: these rounds do not settle the verdict"
+            )  # fmt: skip
+            settled = f"95% interval of the median {percent(lo)} to {percent(hi)}, {where}"
         lines.append(
             f"- {TITLES[key]}: at most {target:+.0f}% per frame over no layer, judged on the "
-            f"median: {met(added <= target)} ({percent(added)})."
+            f"median: {met(added <= target)} ({percent(added)}; {settled})."
         )
     return lines
 
@@ -545,9 +617,11 @@ def render(results: Mapping[str, Any] | None) -> str:
         "`bench/frame_cost.py` measures the cost per frame of an application whose frames take "
         "about a millisecond, in each configuration: no layer; the layer loaded with every "
         "feature off; the timeline, timing `none` and timing `queue` without a capture server "
-        "(what the layer does inside the application); and `vkscope run`, with the timeline and "
-        "with `--timing queue` (the same, plus the capture server receiving and storing "
-        "everything while the application runs). The workload program times its own frames "
+        "(what the layer does inside the application); the timeline streaming to a bare reader, "
+        "a socket read and discarded by the benchmark (what sending its messages costs the "
+        "application, without the capture server's work beside it); and `vkscope run`, with the "
+        "timeline and with `--timing queue` (the same, plus the capture server receiving and "
+        "storing everything while the application runs). The workload program times its own frames "
         "after a warm-up; vkcube's cost per frame is the difference between a long and a short "
         "run over the frames in between. Either way the application alone is timed, not what "
         "`vkscope run` does before it starts or after it exits. Each runs on shared cores (as an "
@@ -560,7 +634,11 @@ def render(results: Mapping[str, Any] | None) -> str:
         "check (docs/bench/device.md).",
         "",
         f"Targets: `vkscope run --timing queue` at most +{QUEUE_TARGET_PERCENT:.0f}% per frame "
-        f"over no layer, `vkscope run` with the timeline at most +{TIMELINE_TARGET_PERCENT:.0f}%.",
+        f"over no layer, `vkscope run` with the timeline at most +{TIMELINE_TARGET_PERCENT:.0f}%. "
+        "Each is judged on the median of the rounds, and given with the 95% confidence interval "
+        "of that median (from the order of the rounds, assuming nothing about their "
+        "distribution): where the target lies inside the interval, the rounds cannot tell the "
+        "cost from the target, whichever side of it the median falls.",
         "",
         "## Results",
         "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -118,6 +119,25 @@ def spread(values: Sequence[float], fmt: Callable[[float], str]) -> str:
     if fmt(lo) == fmt(hi):
         return f"{fmt(mid)} (all {len(values)} runs)"
     return f"{fmt(mid)} (runs {fmt(lo)} to {fmt(hi)})"
+
+
+def median_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free confidence interval for the median of `values` (order statistics: the
+    number of runs below the true median is binomial(n, 1/2)), covering it with probability
+    `level` or more; None for too few runs to give one (fewer than 6 at 95%)."""
+    n = len(values)
+    tail = (1 - level) / 2
+    below = 0.0  # P(at most k-1 of n runs fall below the median)
+    k = 0
+    while True:
+        below += math.comb(n, k) / 2**n
+        if below > tail:
+            break
+        k += 1
+    if k == 0:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[n - k]
 
 
 def met(ok: bool) -> str:

@@ -90,10 +90,13 @@ def test_record_cost_verdicts_follow_the_medians_of_the_runs() -> None:
     assert "ratio 1.250" in bad[1]
 
 
-def frame_cost_verdicts(run_ms: list[float], run_queue_ms: list[float]) -> list[str]:
+def frame_cost_verdicts(
+    run_ms: list[float], run_queue_ms: list[float], none_ms: list[float] | None = None
+) -> list[str]:
+    none_ms = none_ms or [1.0, 1.1, 0.9]
     samples = {
-        "none": [1.0, 1.1, 0.9],
-        "off": [1.0, 1.1, 0.9],
+        "none": none_ms,
+        "off": none_ms,
         "run": run_ms,
         "run_queue": run_queue_ms,
     }
@@ -108,7 +111,24 @@ def test_frame_cost_verdicts_follow_each_round_against_its_own_run_without_the_l
     # Each round's added time is against the same round's run without the layer: +2% and +8%.
     good = frame_cost_verdicts([1.02, 1.122, 0.918], [1.08, 1.188, 0.972])
     assert [line.split("**")[1] for line in good] == ["met", "met"]
-    assert "(+8.0%)" in good[0] and "(+2.0%)" in good[1]
+    assert "(+8.0%;" in good[0] and "(+2.0%;" in good[1]
+    assert "3 rounds are too few for a 95% interval" in good[0]
     # Medians of +4% and +12%, one round of each within its target.
     bad = frame_cost_verdicts([1.04, 1.1, 0.936], [1.12, 1.1, 1.008])
     assert [line.split("**")[1] for line in bad] == ["missed", "missed"]
+
+
+def test_frame_cost_verdicts_say_whether_the_rounds_settle_them() -> None:
+    # Seven rounds give a 95% interval of the median from their lowest to their highest.
+    none = [1.0] * 7
+    queue = [1.0 + p / 100 for p in (1, 2, 3, 4, 5, 6, 7)]  # all within +10%: settled
+    timeline = [1.0 + p / 100 for p in (-1, 0, 1, 2, 4, 5, 6)]  # median +2%, interval -1% to +6%
+    queue_line, timeline_line = frame_cost_verdicts(timeline, queue, none)
+    assert "**met** (+4.0%; 95% interval of the median +1.0% to +7.0%, all of it within" in (
+        queue_line
+    )
+    assert "**met** (+2.0%; 95% interval of the median -1.0% to +6.0%, the target inside it" in (
+        timeline_line
+    )
+    over = frame_cost_verdicts([1.04] * 7, [1.2] * 7, none)
+    assert all("all of it over the target" in line for line in over)
