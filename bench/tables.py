@@ -30,6 +30,7 @@ MODULES = (
     "record_cost.py",
     "timing_cost.py",
     "frame_cost.py",
+    "capture_cpu.py",
     "counters_cost.py",
     "handover_cost.py",
     "perf_query_cost.py",

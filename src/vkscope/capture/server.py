@@ -37,11 +37,11 @@ _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections al
 # the loop reads at most this often: what arrives meanwhile waits in the sockets and is taken in
 # one turn, instead of the capture thread waking for every write while the application wants the
 # CPU. A turn after a sleep costs far more than its messages, because the interpreter's code and
-# data have left the caches: replaying a recorded stream of 1 ms frames, 100 ms turns took about
-# half the CPU per frame of 20 ms turns. 128 KiB in 100 ms is 1.3 MB/s, a thousand frames a second
-# of a small application, and fits a Unix socket's default buffer; above that every turn reads at
-# once. A layer that fills its socket while the loop sleeps waits, in its sender thread (never the
-# application's), for at most the rest of the 100 ms.
+# data have left the caches: docs/bench/capture-cpu.md measures the capture thread's CPU per 1 ms
+# frame at this pace and others (bench/capture_cpu.py). 128 KiB in 100 ms is 1.3 MB/s, a
+# thousand frames a second of a small application, and fits a Unix socket's default buffer; above
+# that every turn reads at once. A layer that fills its socket while the loop sleeps waits, in its
+# sender thread (never the application's), for at most the rest of the 100 ms.
 _PACE_S: Final = 0.1
 _PACE_BYTES: Final = 128 << 10  # read in one turn: more than this is not a trickle
 # Connections waiting to be accepted. An application may start many processes (or Vulkan
