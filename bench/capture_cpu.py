@@ -45,10 +45,9 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 from support.env import layer_env  # noqa: E402
 
@@ -242,10 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             frames = args.vkcube_frames if key == "vkcube" else args.frames
             samples = measure(tools, app, frames, args.runs, paces)
         results["apps"][key] = {"frames": frames, "samples_us": samples}
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

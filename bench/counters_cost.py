@@ -40,10 +40,9 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 from workload_runs import (  # noqa: E402
     FrameConfig,
@@ -204,10 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["recording"] = measure_recording(
         paths, RECORD_CONFIGS, args.record_runs, args.calls, args.batch
     )
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

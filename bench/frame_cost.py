@@ -55,10 +55,9 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 from support.env import base_env, layer_env  # noqa: E402
 
@@ -675,10 +674,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         for c in CONFIGS
                     }
         results["apps"][key] = block
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

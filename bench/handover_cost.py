@@ -44,9 +44,8 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
-    write,
-    write_doc,
 )
 from support.timeline import Receiver  # noqa: E402
 
@@ -231,10 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths.layer_dir(), paths.workload_program(), args.runs, args.short_frames,
         args.long_frames, progress=print,
     )  # fmt: skip
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

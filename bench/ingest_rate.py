@@ -35,7 +35,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from resultfile import DOCS_DIR, banner, new, not_run, provenance, results_path, write, write_doc
+from resultfile import (
+    DOCS_DIR,
+    banner,
+    new,
+    not_run,
+    provenance,
+    publish,
+    results_path,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
@@ -412,10 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["target_workloads_per_s"] = TARGETS
     results["memory_bound"] = memory_bound()
     results["results"] = rows
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

@@ -41,10 +41,9 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 
 NAME = "perf_query_cost"
@@ -225,10 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
         }  # fmt: skip
     results["passes"] = measure_passes(program, layer_dir)
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

@@ -42,10 +42,9 @@ from resultfile import (
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -627,9 +626,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "driver_info": last.driver_info,
     }
     results["results"] = entries(points)
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
+    publish(results, render, args.results, args.docs, echo=False)
     grid = Grid.of(results["results"])
     print("\n".join([*results_table(grid), "", *thread_table(grid), "", *verdicts(grid)]))
     print(f"\nwrote {args.results} and {args.docs}", file=sys.stderr)

@@ -51,10 +51,9 @@ from resultfile import (  # noqa: E402
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 from workload_runs import (  # noqa: E402
     FrameConfig,
@@ -304,10 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths, RECORD_CONFIGS, args.record_runs, args.calls, args.batch
     )
     results["instructions"] = measure_instructions(paths, args.batch)
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 

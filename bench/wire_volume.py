@@ -33,10 +33,9 @@ from resultfile import (
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 
 from vkscope import paths
@@ -162,10 +161,7 @@ def main() -> int:
         ]
         for _ in range(args.runs)
     ]
-    write(results, args.results)
-    text = render(results)
-    write_doc(text, args.docs)
-    print(text)
+    publish(results, render, args.results, args.docs)
     return 0
 
 
