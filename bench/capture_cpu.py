@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +35,7 @@ for p in (BENCH, BENCH.parent / "tests"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from frame_cost import App, Tools, small_frame_app, vkcube_app, xvfb  # noqa: E402
+from frame_cost import App, Tools, missing_tools, started_app  # noqa: E402
 from resultfile import (  # noqa: E402
     DOCS_DIR,
     banner,
@@ -77,34 +75,34 @@ def capture_thread_cpu(
     saved = server._PACE_S
     server._PACE_S = pace  # type: ignore[misc]  # read by the capture loop at every turn
     capture = tmp / "capture.vkscope"
-    capture_server = server.CaptureServer(capture, [f"unix:{tmp / 'capture.sock'}"])
     try:
-        capture_server.start()
-        thread = capture_server._thread
-        assert thread is not None and thread.ident is not None
-        clock = time.pthread_getcpuclockid(thread.ident)
-        env = layer_env(
-            tools.layer_dir,
-            timeline="true",
-            host=capture_server.addresses[0],
-            **settings,
-            **app.settings,
-        )
-        env.update(app.env)
-        res = subprocess.run(
-            app.command(frames), env=env, capture_output=True, text=True, timeout=600
-        )
-        if res.returncode != 0:
-            raise RuntimeError(f"{app.key}: exit {res.returncode}\n{res.stderr[-2000:]}")
-        # The layer closes its connection when the application exits; the server has read the
-        # stream to its end when it has closed it too.
-        deadline = time.monotonic() + _SETTLE_S
-        while capture_server.counters().open_connections and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if capture_server.counters().open_connections:
-            raise RuntimeError(f"{app.key}: the capture server did not see the stream end")
-        cpu = time.clock_gettime(clock)
-        capture_server.stop()
+        # Leaving the block stops the server, on a failure too; its finalizing comes after the
+        # clock was read.
+        with server.CaptureServer(capture, [f"unix:{tmp / 'capture.sock'}"]) as capture_server:
+            thread = capture_server._thread
+            assert thread is not None and thread.ident is not None
+            clock = time.pthread_getcpuclockid(thread.ident)
+            env = layer_env(
+                tools.layer_dir,
+                timeline="true",
+                host=capture_server.addresses[0],
+                **settings,
+                **app.settings,
+            )
+            env.update(app.env)
+            res = subprocess.run(
+                app.command(frames), env=env, capture_output=True, text=True, timeout=600
+            )
+            if res.returncode != 0:
+                raise RuntimeError(f"{app.key}: exit {res.returncode}\n{res.stderr[-2000:]}")
+            # The layer closes its connection when the application exits; the server has read the
+            # stream to its end when it has closed it too.
+            deadline = time.monotonic() + _SETTLE_S
+            while capture_server.counters().open_connections and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if capture_server.counters().open_connections:
+                raise RuntimeError(f"{app.key}: the capture server did not see the stream end")
+            cpu = time.clock_gettime(clock)
     finally:
         server._PACE_S = saved  # type: ignore[misc]
         for f in tmp.glob("capture.vkscope*"):
@@ -206,11 +204,6 @@ def render(results: Mapping[str, Any] | None) -> str:
     return "\n".join([*lines, ""])
 
 
-@contextmanager
-def _no_display() -> Iterator[str]:
-    yield ""
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5, help="interleaved rounds")
@@ -233,11 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["pace_in_use_s"] = in_use
     results["apps"] = {}
     for key in args.apps:
-        if key == "vkcube" and not (shutil.which("vkcube") and shutil.which("Xvfb")):
-            results["apps"][key] = {"skipped": "needs vkcube and Xvfb"}
+        missing = missing_tools(key)
+        if missing:
+            results["apps"][key] = {"skipped": missing}
             continue
-        with xvfb() if key == "vkcube" else _no_display() as display:
-            app = vkcube_app(display) if key == "vkcube" else small_frame_app(tools)
+        with started_app(key, tools) as app:
             frames = args.vkcube_frames if key == "vkcube" else args.frames
             samples = measure(tools, app, frames, args.runs, paces)
         results["apps"][key] = {"frames": frames, "samples_us": samples}

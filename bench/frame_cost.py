@@ -172,6 +172,24 @@ def vkcube_app(display: str) -> App:
     )
 
 
+def missing_tools(key: str) -> str | None:
+    """Why application `key` cannot run on this machine; None when it can."""
+    if key == "vkcube" and not (shutil.which("vkcube") and shutil.which("Xvfb")):
+        return "needs vkcube and Xvfb"
+    return None
+
+
+@contextmanager
+def started_app(key: str, tools: Tools) -> Iterator[App]:
+    """Application `key` ready to run: vkcube with an Xvfb server of its own while the block
+    lasts, or the workload program's small_frame."""
+    if key == "vkcube":
+        with xvfb() as display:
+            yield vkcube_app(display)
+    else:
+        yield small_frame_app(tools)
+
+
 @contextmanager
 def xvfb() -> Iterator[str]:
     """An Xvfb server of its own for the whole measurement: one start, not one per run."""
@@ -638,11 +656,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["apps"] = {}
     placements = PLACEMENTS if cpu_split() else ("shared",)
     for key in args.apps:
-        if key == "vkcube" and not (shutil.which("vkcube") and shutil.which("Xvfb")):
-            results["apps"][key] = {"skipped": "needs vkcube and Xvfb"}
+        missing = missing_tools(key)
+        if missing:
+            results["apps"][key] = {"skipped": missing}
             continue
-        with xvfb() if key == "vkcube" else _no_display() as display:
-            app = vkcube_app(display) if key == "vkcube" else small_frame_app(tools)
+        with started_app(key, tools) as app:
             times_itself = app.timing_args is not None
             short, long = args.short_frames, args.long_frames
             if times_itself:
@@ -676,11 +694,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["apps"][key] = block
     publish(results, render, args.results, args.docs)
     return 0
-
-
-@contextmanager
-def _no_display() -> Iterator[str]:
-    yield ""
 
 
 if __name__ == "__main__":
