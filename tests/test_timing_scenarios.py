@@ -5,6 +5,7 @@ submission; query pools stay bounded; nothing confuses the validation layer belo
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,9 +69,12 @@ def test_compute_dispatches_measure_one_four_sixteen(timed: Runner) -> None:
         # (an H100 takes about the same for all three); bench/device's accuracy check compares
         # times with the work of each group there instead.
         return
-    # lavapipe runs the GPU's work on the CPU: whatever else the machine runs can only add to a
-    # dispatch's time, so the least of each over the frames is its cost.
-    cost = {g: min(d[g] for d in per_submit.values()) for g in (16, 64, 256)}
+    # lavapipe runs the GPU's work on the CPU, so a dispatch's time moves with the machine both
+    # ways: one 16-group dispatch once ran 17% faster than its seven others, and the least of
+    # each (as this took before) was that one. The median over the frames after the first (which
+    # compiles the pipeline) is each dispatch's cost.
+    later = [per_submit[seq] for seq in sorted(per_submit)[1:]]
+    cost = {g: statistics.median(d[g] for d in later) for g in (16, 64, 256)}
     assert abs(cost[64] / cost[16] / 4 - 1) < 0.10, per_submit
     assert abs(cost[256] / cost[16] / 16 - 1) < 0.10, per_submit
 
