@@ -107,6 +107,8 @@ class CaptureServer:
         # Host commands for the layer, sent by the loop to every connection it has (or to the
         # next one, while there is none).
         self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # reentrant: signal-safe
+        self._recv_buffer = bytearray(RECV_BYTES)  # the capture thread's alone
+        self._recv_view = memoryview(self._recv_buffer)
 
     def __enter__(self) -> CaptureServer:
         self.start()
@@ -276,7 +278,7 @@ class CaptureServer:
     ) -> int:
         """Takes what the connection has sent; the bytes read."""
         try:
-            data = client.sock.recv(RECV_BYTES)
+            data = self._receive(client.sock)
         except (BlockingIOError, InterruptedError):
             return 0
         except OSError:
@@ -287,6 +289,13 @@ class CaptureServer:
                 return len(data)
         self._close(client, selector, clients, store)
         return len(data)
+
+    def _receive(self, sock: socket.socket) -> bytes:
+        """What the socket has, up to RECV_BYTES. Read into a buffer kept for the purpose, then
+        copied at its size: recv(RECV_BYTES) would allocate 1 MiB for every read (a fresh
+        mapping, faulted in page by page) to keep a few kilobytes of a trickle."""
+        size = sock.recv_into(self._recv_buffer)
+        return self._recv_view[:size].tobytes()
 
     @staticmethod
     def _take(client: _Client, store: CaptureStore, data: bytes) -> None:
@@ -318,7 +327,7 @@ class CaptureServer:
         """
         while not client.decoder.out_of_step and time.monotonic() < deadline:
             try:
-                data = client.sock.recv(RECV_BYTES)
+                data = self._receive(client.sock)
             except OSError:
                 return
             if not data:
