@@ -8,6 +8,7 @@ the same file read before it was finalized.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sqlite3
 import time
@@ -255,3 +256,120 @@ def test_report_html_query_and_perfetto_read_a_capture_being_written(tmp_path: P
         sock.close()
         assert server.stop().status == "incomplete"
     assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".vkscope") == [path.name]
+
+
+@pytest.mark.parametrize("decoded", [False, True], ids=["frames", "messages"])
+def test_frames_wait_in_the_journal_and_read_back_in_order(tmp_path: Path, decoded: bool) -> None:
+    rng = random.Random(7)
+    s = Stream()
+    s.hello()
+    s.device()
+    s.workload(1, "dispatch")
+    expected = []
+    for number in range(40):
+        s.submit([(1, 0)], frame=number)
+        captured = rng.choice([True, False, None])
+        s.frame(number, cpu_ns=1000 * number, captured=captured)
+        expected.append((number, 1000 * number, captured))
+    s.goodbye()
+    data = s.data()
+    path = tmp_path / "c.vkscope"
+    store = CaptureStore(path, batch_messages=10**9, commit_interval_s=3600)
+    conn = store.connect("test")
+    decoder = Decoder()
+    pos = 0
+    while pos < len(data):
+        piece = data[pos : pos + rng.randint(1, 400)]
+        pos += len(piece)
+        if decoded:
+            store.ingest(conn, decoder.feed(piece))
+        else:
+            store.ingest_frames(conn, decoder.feed_frames(piece))
+        if rng.random() < 0.2:
+            store.commit()
+    store.commit()
+    assert store.counters().frames == 40
+    # The file itself: its frames are in the journal, not in the table.
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM frames").fetchone() == (0,)
+        journaled = db.execute("SELECT total(count) FROM journal WHERE kind = 'frames'")
+        assert journaled.fetchone() == (40,)
+
+    def frames() -> list[tuple[Any, ...]]:
+        with open_capture(path) as cap:
+            return [(f.number, f.cpu_ns, f.captured) for f in cap.frames()]
+
+    assert frames() == expected  # built by the reader
+    store.disconnect(conn)
+    assert store.finalize() == "complete"
+    assert frames() == expected
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM journal").fetchone() == (0,)
+
+
+def test_a_frame_that_breaks_the_protocol_is_reported_when_built(tmp_path: Path) -> None:
+    s = Stream()
+    s.hello()
+    s.device()
+    s.frame(0)
+    s.add(0x05, 1, b'{"device": 1, "queue": "first", "cpu_ns": 5}')  # a JSON object, but
+    s.frame(2)
+    s.goodbye()
+    path = tmp_path / "c.vkscope"
+    store = CaptureStore(path)
+    conn = store.connect("test")
+    store.ingest_frames(conn, Decoder().feed_frames(s.data()))
+    store.commit()
+    bad_at = len(b"".join(s.frames[:3]))
+    with open_capture(path) as live:
+        (diag,) = live.diagnostics()  # the reader builds the journal, and finds it too
+        assert (diag.kind, diag.offset) == ("invalid_payload", bad_at)
+        assert [f.number for f in live.frames()] == [0, 2]
+    store.disconnect(conn)
+    store.finalize()
+    with open_capture(path) as cap:
+        (diag,) = cap.diagnostics()
+        assert diag.kind == "invalid_payload" and "Expected `int`, got `str`" in diag.reason
+        assert diag.message_type == 0x05 and diag.excerpt == s.frames[3][:32]
+        assert (cap.meta.messages, cap.meta.bad_messages) == (len(s.frames) - 1, 1)
+        assert [f.number for f in cap.frames()] == [0, 2]
+
+
+def test_submits_and_their_completions_wait_in_the_journal(tmp_path: Path) -> None:
+    s = Stream()
+    s.hello()
+    s.device()
+    s.workload(1, "dispatch")
+    completed = {}
+    for number in range(30):
+        sid = s.submit([(1, 0)], frame=number, cpu_ns=100 * number)
+        if number % 3:
+            s.submit_done(sid, 100 * number + 50)
+            completed[sid] = 100 * number + 50
+    s.submit([], frame=30)  # lists nothing: a submit row all the same
+    s.submit_done(99, 7)  # for no SUBMIT
+    s.goodbye()
+    data = s.data()
+    path = tmp_path / "c.vkscope"
+    store = CaptureStore(path, batch_messages=10**9, commit_interval_s=3600)
+    conn = store.connect("test")
+    decoder = Decoder()
+    for pos in range(0, len(data), 333):
+        store.ingest_frames(conn, decoder.feed_frames(data[pos : pos + 333]))
+        store.commit()
+    assert store.counters().submits == 31
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM submits").fetchone() == (0,)
+
+    def read() -> tuple[dict[int, int | None], list[Any], int]:
+        with open_capture(path) as cap:
+            done = {w.submit_id: w.submit_cpu_complete_ns for w in cap.workloads()}
+            diagnostics = [(d.kind, d.offset) for d in cap.diagnostics()]
+            return done, diagnostics, len(list(cap.execute("SELECT * FROM submits")[1]))
+
+    expected = {sid: completed.get(sid) for sid in range(1, 31)}
+    unmatched = [("submit_done_unmatched", len(b"".join(s.frames[:-2])))]
+    assert read() == (expected, unmatched, 31)  # built by the reader
+    store.disconnect(conn)
+    assert store.finalize() == "complete"
+    assert read() == (expected, unmatched, 31)

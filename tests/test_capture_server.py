@@ -528,4 +528,4 @@ def test_finalizing_reports_its_progress(server: CaptureServer) -> None:
     assert summary.status == "complete"
     assert len(seen) > 1
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert seen[-1] == (3000 + 3000 + 30, 6030)  # workloads, instances, annexes
+    assert seen[-1] == (3000 + 3000 + 30 + 30, 6060)  # workloads, instances, annexes, submits

@@ -122,6 +122,34 @@ def test_u64_ids_past_sqlite_integers_round_trip(tmp_path: Path) -> None:
         assert w.labels == ("huge",)
 
 
+def test_a_submit_listing_ids_past_64_bits_is_diagnosed_and_the_rest_kept(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    feed, s = Feeder(store), Stream()
+    s.hello()
+    s.device()
+    s.workload(1, "dispatch")
+    kept = [
+        s.submit([(1, 0)]),
+        s.submit([(1, 0)], cpu_ns=10**19),  # a long number, but no ID out of range
+        s.submit([(2**64 - 1, 0), (1, -(2**63))]),  # the ends of the range
+    ]
+    dropped = [s.submit([(1, 0), (2**64, 0)]), s.submit([(1, -(2**63) - 1)])]
+    s.goodbye()
+    offsets = [len(b"".join(s.frames[:6])), len(b"".join(s.frames[:7]))]
+    sent = len(s.frames)
+    feed.send(s)
+    store.disconnect(feed.conn)
+    store.finalize()
+    with open_capture(tmp_path / "c.vkscope") as cap:
+        bad = [d for d in cap.diagnostics() if d.kind == "invalid_payload"]
+        assert len(bad) == 2 and all("past 64 bits" in d.reason for d in bad)
+        assert [d.offset for d in bad] == offsets
+        assert sorted({w.submit_id for w in cap.workloads()}) == kept
+        assert dropped[0] not in kept
+        assert (cap.meta.messages, cap.meta.bad_messages) == (sent - 2, 2)
+        assert store.counters().submits == 3
+
+
 def test_instances_of_undescribed_workloads_are_kept_and_diagnosed(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     feed, s = Feeder(store), Stream()

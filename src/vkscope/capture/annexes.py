@@ -70,8 +70,8 @@ def merge_annex(into: dict[str, Any], fields: dict[str, Any]) -> None:
 
 
 class _Submits:
-    """Finds the SUBMIT an annex names, in the submits table (which the store writes as SUBMITs
-    arrive, so it lists every one the journal does)."""
+    """Finds the SUBMIT an annex names, in the submits table (built from the journal's submit rows
+    before any annex is merged, so it lists every one the journal does)."""
 
     def __init__(self, db: sqlite3.Connection, schema: str) -> None:
         self._db = db
@@ -100,14 +100,12 @@ class _Submits:
 class InstanceMerger:
     """Builds instance rows into the workload_instances table of `target`."""
 
-    def __init__(
-        self, db: sqlite3.Connection, source: str, target: str, note: Note, *, final: bool
-    ) -> None:
+    def __init__(self, db: sqlite3.Connection, target: str, note: Note, *, final: bool) -> None:
         self._db = db
         self._target = target
         self._note = note
         self._final = final  # the whole journal is here: a SUBMIT not found never arrived
-        self._submits = _Submits(db, source)
+        self._submits = _Submits(db, target)
         table = f"{target}.workload_instances"
         self._sql_plain = f"INSERT INTO {table} ({_INSTANCE}) VALUES (?,?,?,?,?,?,?)"
         self._sql_annexed = f"INSERT INTO {table} ({_INSTANCE}, annex) VALUES (?,?,?,?,?,?,?,?)"

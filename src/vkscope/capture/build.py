@@ -1,4 +1,5 @@
-"""Builds a capture's workloads, workload_instances and annexes tables from its journal.
+"""Builds a capture's submits, workloads, workload_instances, annexes and frames tables from its
+journal.
 
 The store runs this when it finalizes a capture, into the file itself, consuming the journal
 (each row is deleted once built, so the pages it held take the tables' rows and the file does
@@ -19,15 +20,32 @@ import msgspec
 from . import journal
 from . import messages as m
 from .annexes import InstanceMerger, Note
-from .wire import bad_payload, header_bytes, split_workloads
-from .workload_rows import WorkloadRows
+from .completions import Completions
+from .wire import bad_payload, header_bytes, split_run
+from .workload_rows import WorkloadRows, insert_rows
 
 CHUNK_INSTANCES: Final = 100_000  # instance rows held in memory before they are inserted
+# The columns of a journal.SubmitRow; cpu_complete_ns is a completion's to set.
+SUBMIT_COLUMNS: Final = (
+    "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
+    "instance_count"
+)
+# Built before the rest, in the order they came: every SUBMIT is then in the submits table when
+# the first ANNEX is placed (one may name a SUBMIT that came after it), and each completion
+# finds the row of a SUBMIT that came before it.
+_SUBMIT_KINDS: Final = (journal.SUBMIT_ROWS, journal.COMPLETIONS)
 
 Progress = Callable[[int, int], None]  # (messages built, messages in the journal)
 
-_WORKLOAD_LIST: Final = msgspec.json.Decoder(list[m.Workload])
-_WORKLOAD: Final = msgspec.json.Decoder(m.Workload)
+# Payloads of one type, decoded in one call, and one at a time to say which one is bad.
+_LIST_DECODERS: Final[dict[int, msgspec.json.Decoder[Any]]] = {
+    m.WORKLOAD: msgspec.json.Decoder(list[m.Workload]),
+    m.FRAME: msgspec.json.Decoder(list[m.Frame]),
+}
+_DECODERS: Final[dict[int, msgspec.json.Decoder[Any]]] = {
+    m.WORKLOAD: msgspec.json.Decoder(m.Workload),
+    m.FRAME: msgspec.json.Decoder(m.Frame),
+}
 
 
 def has_journal(db: sqlite3.Connection, schema: str = "main") -> bool:
@@ -60,7 +78,12 @@ class JournalBuild:
         self._source = source
         self._final = final
         self._workloads = WorkloadRows(target)
-        self._instances = InstanceMerger(db, source, target, note, final=final)
+        self._insert_frame = f"INSERT INTO {target}.frames VALUES (NULL,?,?,?,?,?,?,?)"
+        self._insert_submit = (
+            f"INSERT INTO {target}.submits ({SUBMIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        )
+        self._completions = Completions(db, target, note)
+        self._instances = InstanceMerger(db, target, note, final=final)
 
     def size(self) -> int:
         """Messages in the journal still to build."""
@@ -71,14 +94,20 @@ class JournalBuild:
         db, source = self._db, self._source
         total = self.size() if progress is not None else 0
         done = 0
-        ids = [r[0] for r in db.execute(f"SELECT id FROM {source}.journal ORDER BY id")]
+        kinds = db.execute(f"SELECT id, kind FROM {source}.journal ORDER BY id").fetchall()
+        ids = [i for i, kind in kinds if kind in _SUBMIT_KINDS]
+        ids += [i for i, kind in kinds if kind not in _SUBMIT_KINDS]
         select = f"SELECT connection, process, kind, count, data FROM {source}.journal WHERE id = ?"
         for row_id in ids:
             conn_id, process, kind, count, data = db.execute(select, (row_id,)).fetchone()
             if not isinstance(data, bytes):
                 raise journal.JournalError(f"journal row {row_id} holds no data")
             entries = journal.decode(row_id, kind, data)
-            if kind == journal.SUBMITS:
+            if kind == journal.SUBMIT_ROWS:
+                insert_rows(db, self._insert_submit, entries)
+            elif kind == journal.COMPLETIONS:
+                self._completions.apply(conn_id, process, entries)
+            elif kind == journal.SUBMITS:
                 # A chunk ends before SUBMITs rather than after: the ANNEXes that follow them
                 # then meet their instances in memory.
                 if len(self._instances) >= CHUNK_INSTANCES:
@@ -86,6 +115,8 @@ class JournalBuild:
                 self._instances.submits(process, entries)
             elif kind == journal.ANNEXES:
                 self._instances.annexes(conn_id, process, entries)
+            elif kind == journal.FRAMES:
+                self._build_frames(row_id, conn_id, process, entries)
             else:
                 self._build_workloads(row_id, conn_id, process, entries)
             if self._final:
@@ -96,37 +127,57 @@ class JournalBuild:
         self._instances.finish()
 
     def _build_workloads(
-        self, row_id: int, conn_id: int, process: int, runs: list[journal.WorkloadEntry]
+        self, row_id: int, conn_id: int, process: int, runs: list[journal.RunEntry]
     ) -> None:
-        try:
-            entries = [w for run in runs for w in split_workloads(*run)]
-        except ValueError as exc:
-            raise journal.JournalError(f"journal row {row_id}: {exc}") from None
+        entries = _split(row_id, runs, m.WORKLOAD)
         rows = self._workloads
         add = rows.add
-        decoded = self._decode(conn_id, entries)
+        decoded = self._decode(conn_id, entries, m.WORKLOAD)
         for (tag, _, payload), w in zip(entries, decoded, strict=True):
             if w is not None:
                 add(process, tag, w, payload.decode("utf-8", "replace"))
         rows.insert(self._db)
 
-    def _decode(self, conn_id: int, entries: list[tuple[int, int, bytes]]) -> list[Any]:
+    def _build_frames(
+        self, row_id: int, conn_id: int, process: int, runs: list[journal.RunEntry]
+    ) -> None:
+        entries = _split(row_id, runs, m.FRAME)
+        rows = [
+            (process, f.device, tag, f.queue, f.cpu_ns, f.reason, f.captured)
+            for (tag, _, _), f in zip(entries, self._decode(conn_id, entries, m.FRAME), strict=True)
+            if f is not None
+        ]
+        if rows:
+            insert_rows(self._db, self._insert_frame, rows)
+
+    def _decode(
+        self, conn_id: int, entries: list[tuple[int, int, bytes]], message_type: int
+    ) -> list[Any]:
         """The payloads decoded in one call; one by one only if one of them fails, to say which:
-        WORKLOADs are checked against the protocol here (wire.Frames)."""
+        WORKLOADs and FRAMEs are checked against the protocol here (wire.Frames)."""
         payloads = [e[2] for e in entries]
         try:
-            decoded = _WORKLOAD_LIST.decode(b"[" + b",".join(payloads) + b"]")
+            decoded = _LIST_DECODERS[message_type].decode(b"[" + b",".join(payloads) + b"]")
             if len(decoded) == len(payloads):
-                return decoded
+                return decoded  # type: ignore[no-any-return]
         except (msgspec.DecodeError, ValueError):
             pass
+        decode = _DECODERS[message_type].decode
         out: list[Any] = []
         for tag, offset, payload in entries:
             try:
-                out.append(_WORKLOAD.decode(payload))
+                out.append(decode(payload))
             except (msgspec.DecodeError, ValueError) as exc:
-                frame = header_bytes(m.WORKLOAD, None, tag, len(payload)) + payload
-                bad = bad_payload(frame, offset, m.WORKLOAD, exc)
-                self._note(conn_id, bad.kind, bad.reason, offset, m.WORKLOAD, bad.excerpt)
+                frame = header_bytes(message_type, None, tag, len(payload)) + payload
+                bad = bad_payload(frame, offset, message_type, exc)
+                self._note(conn_id, bad.kind, bad.reason, offset, message_type, bad.excerpt)
                 out.append(None)
         return out
+
+
+def _split(row_id: int, runs: list[journal.RunEntry], message_type: int) -> list[Any]:
+    """(tag, stream offset, payload) of every frame of a journal row's runs."""
+    try:
+        return [f for run in runs for f in split_run(*run, message_type)]
+    except ValueError as exc:
+        raise journal.JournalError(f"journal row {row_id}: {exc}") from None

@@ -24,6 +24,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   counters still has their values and passes in its annexes, so they are joined as in a newer one).
 - 5 -> 6: COMMAND_BUFFER-scope counters. An older file has none: `command_buffer_counters` reads
   as an empty table.
+- 6 -> 7: submits and frames in the journal. Nothing to present: an older file's submits and
+  frames are in their tables, and its journal holds none of the kinds that build them.
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives

@@ -1,8 +1,9 @@
 """Turns what a connection sends into the rows of the next commit: the ingest hot path.
 
-WORKLOAD, SUBMIT and ANNEX messages, nearly all of a busy stream, are kept for the journal
-(journal.py) as the decoder hands them over: WORKLOADs as runs of raw frames, an ANNEX as its
-payload's bytes, a SUBMIT as the list its payload decoded to. The rest become table rows. IDs are
+WORKLOAD, SUBMIT, SUBMIT_DONE, ANNEX and FRAME messages, nearly all of a busy stream, are kept
+for the journal (journal.py) as the decoder hands them over: WORKLOADs as runs of raw frames, a
+FRAME as its frame, an ANNEX as its payload's bytes, a SUBMIT as its submit row and the list its
+payload decoded to, a SUBMIT_DONE as its time. The rest become table rows. IDs are
 assigned here, in arrival order, which is what makes instance id order the submission order.
 """
 
@@ -18,28 +19,26 @@ import msgspec
 
 from . import journal, schema
 from . import messages as m
-from .completions import Completions
-from .wire import OVERSIZE, UNKNOWN_TYPE, Diagnostic, Frames, Message, header_bytes, split_workloads
-
-_SUBMIT: Final = (
-    "id, process, submit_id, device, queue, frame, cpu_ns, api, batch, first_instance, "
-    "instance_count"
+from .wire import (
+    INVALID_PAYLOAD,
+    OVERSIZE,
+    UNKNOWN_TYPE,
+    Diagnostic,
+    Frames,
+    Message,
+    header_bytes,
+    split_run,
 )
+
 SQL: Final = {
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
     "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
-    "frames": "INSERT INTO frames VALUES (NULL,?,?,?,?,?,?,?)",
-    # Columns filled later are left out rather than bound to None: binding costs per value.
-    "submits": f"INSERT INTO submits ({_SUBMIT}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "command_buffer_counters": "INSERT INTO command_buffer_counters VALUES (?,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
     "diagnostics": "INSERT INTO diagnostics VALUES (NULL,?,?,?,?,?,?)",
 }
-
-_ID_MIN: Final = -(2**63)  # IDs the journal can hold: i64 and u64 (schema.to_sql_int)
-_ID_END: Final = 2**64
 
 
 class GcPause:
@@ -90,19 +89,19 @@ class Connection:
     greeted: bool = False  # a HELLO came first, or a message before it was diagnosed
     refused_at: int | None = None  # stream offset of a HELLO this host refused
     # Waiting for the next commit's journal rows (journal.py).
-    workloads: list[journal.WorkloadEntry] = field(default_factory=list)
+    workloads: list[journal.RunEntry] = field(default_factory=list)
     workload_count: int = 0  # WORKLOAD frames in `workloads`
+    submit_rows: list[journal.SubmitRow] = field(default_factory=list)
+    completions: list[journal.Completion] = field(default_factory=list)
     submits: list[journal.SubmitEntry] = field(default_factory=list)
+    submit_offsets: list[int] = field(default_factory=list)  # stream offset of each of `submits`
     annexes: list[journal.AnnexEntry] = field(default_factory=list)
+    frame_ends: list[journal.RunEntry] = field(default_factory=list)  # FRAMEs
 
 
-def _frame(tag: int, offset: int, payload: bytes) -> bytes:
-    """A WORKLOAD frame, as the journal keeps it (a run of one)."""
-    return header_bytes(m.WORKLOAD, None, tag, len(payload)) + payload
-
-
-class _BadPayload(ValueError):
-    """A message that decoded but cannot be stored as it is (reported as an invalid payload)."""
+def _frame(message_type: int, tag: int, payload: bytes) -> bytes:
+    """An unsequenced frame, as the journal keeps it (a run of one)."""
+    return header_bytes(message_type, None, tag, len(payload)) + payload
 
 
 class Rows:
@@ -112,7 +111,6 @@ class Rows:
         self.connections = connections  # the store's, shared
         self.max_diagnostics = max_diagnostics
         self.lists: dict[str, list[Any]] = {name: [] for name in SQL}
-        self.completions = Completions(self.note)
         # Everything received so far (committed or not), for the live counters.
         self.totals = dict.fromkeys(("workloads", "instances", "submits", "frames"), 0)
         self.uncommitted = 0
@@ -156,9 +154,11 @@ class Rows:
         if conn.refused_at is not None:
             return
         items, workloads, annexes = frames.items, frames.workloads, frames.annexes
+        frame_ends = frames.frame_ends
         if not conn.greeted:
             hot = [(w[0], m.WORKLOAD) for w in workloads[:1]]
             hot += [(a[2], m.ANNEX) for a in annexes[:1]]
+            hot += [(f[0], m.FRAME) for f in frame_ends[:1]]
             self._check_greeting(conn, items, min(hot) if hot else None)
         if annexes:
             # Where each ANNEX came among the SUBMITs: the last submit row before it.
@@ -170,19 +170,24 @@ class Rows:
         count = frames.workload_count
         if conn.refused_at is not None:  # refused in this very piece: keep what came before
             cut = conn.refused_at
-            kept = [split_workloads(*w) for w in workloads if w[0] < cut]
+            kept = [split_run(*w, m.WORKLOAD) for w in workloads if w[0] < cut]
             count = sum(map(len, kept))
-            workloads = [(w[0][1], b"".join(_frame(*x) for x in w)) for w in kept if w]
+            workloads = [
+                (w[0][1], b"".join(_frame(m.WORKLOAD, t, p) for t, _, p in w)) for w in kept if w
+            ]
             annexes = [a for a in annexes if a[2] < cut]
-        if workloads or annexes:
+            frame_ends = [f for f in frame_ends if f[0] < cut]
+        if workloads or annexes or frame_ends:
             conn.workloads += workloads
             conn.workload_count += count
             conn.annexes += annexes
+            conn.frame_ends += frame_ends
             self._journaling[conn.id] = conn
-            taken = count + len(annexes)
+            taken = count + len(annexes) + len(frame_ends)
             conn.messages += taken
             self.uncommitted += taken
             self.totals["workloads"] += count
+            self.totals["frames"] += len(frame_ends)
 
     def _take(
         self, conn: Connection, items: Sequence[Message | Diagnostic], before: list[int] | None
@@ -196,10 +201,6 @@ class Rows:
             if type(item) is Message:
                 try:
                     handlers[item.type](conn, item)
-                except _BadPayload as exc:
-                    diagnostics += 1
-                    conn.bad += 1
-                    self.note(conn, "invalid_payload", str(exc), item.offset, item.type)
                 except Exception as exc:  # a host bug must cost one message, not the capture
                     diagnostics += 1
                     self._internal_error(conn, item, exc)
@@ -244,15 +245,30 @@ class Rows:
         """The journal rows of everything waiting, taken out of the connections (journal.py).
 
         Per connection, SUBMITs go before ANNEXes: an annex that came before its SUBMIT in the
-        same batch is still placed by the submit row it came after.
+        same batch is still placed by the submit row it came after. Submit rows go before
+        completions, which update them.
         """
         rows = []
         for conn in self._journaling.values():
+            # First: it drops the submit row of a SUBMIT the journal cannot hold.
+            submits = self._encoded_submits(conn) if conn.submits else None
             instances = sum(len(s[3]) for s in conn.submits)
+            for kind, rows_of in (
+                (journal.SUBMIT_ROWS, conn.submit_rows),
+                (journal.COMPLETIONS, conn.completions),
+            ):
+                if rows_of:
+                    data = journal.encode_rows(rows_of)
+                    rows.append((conn.id, conn.process, kind, len(rows_of), data))
+                    rows_of.clear()
+            if submits is not None:
+                rows.append((conn.id, conn.process, journal.SUBMITS, instances, submits))
+                conn.submits.clear()
+                conn.submit_offsets.clear()
             for kind, entries, count in (
-                (journal.SUBMITS, conn.submits, instances),
                 (journal.WORKLOADS, conn.workloads, conn.workload_count),
                 (journal.ANNEXES, conn.annexes, len(conn.annexes)),
+                (journal.FRAMES, conn.frame_ends, len(conn.frame_ends)),
             ):
                 if entries:
                     rows.append((conn.id, conn.process, kind, count, journal.encode(entries)))
@@ -261,6 +277,37 @@ class Rows:
         self._journaling.clear()
         self.pending_instances = 0
         return rows
+
+    def _encoded_submits(self, conn: Connection) -> bytes:
+        """The connection's waiting SUBMITs, encoded for the journal.
+
+        msgspec decodes JSON integers of any size, and msgpack encodes those of i64 and u64,
+        which is what an ID may be (schema.to_sql_int). So the encoder checks every tagID and
+        label stack id for nothing; checking them one by one as each SUBMIT arrives cost more
+        than decoding it. Only when the encoder refuses is each SUBMIT checked, and one that
+        lists an ID past 64 bits is dropped with its submit row, as if refused on arrival.
+        """
+        try:
+            return journal.encode(conn.submits)
+        except OverflowError:
+            pass
+        kept, dropped = [], set()
+        for entry, offset in zip(conn.submits, conn.submit_offsets, strict=True):
+            try:
+                journal.encode([entry])
+            except OverflowError:
+                dropped.add(entry[0])
+                conn.bad += 1
+                conn.messages -= 1
+                self.totals["submits"] -= 1
+                self.totals["instances"] -= len(entry[3])
+                reason = "SUBMIT lists a tagID or label stack id past 64 bits"
+                self.note(conn, INVALID_PAYLOAD, reason, offset, m.SUBMIT)
+            else:
+                kept.append(entry)
+        conn.submit_rows[:] = [row for row in conn.submit_rows if row[0] not in dropped]
+        conn.submits[:] = kept
+        return journal.encode(kept)
 
     # -- diagnostics -----------------------------------------------------------------------------
 
@@ -360,7 +407,7 @@ class Rows:
         )  # fmt: skip
 
     def _workload(self, conn: Connection, msg: Message) -> None:
-        conn.workloads.append((msg.offset, _frame(msg.tag, msg.offset, msg.raw)))
+        conn.workloads.append((msg.offset, _frame(m.WORKLOAD, msg.tag, msg.raw)))
         conn.workload_count += 1
         self._journaling[conn.id] = conn
         self.totals["workloads"] += 1
@@ -371,9 +418,8 @@ class Rows:
         self.lists["labels"].append((conn.process, lab.device, msg.tag, path, "/".join(lab.labels)))
 
     def _frame(self, conn: Connection, msg: Message) -> None:
-        f: m.Frame = msg.payload
-        row = (conn.process, f.device, msg.tag, f.queue, f.cpu_ns, f.reason, f.captured)
-        self.lists["frames"].append(row)
+        conn.frame_ends.append((msg.offset, _frame(m.FRAME, msg.tag, msg.raw)))
+        self._journaling[conn.id] = conn
         self.totals["frames"] += 1
 
     def _dropped(self, conn: Connection, msg: Message) -> None:
@@ -393,20 +439,17 @@ class Rows:
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT is a sequenced type
         listed = s.workloads
         n = len(listed)
-        if n:
-            tags, stacks = zip(*listed, strict=True)
-            if min(min(tags), min(stacks)) < _ID_MIN or max(max(tags), max(stacks)) >= _ID_END:
-                raise _BadPayload("SUBMIT lists a tagID or label stack id past 64 bits")
         first = self._next_instance
         row = self._next_submit
         self._next_instance = first + n
         self._next_submit = row + 1
         where = (s.device, s.queue, s.frame, s.cpu_ns, s.api, s.batch)
-        self.lists["submits"].append((row, conn.process, seq, *where, first, n))
+        conn.submit_rows.append((row, conn.process, seq, *where, first, n))
+        self._journaling[conn.id] = conn
         self.totals["submits"] += 1
         if n:
             conn.submits.append((row, first, seq, listed))
-            self._journaling[conn.id] = conn
+            conn.submit_offsets.append(msg.offset)
             self.totals["instances"] += n
             self.pending_instances += n
         device = (conn.process, s.device)
@@ -425,7 +468,8 @@ class Rows:
 
     def _submit_done(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # SUBMIT_DONE is a sequenced type
-        self.completions.arrived(conn, seq, msg.payload.cpu_ns, msg.offset)
+        conn.completions.append((seq, msg.payload.cpu_ns, msg.offset))
+        self._journaling[conn.id] = conn
 
     def _command_buffer_counters(self, conn: Connection, msg: Message) -> None:
         seq: int = msg.sequence  # type: ignore[assignment]  # a sequenced type

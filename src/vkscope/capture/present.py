@@ -1,6 +1,6 @@
 """Reading a capture that was never finalized (still being written, or its host was killed).
 
-Until it is finalized, a capture's WORKLOADs, instances and ANNEXes are in its journal
+Until it is finalized, a capture's SUBMITs, WORKLOADs, ANNEXes and FRAMEs are in its journal
 (journal.py), not in their tables. A reader presents them in the usual shape without changing the
 file: it builds the journal (build.py) into temporary tables of the same names, which SQLite looks
 up before the file's own (the same way compat.py presents older schema versions). Everything
@@ -22,7 +22,9 @@ from .build import JournalBuild, has_journal
 from .store import index_workloads
 
 # The tables the journal builds into: copied (whatever the file already holds), then built into.
-BUILT: Final = ("workloads", "workload_instances", "annexes", "diagnostics")
+BUILT: Final = (
+    "submits", "workloads", "workload_instances", "annexes", "frames", "diagnostics",
+)  # fmt: skip
 
 _DIAGNOSTIC: Final = "INSERT INTO temp.diagnostics VALUES (NULL,?,?,?,?,?,?)"
 
@@ -88,6 +90,8 @@ def present_journal(db: sqlite3.Connection) -> bool:
         for table in BUILT:
             db.execute(schema.table_definition(table, "temp"))
             db.execute(f"INSERT INTO temp.{table} SELECT * FROM main.{table}")
+            for index in schema.index_definitions(table, "temp"):
+                db.execute(index)
         found = _Found()
         JournalBuild(db, found.note, source="main", target="temp").run()
         index_workloads(db, "temp")

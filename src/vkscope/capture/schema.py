@@ -8,7 +8,7 @@ docs/capture-schema.md describes every column and the history of versions.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 # 1: the timeline. 2: GPU timing (clock domains, timing status per instance, submit completion,
 # captured frames); the timing fields of annexes moved out of `annex` into their own columns.
@@ -20,7 +20,9 @@ from typing import Final
 # pass_index, concurrently_impacted (NULL for sources that say none of it).
 # 6: command_buffer_counters: performance_query's COMMAND_BUFFER-scope counters, per submitted
 # command buffer (from COMMAND_BUFFER_COUNTERS messages).
-SCHEMA_VERSION: Final = 6
+# 7: submit rows, completions and FRAMEs wait in the journal too: `submits` and `frames` stay
+# empty until the capture is finalized.
+SCHEMA_VERSION: Final = 7
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -286,6 +288,16 @@ def table_names() -> list[str]:
     return [h.split()[2] for h in heads if h.startswith("CREATE TABLE ")]
 
 
+def index_definitions(table: str, schema: str) -> list[str]:
+    """The CREATE INDEX statements of `table`, for a table of that shape in `schema`."""
+    head = "CREATE INDEX "
+    return [
+        head + f"{schema}." + statement[len(head) :]
+        for statement in (s.strip() for s in TABLES.split(";\n"))
+        if statement.startswith(head) and f" ON {table} (" in statement
+    ]
+
+
 def definitions(schema: str) -> list[str]:
     """The tables and indexes of a capture (not its view), created in `schema`."""
     out = []
@@ -319,6 +331,16 @@ def to_sql_int(value: int) -> int | None:
     if -_I64_END <= value < _I64_END:
         return value
     return value - _U64_END if _I64_END <= value < _U64_END else None
+
+
+def storable(value: Any) -> Any:
+    """A value as SQLite (and the journal's msgpack) can hold it: integers by to_sql_int, text
+    made valid UTF-8; anything else as it is."""
+    if type(value) is int:
+        return to_sql_int(value)
+    if type(value) is str:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
 
 
 def from_sql_id(value: int) -> int:

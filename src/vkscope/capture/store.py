@@ -24,6 +24,7 @@ from .checkpoint import Checkpointer
 from .checks import final_checks
 from .ingest import SQL, Connection, GcPause, Rows, utc_now
 from .journal import INSERT as JOURNAL_INSERT
+from .schema import storable
 from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder, Diagnostic, Frames, Message
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
@@ -51,14 +52,6 @@ class Counters:
 COMMIT_INTERVAL_S: Final = 0.25
 
 
-def _clean(value: Any) -> Any:
-    if type(value) is int:
-        return schema.to_sql_int(value)
-    if type(value) is str:
-        return value.encode("utf-8", "replace").decode("utf-8")
-    return value
-
-
 def _dropped(conns: list[Connection]) -> int:
     # The layer's count runs for its whole life, across reconnections: one number per process.
     latest: dict[int, int] = {}
@@ -72,7 +65,7 @@ def _process_row(c: Connection) -> tuple[Any, ...]:
     said = (h.pid, h.process, h.layer_version, h.protocol) if h else (None, None, None, None)
     who = (c.id, c.process, c.peer, *said)
     counts = (c.bytes, c.messages, c.bad, c.skipped, c.dropped)
-    return tuple(map(_clean, (*who, c.connected_utc, c.closed_utc, c.state, *counts)))
+    return tuple(map(storable, (*who, c.connected_utc, c.closed_utc, c.state, *counts)))
 
 
 class CaptureStore:
@@ -194,10 +187,9 @@ class CaptureStore:
         db = self._db
         db.execute("BEGIN")
         try:
-            tables = ("labels", "devices", "device_counters", "queues", "frames", "submits")
-            for name in (*tables, "command_buffer_counters"):
+            tables = ("labels", "devices", "device_counters", "queues", "command_buffer_counters")
+            for name in tables:
                 self._insert(name)
-            self._rows.completions.apply(db)  # after submits: it updates their rows
             journal = self._rows.take_journal()
             if journal:
                 db.executemany(JOURNAL_INSERT, journal)
@@ -225,7 +217,7 @@ class CaptureStore:
             # An id past i64 or a string SQLite cannot take: redo the batch with such values
             # made storable rather than lose it. Rare, so the fast path pays nothing for it.
             db.execute("ROLLBACK TO rows")
-            db.executemany(SQL[name], [tuple(map(_clean, r)) for r in rows])
+            db.executemany(SQL[name], [tuple(map(storable, r)) for r in rows])
         db.execute("RELEASE rows")
         rows.clear()
 
@@ -243,7 +235,8 @@ class CaptureStore:
         if first is not None:
             meta.update(process_name=first.process, pid=first.pid, protocol_version=first.protocol)
         db = self._db
-        db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", map(_clean_pair, meta.items()))
+        pairs = [(key, storable(value)) for key, value in meta.items()]
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", pairs)
         db.executemany(
             "INSERT OR REPLACE INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [_process_row(c) for c in conns],
@@ -322,10 +315,6 @@ def index_workloads(db: sqlite3.Connection, target: str) -> None:
         db.execute(schema.deduplicate_workloads(target))
         db.execute(schema.final_index(target))
     db.execute("RELEASE indexing")
-
-
-def _clean_pair(pair: tuple[str, Any]) -> tuple[str, Any]:
-    return pair[0], _clean(pair[1])
 
 
 def ingest_stream(store: CaptureStore, peer: str, chunks: Iterable[bytes]) -> Connection:

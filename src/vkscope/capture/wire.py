@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .messages import ANNEX, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
+from .messages import ANNEX, FRAME, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
 from .messages import SEQUENCE_BIT as SEQUENCED_BIT
 
 _PLAIN = struct.Struct("<BQI")  # type, tag, length
@@ -61,26 +61,30 @@ class Frames(msgspec.Struct, gc=False):
     """What one piece of a connection's stream held, as the store takes it (Decoder.feed_frames).
 
     WORKLOAD and ANNEX frames, one per workload or instance and so nearly all of a busy stream,
-    are handed over as bytes, never as decoded objects: the store keeps them as they are until
-    the capture is finalized (journal.py). Consecutive WORKLOADs come as one run of raw frames
-    (headers and payloads as sent), found by their lengths alone: their payloads are decoded,
-    and checked against the protocol, when the journal is built (build.py). An ANNEX comes as
-    its payload, checked here (a JSON object, in UTF-8), a whole piece's at a time. Every other
-    frame is a Message or a Diagnostic in `items`.
+    and FRAME frames, one per frame of the application, are handed over as bytes, never as
+    decoded objects: the store keeps them as they are until the capture is finalized
+    (journal.py). Consecutive WORKLOADs come as one run of raw frames (headers and payloads as
+    sent), found by their lengths alone; a FRAME comes as its frame as sent. The payloads of
+    both are decoded, and checked against the protocol, when the journal is built (build.py). An
+    ANNEX comes as its payload, checked here (a JSON object, in UTF-8), a whole piece's at a
+    time. Every other frame is a Message or a Diagnostic in `items`.
     """
 
     items: list[Message | Diagnostic]
     # (stream offset of the first frame, the frames): runs of consecutive WORKLOAD frames.
     workloads: list[tuple[int, bytes]]
     workload_count: int
+    # (stream offset, the frame as sent): FRAME frames.
+    frame_ends: list[tuple[int, bytes]]
     # (submitID, tagID, offset, payload, position): ANNEXes whose payload is a JSON object;
     # `position` is how many of `items` came before it in the stream.
     annexes: list[tuple[int, int, int, bytes, int]]
 
 
-def split_workloads(offset: int, run: bytes) -> list[tuple[int, int, bytes]]:
-    """(tagID, stream offset, payload) of each WORKLOAD frame of a run (Frames.workloads).
-    Raises ValueError on bytes that are not such a run."""
+def split_run(offset: int, run: bytes, message_type: int) -> list[tuple[int, int, bytes]]:
+    """(tag, stream offset, payload) of each frame of a run of unsequenced frames of one type,
+    as sent (Frames.workloads, Frames.frame_ends). Raises ValueError on bytes that are not such
+    a run."""
     out = []
     pos, end = 0, len(run)
     plain = _PLAIN.unpack_from
@@ -88,12 +92,13 @@ def split_workloads(offset: int, run: bytes) -> list[tuple[int, int, bytes]]:
         while pos < end:
             mtype, tag, length = plain(run, pos)
             stop = pos + PLAIN_HEADER + length
-            if mtype != WORKLOAD or stop > end:
-                raise ValueError(f"not a run of WORKLOAD frames at byte {pos}")
+            if mtype != message_type or stop > end:
+                raise ValueError(f"not a run of {type_name(message_type)} frames at byte {pos}")
             out.append((tag, offset + pos, run[pos + PLAIN_HEADER : stop]))
             pos = stop
     except struct.error as exc:
-        raise ValueError(f"not a run of WORKLOAD frames at byte {pos}: {exc}") from None
+        name = type_name(message_type)
+        raise ValueError(f"not a run of {name} frames at byte {pos}: {exc}") from None
     return out
 
 
@@ -133,18 +138,19 @@ class Decoder:
     def feed(self, data: bytes | bytearray | memoryview) -> list[Message | Diagnostic]:
         """Every frame completed by `data`, each decoded into a Message or a Diagnostic."""
         frames = self.feed_frames(data)
-        if not frames.workloads and not frames.annexes:
+        if not frames.workloads and not frames.annexes and not frames.frame_ends:
             return frames.items
         out = list(frames.items)
-        for offset, run in frames.workloads:
-            out += [_message(WORKLOAD, None, t, p, o) for t, o, p in split_workloads(offset, run)]
+        for mtype, runs in ((WORKLOAD, frames.workloads), (FRAME, frames.frame_ends)):
+            for offset, run in runs:
+                out += [_message(mtype, None, t, p, o) for t, o, p in split_run(offset, run, mtype)]
         out += [_message(ANNEX, s, t, p, o) for s, t, o, p, _ in frames.annexes]
         out.sort(key=_offset)
         return out
 
     def feed_frames(self, data: bytes | bytearray | memoryview) -> Frames:
-        """Every frame completed by `data`, WORKLOADs and ANNEXes checked but left as bytes."""
-        frames = Frames([], [], 0, [])
+        """Every frame completed by `data`, WORKLOADs, FRAMEs and ANNEXes left as bytes."""
+        frames = Frames(items=[], workloads=[], workload_count=0, frame_ends=[], annexes=[])
         if self.out_of_step or self.ignoring:
             self.ignored_bytes += len(data)
             return frames
@@ -197,6 +203,7 @@ class Decoder:
         items = frames.items
         append = items.append
         add_annex = frames.annexes.append
+        add_frame_end = frames.frame_ends.append
         workload_runs = frames.workloads
         count = 0
         need = PLAIN_HEADER
@@ -243,6 +250,10 @@ class Decoder:
             if stop > end:
                 need = stop - pos
                 break
+            if mtype == FRAME:
+                add_frame_end((base + pos, buf[pos:stop]))
+                pos = stop
+                continue
             raw = buf[start:stop]
             if mtype == ANNEX:
                 add_annex((sequence, tag, base + pos, raw, len(items)))

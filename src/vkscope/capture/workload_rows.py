@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any, Final
 
 from . import messages as m
-from .schema import to_sql_int
+from .schema import storable
 
 _BASE: Final = "process, tag_id, device, type, api, metadata"
 _EXTRACTED: Final = (
@@ -34,14 +34,6 @@ def _insert(schema: str, columns: tuple[str, ...]) -> str:
     values = [f"NULLIF(?,{m.ABSENT})" if c != "kind" else "NULLIF(?,'')" for c in columns]
     names = ", ".join((_BASE, *columns))
     return f"INSERT INTO {schema}.workloads ({names}) VALUES (?,?,?,?,?,?,{','.join(values)})"
-
-
-def _clean(value: Any) -> Any:
-    if type(value) is int:
-        return to_sql_int(value)
-    if type(value) is str:
-        return value.encode("utf-8", "replace").decode("utf-8")
-    return value
 
 
 class WorkloadRows:
@@ -96,5 +88,5 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
         db.executemany(sql, rows)
     except (OverflowError, ValueError):
         db.execute("ROLLBACK TO rows")
-        db.executemany(sql, [tuple(map(_clean, r)) for r in rows])
+        db.executemany(sql, [tuple(map(storable, r)) for r in rows])
     db.execute("RELEASE rows")
