@@ -529,3 +529,19 @@ def test_finalizing_reports_its_progress(server: CaptureServer) -> None:
     assert len(seen) > 1
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert seen[-1] == (3000 + 3000 + 30 + 30, 6060)  # workloads, instances, annexes, submits
+
+
+def test_the_pace_sleeps_while_a_trickle_comes_and_not_so_long_that_a_socket_fills() -> None:
+    from vkscope.capture.server import _PACE_BYTES, _PACE_S, _pace
+
+    assert _pace(73_000, 0.1) == _PACE_S  # a short frame's timeline, 0.7 MB/s: the whole pace
+    assert _pace(10_000, 0.3) == _PACE_S
+    assert 0.07 < _pace(100_000, 0.06) < 0.08  # 1.7 MB/s: shorter
+    assert _pace(60_000, 0.001) < 0.003  # a busy stream, 60 MB/s: next to nothing
+    assert _pace(1, -0.5) == 0.0  # a clock that went nowhere
+    # At a steady rate, what arrives during the sleep stays within _PACE_BYTES, well inside a
+    # Unix socket's default buffer (about 200 KiB), so a layer never waits for the loop.
+    rng = random.Random(3)
+    for _ in range(1000):
+        received, seconds = rng.randint(1, _PACE_BYTES - 1), rng.uniform(1e-4, 1.0)
+        assert received / seconds * _pace(received, seconds) <= _PACE_BYTES * (1 + 1e-9)

@@ -38,12 +38,16 @@ _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections al
 # one turn, instead of the capture thread waking for every write while the application wants the
 # CPU. A turn after a sleep costs far more than its messages, because the interpreter's code and
 # data have left the caches: docs/bench/capture-cpu.md measures the capture thread's CPU per 1 ms
-# frame at this pace and others (bench/capture_cpu.py). 128 KiB in 100 ms is 1.3 MB/s, a
-# thousand frames a second of a small application, and fits a Unix socket's default buffer; above
-# that every turn reads at once. A layer that fills its socket while the loop sleeps waits, in its
-# sender thread (never the application's), for at most the rest of the 100 ms.
+# frame at this pace and others (bench/capture_cpu.py). The sleep lasts as long as the
+# connections take, at the rate they sent the turn's bytes, to send _PACE_BYTES more, and at
+# most _PACE_S: a Unix socket's default buffer holds about 200 KiB, and a layer whose socket fills
+# while the loop sleeps waits for it (in its sender thread, never the application's), so a
+# fixed sleep would cap a busy stream at about 2 MB/s. 128 KiB in 100 ms is 1.3 MB/s, a thousand
+# frames a second of a small application: a stream faster than that is read with shorter sleeps,
+# and one that fills a turn with _PACE_BYTES is read at once.
 _PACE_S: Final = 0.1
-_PACE_BYTES: Final = 128 << 10  # read in one turn: more than this is not a trickle
+_PACE_BYTES: Final = 128 << 10
+_SHORTEST_PACE_S: Final = 0.002  # a shorter sleep saves no wake-up: the loop reads at once
 # Connections waiting to be accepted. An application may start many processes (or Vulkan
 # instances) at once, each connecting; one the kernel turns away loses what it would have sent.
 # The kernel caps it (net.core.somaxconn).
@@ -213,8 +217,11 @@ class CaptureServer:
             # The pace's sleep ends early for what writes to the wake socket: a host command or
             # stop(). The next turn takes it.
             pacer.register(self._wake[0], selectors.EVENT_READ)
+            turn_at = time.monotonic()
             while not self._stopping.is_set():
                 events = selector.select(_TICK_S)
+                # What this turn reads was sent since the last turn began.
+                since, turn_at = turn_at, time.monotonic()
                 if events:
                     pause.hold()
                 received = 0
@@ -233,7 +240,9 @@ class CaptureServer:
                 if store.maybe_commit() or not events:
                     pause.release()
                 if 0 < received < _PACE_BYTES:
-                    pacer.select(_PACE_S)
+                    sleep = _pace(received, turn_at - since)
+                    if sleep >= _SHORTEST_PACE_S:
+                        pacer.select(sleep)
             # A layer that connected just before stop() may not have been accepted yet: its
             # connection waits in the listen backlog with what it sent.
             for listener in self._listeners:
@@ -414,6 +423,12 @@ class CaptureServer:
         if self._error is not None:
             raise CaptureServerError(f"the capture server failed:\n{self._error}")
         return self._summary
+
+
+def _pace(received: int, seconds: float) -> float:
+    """How long to sleep after a turn that read `received` bytes sent over `seconds`: the time
+    the connections take to send _PACE_BYTES at that rate, at most _PACE_S."""
+    return min(_PACE_S, _PACE_BYTES * max(seconds, 0.0) / received)
 
 
 def _peer_name(sock: socket.socket, peer: object) -> str:
