@@ -347,6 +347,14 @@ def test_submits_and_their_completions_wait_in_the_journal(tmp_path: Path) -> No
             s.submit_done(sid, 100 * number + 50)
             completed[sid] = 100 * number + 50
     s.submit([], frame=30)  # lists nothing: a submit row all the same
+    # Times past i64 and past u64, stored as an INSERT stores them; in journal rows of their
+    # own (the stream is committed every 333 bytes), as each takes a path of its own.
+    for cpu_ns, stored in ((2**63 + 5, 5 - 2**63), (2**64 + 1, None)):
+        sid = s.submit([(1, 0)], frame=31)
+        s.submit_done(sid, cpu_ns)
+        completed[sid] = stored
+        for number in range(5):
+            s.frame(number)
     s.submit_done(99, 7)  # for no SUBMIT
     s.goodbye()
     data = s.data()
@@ -357,7 +365,7 @@ def test_submits_and_their_completions_wait_in_the_journal(tmp_path: Path) -> No
     for pos in range(0, len(data), 333):
         store.ingest_frames(conn, decoder.feed_frames(data[pos : pos + 333]))
         store.commit()
-    assert store.counters().submits == 31
+    assert store.counters().submits == 33
     with contextlib.closing(sqlite3.connect(path)) as db:
         assert db.execute("SELECT count(*) FROM submits").fetchone() == (0,)
 
@@ -367,9 +375,9 @@ def test_submits_and_their_completions_wait_in_the_journal(tmp_path: Path) -> No
             diagnostics = [(d.kind, d.offset) for d in cap.diagnostics()]
             return done, diagnostics, len(list(cap.execute("SELECT * FROM submits")[1]))
 
-    expected = {sid: completed.get(sid) for sid in range(1, 31)}
+    expected = {sid: completed.get(sid) for sid in [*range(1, 31), 32, 33]}
     unmatched = [("submit_done_unmatched", len(b"".join(s.frames[:-2])))]
-    assert read() == (expected, unmatched, 31)  # built by the reader
+    assert read() == (expected, unmatched, 33)  # built by the reader
     store.disconnect(conn)
     assert store.finalize() == "complete"
-    assert read() == (expected, unmatched, 31)
+    assert read() == (expected, unmatched, 33)

@@ -33,7 +33,10 @@ class Completions:
 
     def apply(self, conn_id: int, process: int, entries: list[Completion]) -> None:
         db = self._db
-        rows = [(cpu_ns, process, to_sql_int(submit_id)) for submit_id, cpu_ns, _ in entries]
+        rows = [
+            (None if cpu_ns is None else to_sql_int(cpu_ns), process, to_sql_int(submit_id))
+            for submit_id, cpu_ns, _ in entries
+        ]
         before = db.total_changes
         db.executemany(self._update, rows)
         if db.total_changes - before == len(rows):
