@@ -116,9 +116,12 @@ def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Pa
     if not driver().lavapipe:
         pytest.skip("a GPU runs the work here (probed without vkscope): cpu_time is not its cost")
     # The same loop in 16, 64 and 256 groups, in frames after the first (which compiles), the
-    # median of each over those frames. Loops 4 times the default: what a handover adds to the
-    # workload before it (the GPU's thread spinning until the host lets it go, some tens of
-    # microseconds) stays well under the 10% tolerance even for the smallest dispatch.
+    # median of each over those frames. A dispatch's CPU time is a cost per group plus one per
+    # dispatch (the driver's, and what a handover adds: the GPU's thread spinning until the host
+    # lets it go), which was a tenth of the 16-group dispatch on some runs here and pulled the
+    # ratio of the 256- and 16-group totals to 14. So it is the increments that must follow the
+    # work: from 16 to 64 groups and from 64 to 256, four times as much. Loops 4 times the
+    # default, so that the work dwarfs the noise.
     receiver = Receiver()
     try:
         env = layer_env(layer_dir, host=receiver.address, counters="sampler:cpu_time")
@@ -138,9 +141,9 @@ def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Pa
             per_groups.setdefault(t.fields["invocations"] // 64, []).append(values["cpu_time"])
     assert sorted(per_groups) == [16, 64, 256], per_groups
     median = {g: statistics.median(v) for g, v in per_groups.items()}
-    assert median[16] > 0, per_groups
-    for groups, ratio in ((64, 4), (256, 16)):
-        assert median[groups] / median[16] == pytest.approx(ratio, rel=0.1), per_groups
+    assert 0 < median[16] < median[64] < median[256], per_groups
+    increments = (median[256] - median[64]) / (median[64] - median[16])
+    assert increments == pytest.approx((256 - 64) / (64 - 16), rel=0.1), per_groups
 
 
 @pytest.mark.parametrize("sampling", ["handover", "per_command_buffer"])
