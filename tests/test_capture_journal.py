@@ -21,6 +21,7 @@ from support.env import base_env, run, vkscope_cli
 from vkscope.capture import CaptureServer, build, open_capture
 from vkscope.capture.client import Stream, connect
 from vkscope.capture.errors import CorruptCaptureError
+from vkscope.capture.ingest import Connection
 from vkscope.capture.store import CaptureStore
 from vkscope.capture.timing_fields import TIMING_FIELDS
 from vkscope.capture.wire import Decoder
@@ -118,6 +119,38 @@ def read_rows(path: Path) -> list[tuple[Any, ...]]:
         ]
 
 
+def fed_in_pieces(
+    path: Path, data: bytes, rng: random.Random, largest: int, *, decoded: bool, commits: float
+) -> tuple[CaptureStore, Connection]:
+    """A new store, fed `data` through one decoder in random pieces of up to `largest` bytes, as
+    decoded messages or as the frames the server hands over, committed after a piece with
+    probability `commits` and at the end."""
+    store = CaptureStore(path, batch_messages=10**9, commit_interval_s=3600)
+    conn = store.connect("test")
+    decoder = Decoder()
+    pos = 0
+    while pos < len(data):
+        piece = data[pos : pos + rng.randint(1, largest)]
+        pos += len(piece)
+        if decoded:
+            store.ingest(conn, decoder.feed(piece))  # decoded messages: the same journal
+        else:
+            store.ingest_frames(conn, decoder.feed_frames(piece))
+        if rng.random() < commits:
+            store.commit()
+    store.commit()
+    return store, conn
+
+
+def committed(path: Path, stream: Stream) -> tuple[CaptureStore, Connection]:
+    """A new store that has taken the whole stream in one piece and committed it."""
+    store = CaptureStore(path)
+    conn = store.connect("test")
+    store.ingest_frames(conn, Decoder().feed_frames(stream.data()))
+    store.commit()
+    return store, conn
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_annexes_merge_as_the_protocol_says_whatever_the_order(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
@@ -125,21 +158,8 @@ def test_annexes_merge_as_the_protocol_says_whatever_the_order(
     rng = random.Random(seed)
     monkeypatch.setattr(build, "CHUNK_INSTANCES", rng.choice([1, 5, 40, 100_000]))
     stream, model = random_stream(rng)
-    data = stream.data()
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path, batch_messages=10**9, commit_interval_s=3600)
-    conn = store.connect("test")
-    decoder = Decoder()
-    pos = 0
-    while pos < len(data):
-        piece = data[pos : pos + rng.randint(1, 3000)]
-        pos += len(piece)
-        if seed % 2:
-            store.ingest_frames(conn, decoder.feed_frames(piece))
-        else:
-            store.ingest(conn, decoder.feed(piece))  # decoded messages: the same journal
-        if rng.random() < 0.3:
-            store.commit()
+    store, conn = fed_in_pieces(path, stream.data(), rng, 3000, decoded=seed % 2 == 0, commits=0.3)
     store.disconnect(conn)
     store.commit()
     expected = model.rows()
@@ -161,10 +181,7 @@ def test_annexes_for_submits_that_never_come_are_reported_once_finalized(tmp_pat
     sid = s.submit([(1, 0)])
     s.goodbye()
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path)
-    conn = store.connect("test")
-    store.ingest_frames(conn, Decoder().feed_frames(s.data()))
-    store.commit()
+    store, conn = committed(path, s)
     with open_capture(path) as live:  # it may still come: nothing to say yet
         assert live.diagnostics() == [] and [w.submit_id for w in live.workloads()] == [sid]
     store.disconnect(conn)
@@ -183,10 +200,7 @@ def test_a_workload_that_breaks_the_protocol_is_reported_when_built(tmp_path: Pa
     s.submit([(2, 0)])
     s.goodbye()
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path)
-    conn = store.connect("test")
-    store.ingest_frames(conn, Decoder().feed_frames(s.data()))
-    store.commit()
+    store, conn = committed(path, s)
     with open_capture(path) as live:
         (diag,) = live.diagnostics()  # the reader builds the journal, and finds it too
         assert (diag.kind, diag.offset) == ("invalid_payload", len(s.frames[0] + s.frames[1]))
@@ -207,10 +221,7 @@ def test_a_damaged_journal_is_a_damaged_capture(tmp_path: Path) -> None:
     s.workload(1, "dispatch")
     s.submit([(1, 0)])
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path)
-    conn = store.connect("test")
-    store.ingest_frames(conn, Decoder().feed_frames(s.data()))
-    store.commit()
+    store, _ = committed(path, s)
     store.abandon()  # as if killed
     with sqlite3.connect(path) as db:
         db.execute("UPDATE journal SET data = x'c1c1c1' WHERE kind = 'submits'")
@@ -272,22 +283,8 @@ def test_frames_wait_in_the_journal_and_read_back_in_order(tmp_path: Path, decod
         s.frame(number, cpu_ns=1000 * number, captured=captured)
         expected.append((number, 1000 * number, captured))
     s.goodbye()
-    data = s.data()
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path, batch_messages=10**9, commit_interval_s=3600)
-    conn = store.connect("test")
-    decoder = Decoder()
-    pos = 0
-    while pos < len(data):
-        piece = data[pos : pos + rng.randint(1, 400)]
-        pos += len(piece)
-        if decoded:
-            store.ingest(conn, decoder.feed(piece))
-        else:
-            store.ingest_frames(conn, decoder.feed_frames(piece))
-        if rng.random() < 0.2:
-            store.commit()
-    store.commit()
+    store, conn = fed_in_pieces(path, s.data(), rng, 400, decoded=decoded, commits=0.2)
     assert store.counters().frames == 40
     # The file itself: its frames are in the journal, not in the table.
     with contextlib.closing(sqlite3.connect(path)) as db:
@@ -316,10 +313,7 @@ def test_a_frame_that_breaks_the_protocol_is_reported_when_built(tmp_path: Path)
     s.frame(2)
     s.goodbye()
     path = tmp_path / "c.vkscope"
-    store = CaptureStore(path)
-    conn = store.connect("test")
-    store.ingest_frames(conn, Decoder().feed_frames(s.data()))
-    store.commit()
+    store, conn = committed(path, s)
     bad_at = len(b"".join(s.frames[:3]))
     with open_capture(path) as live:
         (diag,) = live.diagnostics()  # the reader builds the journal, and finds it too
