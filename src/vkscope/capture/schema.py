@@ -288,16 +288,6 @@ def table_names() -> list[str]:
     return [h.split()[2] for h in heads if h.startswith("CREATE TABLE ")]
 
 
-def index_definitions(table: str, schema: str) -> list[str]:
-    """The CREATE INDEX statements of `table`, for a table of that shape in `schema`."""
-    head = "CREATE INDEX "
-    return [
-        head + f"{schema}." + statement[len(head) :]
-        for statement in (s.strip() for s in TABLES.split(";\n"))
-        if statement.startswith(head) and f" ON {table} (" in statement
-    ]
-
-
 def definitions(schema: str) -> list[str]:
     """The tables and indexes of a capture (not its view), created in `schema`."""
     out = []
@@ -306,6 +296,13 @@ def definitions(schema: str) -> list[str]:
             if statement.startswith(head):
                 out.append(head + f"{schema}." + statement[len(head) :])
     return out
+
+
+def index_definitions(table: str, schema: str) -> list[str]:
+    """The CREATE INDEX statements of `table`, for a table of that shape in `schema`."""
+    return [
+        d for d in definitions(schema) if d.startswith("CREATE INDEX ") and f" ON {table} (" in d
+    ]
 
 
 # Writing: the file must stay readable after a kill at any point (WAL keeps every committed batch;

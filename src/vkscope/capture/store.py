@@ -26,6 +26,7 @@ from .ingest import SQL, Connection, GcPause, Rows, utc_now
 from .journal import INSERT as JOURNAL_INSERT
 from .schema import storable
 from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder, Diagnostic, Frames, Message
+from .workload_rows import insert_rows
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
 
@@ -209,16 +210,7 @@ class CaptureStore:
         rows = self._rows.lists[name]
         if not rows:
             return
-        db = self._db
-        db.execute("SAVEPOINT rows")
-        try:
-            db.executemany(SQL[name], rows)
-        except (OverflowError, ValueError):
-            # An id past i64 or a string SQLite cannot take: redo the batch with such values
-            # made storable rather than lose it. Rare, so the fast path pays nothing for it.
-            db.execute("ROLLBACK TO rows")
-            db.executemany(SQL[name], [tuple(map(storable, r)) for r in rows])
-        db.execute("RELEASE rows")
+        insert_rows(self._db, SQL[name], rows)
         rows.clear()
 
     def _write_counters(self) -> None:
