@@ -109,9 +109,14 @@ def check_instances(items: list[Timed], done: dict[int, int], slack_ns: int, mod
         last[queue] = t
 
 
+# The scenarios record with ONE_TIME_SUBMIT where a real application would, and their query pools
+# are read in place; without it, every submission's values are copied out by a layer command
+# buffer first. Both ways must time the same workloads alike.
+@pytest.mark.parametrize("reads", ["in place", "copied"])
 @pytest.mark.parametrize("mode", MODES)
-def test_every_workload_of_every_scenario_is_timed(timed: Runner, mode: str) -> None:
-    res, capture = timed("--all", "--frames", "2", timing=mode)
+def test_every_workload_of_every_scenario_is_timed(timed: Runner, mode: str, reads: str) -> None:
+    extra = ["--no-one-time-submit"] if reads == "copied" else []
+    res, capture = timed("--all", "--frames", "2", *extra, timing=mode)
     assert res.returncode == 0, res.stdout + res.stderr
     items = list(instances(capture))
     assert len(items) > 50
@@ -190,7 +195,10 @@ def test_query_pools_stay_bounded_over_a_thousand_frames(timed: Runner) -> None:
     assert res.returncode == 0, res.stderr
     res, long = timed(*scenarios, "--frames", "1000", timing="queue")
     assert res.returncode == 0, res.stderr
-    assert 1 <= query_pools(long) == query_pools(short)
+    # Pools of one-run recordings wait for their read before they are reused, so how many are
+    # held at once follows how far the readback thread is behind, which varies from run to run;
+    # a pool per frame would be a hundred times as many.
+    assert 1 <= query_pools(long) <= 4 * query_pools(short)
     # ... and every one of those frames was timed.
     assert len(long.of(SUBMIT_DONE)) >= 1000
 

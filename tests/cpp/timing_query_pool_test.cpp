@@ -93,6 +93,41 @@ TEST(TimingQueryPool, ResetAndFreeReturnBlocksForReuse) {
     EXPECT_EQ(cache.created(), 6u);
 }
 
+TEST(TimingQueryPool, ABlockWithAReadToComeWaitsForIt) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    QueryArena arena;
+    auto first = arena.take(cache);
+    ASSERT_TRUE(first);
+    QueryBlock* held = first->block;
+    cache.hold(held);     // submitted: its slots are read once the GPU is done
+    cache.hold(held);     // and submitted again (an application error for a one-run recording)
+    arena.release(cache); // re-recorded before the reads
+    EXPECT_EQ(cache.free_blocks(), 0u);
+    EXPECT_EQ(cache.parked_blocks(), 1u);
+    // The next recording gets another pool: the held one still has values to give.
+    QueryArena next;
+    auto other = next.take(cache);
+    ASSERT_TRUE(other);
+    EXPECT_NE(other->block, held);
+    cache.read_done(held);
+    EXPECT_EQ(cache.parked_blocks(), 1u);
+    cache.read_done(held);
+    EXPECT_EQ(cache.parked_blocks(), 0u);
+    EXPECT_EQ(cache.free_blocks(), 1u);
+    // Read before its recording lets go: back on the free list at the release, as before.
+    cache.hold(other->block);
+    cache.read_done(other->block);
+    next.release(cache);
+    EXPECT_EQ(cache.free_blocks(), 2u);
+    EXPECT_EQ(cache.parked_blocks(), 0u);
+    QueryArena last;
+    auto again = last.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->block->one_run); // a block starts every recording as a copied one
+    EXPECT_EQ(cache.created(), 2u);
+}
+
 TEST(TimingQueryPool, AThousandFramesUseTheSamePools) {
     FakeBackend fake;
     QueryPoolCache cache(fake.backend(), 4096);
@@ -192,6 +227,24 @@ TEST(TimingRecording, UntimedRecordingsWriteNothing) {
     EXPECT_TRUE(w.events.empty());
     EXPECT_STREQ(r.untimed(), reason::kOutsideFrame);
     EXPECT_EQ(fake.created, 0u);
+}
+
+TEST(TimingRecording, AOneRunRecordingMarksItsBlocks) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming once;
+    FakeWriter w;
+    once.begin(&cache, Mode::none, nullptr, true);
+    const Timestamp a = once.start(w);
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a.block->one_run);
+    once.release();
+    RecordingTiming again;
+    again.begin(&cache, Mode::none, nullptr);
+    const Timestamp b = again.start(w);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b.block, a.block); // the same pool, now for a recording that may run again
+    EXPECT_FALSE(b.block->one_run);
 }
 
 TEST(TimingRecording, ANewRecordingGivesItsBlocksBack) {

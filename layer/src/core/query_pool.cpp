@@ -34,13 +34,35 @@ QueryBlock* QueryPoolCache::acquire() {
     QueryBlock* block = free_.back();
     free_.pop_back();
     block->used = 0;
+    block->one_run = false;
     return block;
 }
 
 void QueryPoolCache::release(std::vector<QueryBlock*>& blocks) {
     std::lock_guard lock(mutex_);
-    free_.insert(free_.end(), blocks.begin(), blocks.end());
+    for (QueryBlock* block : blocks) {
+        if (block->reads > 0) {
+            block->parked = true;
+            ++parked_;
+        } else {
+            free_.push_back(block);
+        }
+    }
     blocks.clear();
+}
+
+void QueryPoolCache::hold(QueryBlock* block) {
+    std::lock_guard lock(mutex_);
+    ++block->reads;
+}
+
+void QueryPoolCache::read_done(QueryBlock* block) {
+    std::lock_guard lock(mutex_);
+    if (block->reads > 0 && --block->reads == 0 && block->parked) {
+        block->parked = false;
+        --parked_;
+        free_.push_back(block);
+    }
 }
 
 size_t QueryPoolCache::created() const {
@@ -51,6 +73,11 @@ size_t QueryPoolCache::created() const {
 size_t QueryPoolCache::free_blocks() const {
     std::lock_guard lock(mutex_);
     return free_.size();
+}
+
+size_t QueryPoolCache::parked_blocks() const {
+    std::lock_guard lock(mutex_);
+    return parked_;
 }
 
 std::optional<QueryArena::Slots> QueryArena::take(QueryPoolCache& cache, uint32_t count) {

@@ -23,6 +23,14 @@ struct QueryBlock {
     VkQueryPool pool = VK_NULL_HANDLE;
     // Slots written by the recording that holds the block; final once that recording has ended.
     uint32_t used = 0;
+    // The recording that holds it runs once (VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT): after
+    // that run its slots keep their values until the block is acquired again, so they can be
+    // read in place instead of copied out first. Set by the recording that took it.
+    bool one_run = false;
+    // Guarded by the cache's mutex: reads of the slots still to come (QueryPoolCache::hold), and
+    // whether the recording let go of the block meanwhile.
+    uint32_t reads = 0;
+    bool parked = false;
 };
 
 class QueryPoolCache {
@@ -40,10 +48,16 @@ public:
     // A block with `used` = 0, from the free list or newly created. Null at the limit or when
     // the driver refuses a pool.
     QueryBlock* acquire();
+    // Blocks with reads to come wait for the last of them before going back to the free list.
     void release(std::vector<QueryBlock*>& blocks);
+    // A read of the block's slots will come (its recording was submitted): until read_done(),
+    // the block is not handed out again, whenever its recording lets go of it.
+    void hold(QueryBlock* block);
+    void read_done(QueryBlock* block);
 
     size_t created() const;
     size_t free_blocks() const;
+    size_t parked_blocks() const;
 
 private:
     const Backend backend_;
@@ -51,6 +65,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<std::unique_ptr<QueryBlock>> all_;
     std::vector<QueryBlock*> free_;
+    size_t parked_ = 0;
     bool failed_ = false;
 };
 

@@ -49,7 +49,7 @@ public:
     void begin(const timeline::RecordingStart& start) override {
         const char* untimed =
             start.frame_selected ? device_.untimed_family(start.family) : reason::kOutsideFrame;
-        timing_.begin(&device_.pools, device_.mode, untimed);
+        timing_.begin(&device_.pools, device_.mode, untimed, start.one_time_submit);
     }
     void release() override { timing_.release(); }
     timeline::Mark start() override { return mark(timing_.start(writer_)); }

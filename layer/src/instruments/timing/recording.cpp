@@ -2,10 +2,11 @@
 
 namespace vkscope::timing {
 
-void RecordingTiming::begin(QueryPoolCache* cache, Mode mode, const char* untimed) {
+void RecordingTiming::begin(QueryPoolCache* cache, Mode mode, const char* untimed, bool one_run) {
     release();
     cache_ = cache;
     mode_ = mode;
+    one_run_ = one_run;
     untimed_ = cache ? untimed : reason::kNoQueryPool;
 }
 
@@ -23,6 +24,7 @@ Timestamp RecordingTiming::write(TimestampWriter& writer, bool top_of_pipe) {
         return {};
     }
     if (slots->fresh) {
+        slots->block->one_run = one_run_;
         // Reset in the command buffer, not on the host: a recording submitted again must find its
         // queries reset each time it runs.
         writer.reset(slots->block->pool, 0, QueryBlock::kSlots);

@@ -35,8 +35,9 @@ public:
 
 class RecordingTiming {
 public:
-    // vkBeginCommandBuffer. `untimed` null: this recording is timed; otherwise why not.
-    void begin(QueryPoolCache* cache, Mode mode, const char* untimed);
+    // vkBeginCommandBuffer. `untimed` null: this recording is timed; otherwise why not. `one_run`:
+    // it was begun with VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT (QueryBlock::one_run).
+    void begin(QueryPoolCache* cache, Mode mode, const char* untimed, bool one_run = false);
     // vkResetCommandBuffer and the other ends of a recording: its query pools go back.
     void release();
 
@@ -59,6 +60,7 @@ private:
     QueryArena arena_;
     Timestamp chain_; // the last end, while nothing has run after it
     Mode mode_ = Mode::none;
+    bool one_run_ = false;
     const char* untimed_ = reason::kOutsideFrame;
 };
 

@@ -8,29 +8,71 @@
 
 namespace vkscope::timing {
 
+// 64-bit value and 64-bit availability per timestamp, as the ring holds them.
+constexpr VkQueryResultFlags kResultFlags =
+    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+
+namespace {
+
+// Gives the held pools back (QueryPoolCache::read_done), once.
+template <typename Reads> void let_go(TimingDevice* device, Reads& reads) {
+    for (const auto& r : reads) {
+        device->pools.read_done(r.block);
+    }
+    reads.clear();
+}
+
+} // namespace
+
 struct SubmitTiming::Job {
     TimingDevice* device = nullptr;
     QueueResults* results = nullptr;
     uint32_t family = 0;
     std::vector<Resolved> entries;
     std::vector<uint64_t> regions;
+    std::vector<InPlace> in_place;
+    uint32_t in_place_entries = 0;
     std::vector<uint64_t> submits;
 
     Job() = default;
     Job(const Job&) = delete;
     Job& operator=(const Job&) = delete;
-    // Run or dropped (the device goes away first), the ring regions go back.
+    // Run or dropped (the device goes away first), the ring regions and held pools go back.
     ~Job() {
         for (uint64_t r : regions) {
             results->release(r);
         }
+        let_go(device, in_place);
+    }
+
+    // The held pools' used slots, read on the host now that the GPU is done with them.
+    std::vector<uint64_t> read_in_place() {
+        std::vector<uint64_t> words(2 * size_t{in_place_entries}, 0);
+        for (const InPlace& r : in_place) {
+            const size_t bytes = size_t{r.block->used} * QueueResults::kEntryBytes;
+            // VK_NOT_READY leaves the availability words of what was not written at 0.
+            device->next.GetQueryPoolResults(device->handle, r.block->pool, 0, r.block->used, bytes,
+                                             &words[2 * size_t{r.first}], QueueResults::kEntryBytes,
+                                             kResultFlags);
+        }
+        let_go(device, in_place);
+        return words;
     }
 
     void run(uint64_t done_ns, timeline::CompletionSink& sink) {
         for (uint64_t s : submits) {
             sink.post(submit_done_frame(s, done_ns));
         }
-        results->invalidate();
+        if (!regions.empty()) {
+            results->invalidate();
+        }
+        const std::vector<uint64_t> words = read_in_place();
+        const auto available = [&](const Resolved& e, uint32_t i) {
+            return e.in_place ? words[2 * size_t{i} + 1] != 0 : results->available(i);
+        };
+        const auto value = [&](const Resolved& e, uint32_t i) {
+            return e.in_place ? words[2 * size_t{i}] : results->value(i);
+        };
         const std::optional<Calibration> calibration = device->calibration();
         const TickFormat format = device->format(family);
         for (const Resolved& e : entries) {
@@ -40,9 +82,9 @@ struct SubmitTiming::Job {
             t.serialization = e.serialization;
             if (t.status == Outcome::ok) {
                 std::optional<GpuInterval> interval;
-                if (results->available(e.begin) && results->available(e.end)) {
-                    interval = timing::interval(results->value(e.begin), results->value(e.end),
-                                                format, calibration);
+                if (available(e, e.begin) && available(e, e.end)) {
+                    interval =
+                        timing::interval(value(e, e.begin), value(e, e.end), format, calibration);
                 }
                 if (interval) {
                     t.begin_ns = interval->begin_ns;
@@ -66,6 +108,7 @@ SubmitTiming::~SubmitTiming() {
     for (uint64_t r : regions_) {
         results_->release(r);
     }
+    let_go(device_, in_place_);
 }
 
 void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
@@ -110,12 +153,11 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
     if (!active_ || pending_.empty()) {
         return;
     }
-    // Every block a timed entry uses is copied whole (its used slots), each once. Every used slot
-    // was written by the recording that holds the block, earlier on this queue, so the copy may
-    // wait for availability (without the wait some drivers copy before the timestamps land, a
-    // pipeline barrier notwithstanding).
+    // Every pool a timed entry uses is read whole (its used slots), each once. Every used slot
+    // was written by the recording that holds the pool, earlier on this queue.
     std::map<QueryBlock*, uint32_t> base;
     uint32_t total = 0;
+    bool one_run = true;
     for (const TimingEntry& e : pending_) {
         if (e.ambiguous || !e.begin || !e.end) {
             continue;
@@ -123,6 +165,7 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
         for (QueryBlock* b : {e.begin.block, e.end.block}) {
             if (base.emplace(b, total).second) {
                 total += b->used;
+                one_run = one_run && b->one_run;
             }
         }
     }
@@ -130,6 +173,12 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
         drop_pending(reason::kNotAvailable);
         return;
     }
+    if (one_run) {
+        read_in_place(base, total);
+        return;
+    }
+    // Copied out: the copy may wait for availability (without the wait some drivers copy before
+    // the timestamps land, a pipeline barrier notwithstanding).
     if (!results_->ready()) {
         drop_pending(reason::kNoResultBuffer);
         return;
@@ -150,6 +199,21 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
     record_query_copy(next, cb, base, region->first, results_->buffer(), QueueResults::kEntryBytes);
     next.EndCommandBuffer(cb);
     out.push_back(cb);
+    resolve(base, false);
+}
+
+void SubmitTiming::read_in_place(const std::map<QueryBlock*, uint32_t>& base, uint32_t total) {
+    std::map<QueryBlock*, uint32_t> first;
+    for (const auto& [block, offset] : base) {
+        device_->pools.hold(block);
+        in_place_.push_back(InPlace{block, in_place_entries_ + offset});
+        first.emplace(block, in_place_entries_ + offset);
+    }
+    in_place_entries_ += total;
+    resolve(first, true);
+}
+
+void SubmitTiming::resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place) {
     for (const TimingEntry& e : pending_) {
         if (e.ambiguous || !e.begin || !e.end) {
             settle(e, reason::kNotAvailable);
@@ -159,8 +223,9 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
         r.submit = e.submit;
         r.tag = e.tag;
         r.status = Outcome::ok;
-        r.begin = base[e.begin.block] + e.begin.slot;
-        r.end = base[e.end.block] + e.end.slot;
+        r.begin = first.at(e.begin.block) + e.begin.slot;
+        r.end = first.at(e.end.block) + e.end.slot;
+        r.in_place = in_place;
         batch_.push_back(r);
     }
     pending_.clear();
@@ -206,9 +271,13 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->family = family_;
     job->entries = std::move(done_);
     job->regions = std::move(regions_);
+    job->in_place = std::move(in_place_);
+    job->in_place_entries = in_place_entries_;
     job->submits = std::move(submits_);
     done_.clear();
     regions_.clear();
+    in_place_.clear();
+    in_place_entries_ = 0;
     submits_.clear();
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
 }

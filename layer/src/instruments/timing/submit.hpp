@@ -1,10 +1,16 @@
 #pragma once
 // The timing side of one vkQueueSubmit* call (with the queue's lock held): after each application
-// command buffer the interpreter has paired its workloads' timer queries; here they are copied
-// out of the query pools into the queue's result ring by a layer command buffer placed after the
-// application's (at the first boundary where no render pass instance is suspended), and turned
+// command buffer the interpreter has paired its workloads' timer queries; here they are turned
 // into the job the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted
 // command buffer, then one timing annex per workload instance.
+//
+// Where the values are read: when every query pool the pending instances use belongs to a
+// recording that runs once (ONE_TIME_SUBMIT), straight from the pools, on the host, once the GPU
+// is done (the pools are held until then: QueryPoolCache::hold). Otherwise a recording may run
+// again before anyone reads, so a layer command buffer placed after the application's (at the
+// first boundary where no render pass instance is suspended) copies the values into the queue's
+// result ring first. On a real GPU that command buffer is a measurable share of a short frame
+// (docs/timing.md).
 
 #include "instruments/timing/annex.hpp"
 #include "instruments/timing/device.hpp"
@@ -15,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,12 +60,22 @@ private:
         Outcome status = Outcome::untimed;
         const char* reason = nullptr;
         const char* serialization = "none";
-        uint32_t begin = 0; // result ring entries (ok only)
+        // Ok only: result ring entries, or with `in_place` entries of the job's in-place reads.
+        uint32_t begin = 0;
         uint32_t end = 0;
+        bool in_place = false;
+    };
+    // A query pool read in place: its used slots are entries first.. of the job's reads.
+    struct InPlace {
+        QueryBlock* block = nullptr;
+        uint32_t first = 0;
     };
     struct Job;
 
     void settle(const TimingEntry& e, const char* why);
+    // Pending entries with both timestamps resolved to entries (pool -> its first entry).
+    void resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place);
+    void read_in_place(const std::map<QueryBlock*, uint32_t>& base, uint32_t total);
 
     TimingDevice* device_;
     QueueResults* results_;
@@ -69,6 +86,8 @@ private:
     std::vector<Resolved> batch_;
     std::vector<Resolved> done_;
     std::vector<uint64_t> regions_;
+    std::vector<InPlace> in_place_; // held pools (QueryPoolCache::hold)
+    uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
 };
 
