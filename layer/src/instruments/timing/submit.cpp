@@ -8,11 +8,11 @@
 
 namespace vkscope::timing {
 
+namespace {
+
 // 64-bit value and 64-bit availability per timestamp, as the ring holds them.
 constexpr VkQueryResultFlags kResultFlags =
     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
-
-namespace {
 
 // Gives the held pools back (QueryPoolCache::read_done), once.
 template <typename Reads> void let_go(TimingDevice* device, Reads& reads) {
@@ -202,15 +202,16 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
     resolve(base, false);
 }
 
-void SubmitTiming::read_in_place(const std::map<QueryBlock*, uint32_t>& base, uint32_t total) {
-    std::map<QueryBlock*, uint32_t> first;
-    for (const auto& [block, offset] : base) {
+void SubmitTiming::read_in_place(std::map<QueryBlock*, uint32_t>& base, uint32_t total) {
+    // The offsets move past the job's earlier reads, as record_query_copy moves them to the
+    // ring region.
+    for (auto& [block, offset] : base) {
+        offset += in_place_entries_;
         device_->pools.hold(block);
-        in_place_.push_back(InPlace{block, in_place_entries_ + offset});
-        first.emplace(block, in_place_entries_ + offset);
+        in_place_.push_back(InPlace{block, offset});
     }
     in_place_entries_ += total;
-    resolve(first, true);
+    resolve(base, true);
 }
 
 void SubmitTiming::resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place) {

@@ -75,7 +75,8 @@ private:
     void settle(const TimingEntry& e, const char* why);
     // Pending entries with both timestamps resolved to entries (pool -> its first entry).
     void resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place);
-    void read_in_place(const std::map<QueryBlock*, uint32_t>& base, uint32_t total);
+    // Holds the pools in `base` for the job and resolves against them (offsets moved).
+    void read_in_place(std::map<QueryBlock*, uint32_t>& base, uint32_t total);
 
     TimingDevice* device_;
     QueueResults* results_;
