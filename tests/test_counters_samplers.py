@@ -9,7 +9,6 @@ is one clear message; a submission waiting on a value the host signals later is 
 from __future__ import annotations
 
 import re
-import statistics
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from support import protocol
 from support.driver import driver, verdicts
 from support.env import base_env, layer_env, run, vkscope_cli
 from support.timeline import Capture, Receiver
-from support.timing import Timed, instances, scenario_ran
+from support.timing import Timed, increments_ratio, instances, scenario_ran
 
 pytestmark = pytest.mark.vulkan
 
@@ -115,17 +114,15 @@ def test_the_device_announces_its_samplers_with_units_and_how_they_are_sampled(
 def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Path) -> None:
     if not driver().lavapipe:
         pytest.skip("a GPU runs the work here (probed without vkscope): cpu_time is not its cost")
-    # The same loop in 16, 64 and 256 groups, in frames after the first (which compiles), the
-    # median of each over those frames. A dispatch's CPU time is a cost per group plus one per
-    # dispatch (the driver's, and what a handover adds: the GPU's thread spinning until the host
-    # lets it go), which was a tenth of the 16-group dispatch on some runs here and pulled the
-    # ratio of the 256- and 16-group totals to 14. So it is the increments that must follow the
-    # work: from 16 to 64 groups and from 64 to 256, four times as much. Loops 4 times the
-    # default, so that the work dwarfs the noise.
+    # The same loop in 16, 64 and 256 groups, in the frames after the first (which compiles). A
+    # dispatch's CPU time is a cost per group plus one per dispatch (the driver's, and what a
+    # handover adds: the GPU's thread spinning until the host lets it go), so the increments must
+    # follow the work: from 64 to 256 groups four times as much as from 16 to 64, in each frame.
+    # Loops 4 times the default, so that the work dwarfs the noise.
     receiver = Receiver()
     try:
         env = layer_env(layer_dir, host=receiver.address, counters="sampler:cpu_time")
-        args = ["--scenario", "compute", "--frames", "5", "--compute-iterations", "10240"]
+        args = ["--scenario", "compute", "--frames", "8", "--compute-iterations", "10240"]
         res = run([workload, *args], env)
         capture = receiver.finish()
     finally:
@@ -134,16 +131,16 @@ def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Pa
     items = list(instances(capture))
     check_every_instance(items, {"cpu_time"})
     first = min(t.submit.sequence or 0 for t in items)
-    per_groups: dict[int, list[float]] = {}
+    per_frame: dict[int, dict[int, float]] = {}
     for t in items:
         values = counters(t)
-        if t.submit.sequence != first and t.fields["api"] == "vkCmdDispatch" and values:
-            per_groups.setdefault(t.fields["invocations"] // 64, []).append(values["cpu_time"])
-    assert sorted(per_groups) == [16, 64, 256], per_groups
-    median = {g: statistics.median(v) for g, v in per_groups.items()}
-    assert 0 < median[16] < median[64] < median[256], per_groups
-    increments = (median[256] - median[64]) / (median[64] - median[16])
-    assert increments == pytest.approx((256 - 64) / (64 - 16), rel=0.1), per_groups
+        sequence = t.submit.sequence or 0
+        if sequence != first and t.fields["api"] == "vkCmdDispatch" and values:
+            groups = t.fields["invocations"] // 64
+            per_frame.setdefault(sequence, {})[groups] = values["cpu_time"]
+    assert len(per_frame) == 7, per_frame
+    assert all(sorted(cost) == [16, 64, 256] for cost in per_frame.values()), per_frame
+    assert increments_ratio(list(per_frame.values())) == pytest.approx(4, rel=0.1), per_frame
 
 
 @pytest.mark.parametrize("sampling", ["handover", "per_command_buffer"])

@@ -3,6 +3,7 @@ instance's timing fields (docs/protocol.md, "Timing") from what the layer sent."
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,20 @@ def scenario_ran(res: CompletedProcess[str], name: str) -> None:
     skipped = verdicts(res.stdout, [name])
     if skipped:
         pytest.skip(f"the driver lacks what {name} needs (probed without vkscope): {skipped[name]}")
+
+
+def increments_ratio(frames: list[dict[int, float]]) -> float:
+    """How many times the cost added from 64 to 256 groups is the cost added from 16 to 64, per
+    frame, the median over the frames. On lavapipe a dispatch's cost is the machine's CPU time:
+    whole frames ran 14% faster than others of the same run here, and within a frame one
+    dispatch now and then, so costs are compared inside a frame, and the median keeps one
+    disturbed frame from moving the result. Increments cancel what a dispatch costs besides its
+    groups (the driver's and the layer's fixed part)."""
+    ratios = []
+    for cost in frames:
+        assert 0 < cost[16] < cost[64] < cost[256], frames
+        ratios.append((cost[256] - cost[64]) / (cost[64] - cost[16]))
+    return statistics.median(ratios)
 
 
 def make_runner(layer_dir: Path, workload: Path, receivers: list[Receiver]) -> Runner:
