@@ -29,6 +29,7 @@ def probed(*lacking: str) -> Driver:
         driver_info="1.0",
         api_version="1.3",
         queue_families=[],
+        cpu_device=False,
         have={f: f not in lacking for f in FEATURES},
         why={f: f"no {f}" for f in lacking},
     )

@@ -52,6 +52,19 @@ def test_device_says_which_clock(timed: Runner) -> None:
     assert isinstance(c["max_deviation_ns"], int)
 
 
+def test_timing_read_detect_copies_on_a_cpu_device_only(timed: Runner, tmp_path: Path) -> None:
+    # On a CPU device (lavapipe) reading a pool in place waits for the device's own threads, so
+    # `detect` copies; on a GPU it reads one-time recordings in place. The layer says which.
+    log = tmp_path / "layer.log"
+    res, _ = timed("--scenario", "compute", "--frames", "1", timing="queue", log_level="info",
+                   log_file=str(log))  # fmt: skip
+    scenario_ran(res, "compute")
+    lines = [line for line in log.read_text().splitlines() if "timing: device" in line]
+    assert lines, log.read_text()
+    way = "copied out" if driver().cpu_device else "read in place"
+    assert all(f"one-time recordings' timestamps {way}" in line for line in lines), lines
+
+
 def test_compute_dispatches_measure_one_four_sixteen(timed: Runner) -> None:
     res, capture = timed("--scenario", "compute", "--frames", "8", timing="queue")
     scenario_ran(res, "compute")
@@ -103,14 +116,23 @@ def check_instances(items: list[Timed], done: dict[int, int], slack_ns: int, mod
         last[queue] = t
 
 
-# The scenarios record with ONE_TIME_SUBMIT where a real application would, and their query pools
-# are read in place; without it, every submission's values are copied out by a layer command
-# buffer first. Both ways must time the same workloads alike.
-@pytest.mark.parametrize("reads", ["in place", "copied"])
+# How the timestamps reach the readback thread (docs/timing.md). The scenarios record with
+# ONE_TIME_SUBMIT where a real application would: their query pools are read in place (forced
+# here: on a CPU device `detect` copies them), or copied out by a layer command buffer (forced);
+# recorded without it, they may run again and are always copied. Every way must time the same
+# workloads alike.
+READS: dict[str, tuple[list[str], dict[str, str]]] = {
+    "in place": ([], {"timing_read": "in_place"}),
+    "copy": ([], {"timing_read": "copy"}),
+    "reusable recordings": (["--no-one-time-submit"], {}),
+}
+
+
+@pytest.mark.parametrize("reads", READS)
 @pytest.mark.parametrize("mode", MODES)
 def test_every_workload_of_every_scenario_is_timed(timed: Runner, mode: str, reads: str) -> None:
-    extra = ["--no-one-time-submit"] if reads == "copied" else []
-    res, capture = timed("--all", "--frames", "2", *extra, timing=mode)
+    extra, settings = READS[reads]
+    res, capture = timed("--all", "--frames", "2", *extra, timing=mode, **settings)
     assert res.returncode == 0, res.stdout + res.stderr
     items = list(instances(capture))
     assert len(items) > 50

@@ -79,6 +79,7 @@ class Driver:
     driver_info: str
     api_version: str
     queue_families: list[dict[str, Any]]
+    cpu_device: bool  # VK_PHYSICAL_DEVICE_TYPE_CPU: the device's work runs on the CPU
     have: dict[str, bool]
     why: dict[str, str]  # for each feature the driver lacks: what the probe saw
 
@@ -106,6 +107,7 @@ class Driver:
             "driver_info": self.driver_info,
             "api_version": self.api_version,
             "queue_families": self.queue_families,
+            "cpu_device": self.cpu_device,
             "have": self.have,
             "why": self.why,
         }
@@ -190,6 +192,7 @@ def verdicts(
 
 # -- the probe itself, in the child process ------------------------------------------------------
 
+_DEVICE_TYPE_CPU = 4  # VK_PHYSICAL_DEVICE_TYPE_CPU
 _STYPE_FEATURES_2 = 1000059000
 _STYPE_VULKAN_1_1_FEATURES = 49
 _STYPE_VULKAN_1_2_FEATURES = 51
@@ -378,6 +381,7 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "driver_info": ffi.string(driver.driverInfo).decode(errors="replace"),
         "api_version": version,
         "queue_families": families,
+        "cpu_device": int(props.deviceType) == _DEVICE_TYPE_CPU,
         "have": {k: ok for k, (ok, _) in facts.items()},
         "why": {k: why for k, (ok, why) in facts.items() if not ok},
     }

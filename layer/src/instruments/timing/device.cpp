@@ -31,8 +31,8 @@ QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next
 TimingDevice::TimingDevice(VkDevice device, const DeviceDispatch& next_layer,
                            DeviceTimingSetup setup)
     : handle(device), next(next_layer), mode(setup.mode), period_ns(setup.period_ns),
-      memory(setup.memory), pools(pool_backend(device, next_layer), kMaxQueryPools),
-      setup_(std::move(setup)) {
+      memory(setup.memory), read_in_place(setup.read_in_place),
+      pools(pool_backend(device, next_layer), kMaxQueryPools), setup_(std::move(setup)) {
     if (setup_.calibrate) {
         first_ = measure();
         current_ = first_;

@@ -28,6 +28,9 @@ struct DeviceTimingSetup {
     // with both time domains).
     PFN_vkGetCalibratedTimestampsEXT calibrate = nullptr;
     bool timeline_semaphores = false;
+    // Whether the pools of a one-time recording are read in place (the `timing_read` setting and
+    // the device type), rather than copied out like every other recording's.
+    bool read_in_place = true;
 };
 
 class TimingDevice {
@@ -58,6 +61,7 @@ public:
     const Mode mode;
     const double period_ns;
     const VkPhysicalDeviceMemoryProperties memory;
+    const bool read_in_place;
     QueryPoolCache pools;
 
     // `full` mode: the semaphore each chained batch waits on and signals (null otherwise, or when

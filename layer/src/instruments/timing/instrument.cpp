@@ -49,7 +49,8 @@ public:
     void begin(const timeline::RecordingStart& start) override {
         const char* untimed =
             start.frame_selected ? device_.untimed_family(start.family) : reason::kOutsideFrame;
-        timing_.begin(&device_.pools, device_.mode, untimed, start.one_time_submit);
+        timing_.begin(&device_.pools, device_.mode, untimed,
+                      start.one_time_submit && device_.read_in_place);
     }
     void release() override { timing_.release(); }
     timeline::Mark start() override { return mark(timing_.start(writer_)); }
@@ -73,7 +74,7 @@ private:
 
 class TimingProvider final : public timeline::InstrumentProvider {
 public:
-    explicit TimingProvider(Mode mode) : mode_(mode) {}
+    TimingProvider(Mode mode, TimingRead read) : mode_(mode), read_(read) {}
 
     void prepare(timeline::DevicePatch& patch) override { enable_calibration(patch); }
 
@@ -93,11 +94,22 @@ public:
         }
         // Results are read once the queue's layer semaphore says the GPU is done.
         setup.timeline_semaphores = d.timeline.semaphore_value != nullptr;
+        // On a CPU device the device's work runs on threads of this process: lavapipe's
+        // vkGetQueryPoolResults waits for its queue's thread to go idle, and the readback
+        // thread's read then competes with the application's threads for the CPU at the end of
+        // every submission, where a layer command buffer's copy is a memcpy in the queue's own
+        // order (docs/timing.md).
+        setup.read_in_place =
+            read_ == TimingRead::in_place ||
+            (read_ == TimingRead::detect && d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
         auto instrument = std::make_unique<TimingInstrument>(d, std::move(setup));
         const TimingDevice& device = instrument->device;
-        log(LogLevel::info, "timing: device %llu: serialization %s, GPU times on %s",
+        log(LogLevel::info,
+            "timing: device %llu: serialization %s, GPU times on %s, one-time recordings' "
+            "timestamps %s",
             static_cast<unsigned long long>(d.timeline.id), mode_name(device.mode),
-            device.calibrated() ? "CLOCK_MONOTONIC" : "the device clock");
+            device.calibrated() ? "CLOCK_MONOTONIC" : "the device clock",
+            device.read_in_place ? "read in place" : "copied out");
         return instrument;
     }
 
@@ -157,6 +169,7 @@ private:
     }
 
     const Mode mode_;
+    const TimingRead read_;
     const char* calibrate_command_ = nullptr;
 };
 
@@ -184,11 +197,11 @@ std::unique_ptr<timeline::InstrumentProvider> provider(const SettingValues& sett
     case Timing::off:
         return nullptr;
     case Timing::none:
-        return std::make_unique<TimingProvider>(Mode::none);
+        return std::make_unique<TimingProvider>(Mode::none, settings.timing_read);
     case Timing::queue:
-        return std::make_unique<TimingProvider>(Mode::queue);
+        return std::make_unique<TimingProvider>(Mode::queue, settings.timing_read);
     case Timing::full:
-        return std::make_unique<TimingProvider>(Mode::full);
+        return std::make_unique<TimingProvider>(Mode::full, settings.timing_read);
     }
     return nullptr;
 }
