@@ -69,6 +69,7 @@ QUEUE_TARGET_PERCENT = 10.0  # `vkscope run --timing queue`
 TIMELINE_TARGET_PERCENT = 3.0  # `vkscope run` (the timeline)
 SYSCALL_FLOOR = 0.05  # calls per frame below this are start-up noise, not per-frame work
 HOST_CPU_RUNS = 3  # pairs of runs measuring vkscope's own CPU per frame
+RUN_QUEUE_RUNS = 3  # pairs of runs measuring the application's run-queue wait per frame
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,15 @@ CONFIGS = (
     Config("run", "`vkscope run` (timeline)", run=True),
     Config("run_queue", "`vkscope run --timing queue`", {"timing": "queue"}, run=True),
 )
-TITLES = {c.key: c.title for c in CONFIGS}
+# Measured for the application's run-queue wait only: the way of reading timestamps that `detect`
+# does not take on a CPU device, against the one it takes (`timing queue, no host`).
+IN_PLACE = Config(
+    "timing_queue_in_place",
+    "timing queue, no host, one-time recordings read in place (`timing_read=in_place`)",
+    {"timing": "queue", "timing_read": "in_place"},
+)
+RUN_QUEUE_CONFIGS = (*CONFIGS, IN_PLACE)
+TITLES = {c.key: c.title for c in RUN_QUEUE_CONFIGS}
 
 
 @dataclass(frozen=True)
@@ -271,6 +280,15 @@ def run_app(
     return res.stdout + res.stderr, cpu
 
 
+@dataclass(frozen=True)
+class TimedRun:
+    wall: float  # seconds, the application alone
+    cpu: float  # CPU seconds of the application's process, every thread
+    out: str  # what it printed
+    host_cpu: float  # CPU seconds of the rest: vkscope's host
+    run_queue: float | None  # seconds its threads waited for a CPU, when asked for
+
+
 def timed_run(
     tools: Tools,
     app: App,
@@ -279,22 +297,24 @@ def timed_run(
     tmp: Path,
     placement: str,
     extra: Sequence[str] = (),
-) -> tuple[float, float, str, float]:
-    """Wall-clock and CPU seconds of the application alone, for `frames` frames (`extra` added
-    to its arguments), what it printed, and the CPU seconds of the rest (vkscope's host)."""
+    run_queue: bool = False,
+) -> TimedRun:
+    """The application alone, for `frames` frames (`extra` added to its arguments), timed by
+    child_time.py; with `run_queue`, its threads' run-queue wait too."""
     seconds = tmp / "seconds"
     seconds.unlink(missing_ok=True)
     split = cpu_split() if placement == "split" else None
     pin = ["--cpus", str(split[0])] if split else []
-    inner = [sys.executable, str(CHILD_TIME), str(seconds), *pin, "--", *app.command(frames)]
+    wrapper = [*pin, "--run-queue"] if run_queue else pin
+    inner = [sys.executable, str(CHILD_TIME), str(seconds), *wrapper, "--", *app.command(frames)]
     inner += extra
     out, everything = run_app(
         tools, app, config, inner, tmp, f"{frames} frames", split[1] if split else None
     )
     if not seconds.exists():
         raise RuntimeError(f"{config.title}, {app.key}: {CHILD_TIME.name} wrote no time")
-    wall, cpu, timer = map(float, seconds.read_text().split())
-    return wall, cpu, out, everything - cpu - timer
+    wall, cpu, timer, *waited = map(float, seconds.read_text().split())
+    return TimedRun(wall, cpu, out, everything - cpu - timer, waited[0] if waited else None)
 
 
 _FRAME_TIME = re.compile(
@@ -309,15 +329,15 @@ def frame_ms(
     after the first `short` (one run of `long`), or the difference between a run of `long` and
     one of `short`. CPU is the application's process, every thread of it (the layer's too)."""
     if app.timing_args is not None:
-        _, _, out, _ = timed_run(tools, app, config, long, tmp, placement, app.timing_args(short))
+        out = timed_run(tools, app, config, long, tmp, placement, app.timing_args(short)).out
         found = _FRAME_TIME.search(out)
         if found is None:
             raise RuntimeError(f"{config.title}, {app.key}: no frame time in\n{out[-2000:]}")
         return float(found.group(1)), float(found.group(2))
-    wall_short, cpu_short, _, _ = timed_run(tools, app, config, short, tmp, placement)
-    wall_long, cpu_long, _, _ = timed_run(tools, app, config, long, tmp, placement)
+    first = timed_run(tools, app, config, short, tmp, placement)
+    second = timed_run(tools, app, config, long, tmp, placement)
     frames = long - short
-    return (wall_long - wall_short) / frames * 1e3, (cpu_long - cpu_short) / frames * 1e3
+    return (second.wall - first.wall) / frames * 1e3, (second.cpu - first.cpu) / frames * 1e3
 
 
 def host_cpu_per_frame(
@@ -326,9 +346,36 @@ def host_cpu_per_frame(
     """CPU ms per frame of vkscope's own process under `vkscope run` (its capture thread, the
     rest of it, and finalizing the capture after the application exits), on shared cores: the
     difference between runs of `long` and `short` frames."""
-    _, _, _, host_short = timed_run(tools, app, config, short, tmp, "shared")
-    _, _, _, host_long = timed_run(tools, app, config, long, tmp, "shared")
-    return (host_long - host_short) / (long - short) * 1e3
+    first = timed_run(tools, app, config, short, tmp, "shared")
+    second = timed_run(tools, app, config, long, tmp, "shared")
+    return (second.host_cpu - first.host_cpu) / (long - short) * 1e3
+
+
+def run_queue_per_frame(
+    tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path
+) -> float:
+    """µs per frame that the application's threads (the layer's included) were ready to run but
+    waited for a CPU, on shared cores: the difference between runs of `long` and `short` frames.
+    What vkscope's host and the layer's own threads take of the CPU shows here as the
+    application's threads waiting, with far less spread than the frame times, which the
+    machine's load moves by more than the wait itself."""
+    waits = []
+    for frames in (short, long):
+        waited = timed_run(tools, app, config, frames, tmp, "shared", run_queue=True).run_queue
+        assert waited is not None
+        waits.append(waited)
+    return (waits[1] - waits[0]) / (long - short) * 1e6
+
+
+def run_queue_rounds(
+    tools: Tools, app: App, short: int, long: int, tmp: Path
+) -> dict[str, list[float]]:
+    """run_queue_per_frame of every configuration, RUN_QUEUE_RUNS interleaved rounds."""
+    waits: dict[str, list[float]] = {c.key: [] for c in RUN_QUEUE_CONFIGS}
+    for _ in range(RUN_QUEUE_RUNS):
+        for c in RUN_QUEUE_CONFIGS:
+            waits[c.key].append(run_queue_per_frame(tools, app, c, short, long, tmp))
+    return waits
 
 
 def syscall_counts(summary: str) -> dict[str, int]:
@@ -531,6 +578,7 @@ def app_section(block: Mapping[str, Any]) -> list[str]:
     return [
         *lines,
         *host_cpu_lines(block.get("host_cpu_ms"), block["short"], block["long"]),
+        *run_queue_lines(block.get("run_queue_us"), block["short"], block["long"]),
         *syscall_lines(block.get("syscalls_per_frame")),
     ]
 
@@ -552,6 +600,32 @@ def host_cpu_lines(
         + "; ".join(parts)
         + ".",
     ]
+
+
+def run_queue_lines(
+    per_config: Mapping[str, Sequence[float]] | None, short: int, long: int
+) -> list[str]:
+    """The application's run-queue wait per frame by configuration, and what each adds to the
+    wait without the layer (medians)."""
+    if not per_config:
+        return []
+    base = median(per_config["none"])
+    lines = [
+        "",
+        "Time the application's threads (the layer's included) were ready to run but waited for "
+        "a CPU, per frame, on shared cores: the kernel's scheduler statistics of every thread "
+        f"(bench/child_time.py `--run-queue`), the difference between runs of {long:,} and "
+        f"{short:,} frames, {len(per_config['none'])} interleaved rounds. Every thread that "
+        "wants the CPU while the application's do, the host's and the layer's own, shows here as "
+        "the application's threads waiting; the frame times above spread more than this wait.",
+        "",
+        "| configuration | waited per frame | more than without the layer (medians) |",
+        "| --- | --- | --- |",
+    ]
+    for key, runs in per_config.items():
+        more = "" if key == "none" else f"{median(runs) - base:+.1f} µs"
+        lines.append(f"| {TITLES[key]} | {spread(runs, lambda v: f'{v:.1f} µs')} | {more} |")
+    return lines
 
 
 def syscall_lines(per_config: Mapping[str, Mapping[str, float]] | None) -> list[str]:
@@ -683,6 +757,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for c in CONFIGS
                     if c.run
                 }
+                block["run_queue_us"] = run_queue_rounds(tools, app, short, long, Path(tmp))
             if shutil.which("strace"):
                 with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
                     block["syscalls_per_frame"] = {
