@@ -206,10 +206,12 @@ def test_a_secondary_executed_twice_is_flagged(timed: Runner) -> None:
 
 
 def test_query_pools_stay_bounded_over_a_thousand_frames(timed: Runner) -> None:
+    # Read in place on every device: the pools that wait for their read are what could pile up
+    # (`detect` copies on a CPU device, and no pool waits there).
     scenarios = ("--scenario", "buffer_transfer", "--scenario", "reusable")
-    res, short = timed(*scenarios, "--frames", "10", timing="queue")
+    res, short = timed(*scenarios, "--frames", "10", timing="queue", timing_read="in_place")
     assert res.returncode == 0, res.stderr
-    res, long = timed(*scenarios, "--frames", "1000", timing="queue")
+    res, long = timed(*scenarios, "--frames", "1000", timing="queue", timing_read="in_place")
     assert res.returncode == 0, res.stderr
     # Pools of one-run recordings wait for their read before they are reused, so how many are
     # held at once follows how far the readback thread is behind, which varies from run to run;
@@ -241,8 +243,10 @@ def test_validation_below_vkscope_sees_nothing_wrong(
     layer_dir: Path, workload: Path, mode: str
 ) -> None:
     # `--validation above` puts vkscope above the validation layer (the application's layer
-    # order), so everything vkscope injects is validated, synchronization included.
-    env = layer_env(layer_dir, enable=False, timing=mode)
+    # order), so everything vkscope injects is validated, synchronization included. Read in place
+    # on every device, so that both ways are validated on a CPU device too: the scenarios' one-time
+    # recordings are read in place, the reusable ones copied out.
+    env = layer_env(layer_dir, enable=False, timing=mode, timing_read="in_place")
     res = run([workload, "--all", "--frames", "2", "--validation", "above"], env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "validation messages: 0" in res.stdout + res.stderr
