@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""Measure the capture server's CPU per frame while a short-frame application runs.
+"""Measure the capture thread's CPU per frame while a short-frame application runs.
 
-The capture server decodes and stores the layer's messages beside the application; on shared
-cores its CPU is what `vkscope run` adds over the same stream sent to a bare reader
+The capture server's thread decodes and stores the layer's messages beside the application; on
+shared cores its CPU is what `vkscope run` adds over the same stream sent to a bare reader
 (docs/bench/frame-cost.md). This measures that CPU alone: a CaptureServer runs in this process,
 the application (the workload program's small_frame scenario and vkcube, as bench/frame_cost.py
 runs them) streams to it, and once the application has exited and its connection is read to the
-end, the CPU clocks (pthread_getcpuclockid) of the capture thread and of the idle reader that
-takes its turns while a core is free (capture/server.py) are read and divided by the frames.
-Finalizing the capture comes after and is not in it: it happens once the application has gone.
-Each runs with the timeline and with timing `queue`, at the trickle pace the server uses
+end, the capture thread's own CPU clock (pthread_getcpuclockid) is read and divided by the
+frames. Finalizing the capture comes after and is not in it: it happens once the application has
+gone. Each runs with the timeline and with timing `queue`, at the trickle pace the server uses
 (capture/server.py `_PACE_S`) and at others, set on the module for the run, so the page shows what
 the pace in use buys; configurations and paces are interleaved, several rounds; every run is kept:
 bench/results/capture_cpu.json, and docs/bench/capture-cpu.md (`render`).
@@ -26,7 +25,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,24 +65,11 @@ def server_pace() -> float:
     return float(server._PACE_S)
 
 
-def idle_reader() -> threading.Thread | None:
-    """The running server's idle reader, if it has one."""
-    found = [t for t in threading.enumerate() if t.name == "vkscope-idle-reader"]
-    return found[0] if found else None
-
-
-def thread_cpu(thread: threading.Thread | None) -> float:
-    if thread is None or thread.ident is None:
-        return 0.0
-    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-
-
 def capture_thread_cpu(
     tools: Tools, app: App, settings: Mapping[str, str], frames: int, pace: float, tmp: Path
-) -> tuple[float, float]:
-    """CPU seconds of the capture server's turns while `app` ran `frames` frames and its stream
-    was read, with the server's trickle pace set to `pace`: the capture thread's and its idle
-    reader's together, and the idle reader's alone."""
+) -> float:
+    """CPU seconds of the capture thread while `app` ran `frames` frames and its stream was read,
+    with the server's trickle pace set to `pace`."""
     from vkscope.capture import server
 
     saved = server._PACE_S
@@ -96,6 +81,7 @@ def capture_thread_cpu(
         with server.CaptureServer(capture, [f"unix:{tmp / 'capture.sock'}"]) as capture_server:
             thread = capture_server._thread
             assert thread is not None and thread.ident is not None
+            clock = time.pthread_getcpuclockid(thread.ident)
             env = layer_env(
                 tools.layer_dir,
                 timeline="true",
@@ -116,34 +102,28 @@ def capture_thread_cpu(
                 time.sleep(0.05)
             if capture_server.counters().open_connections:
                 raise RuntimeError(f"{app.key}: the capture server did not see the stream end")
-            reader = idle_reader()
-            own, idle = thread_cpu(thread), thread_cpu(reader)
+            cpu = time.clock_gettime(clock)
     finally:
         server._PACE_S = saved  # type: ignore[misc]
         for f in tmp.glob("capture.vkscope*"):
             f.unlink()
-    return own + idle, idle
+    return cpu
 
 
 Samples = dict[str, dict[str, list[float]]]  # configuration, pace (str), µs per frame
 
 
-def measure(
-    tools: Tools, app: App, frames: int, runs: int, paces: Sequence[float]
-) -> tuple[Samples, Samples]:
-    """µs of the turns' CPU per frame, and the idle reader's share of it, by configuration and
-    pace; interleaved rounds."""
+def measure(tools: Tools, app: App, frames: int, runs: int, paces: Sequence[float]) -> Samples:
+    """µs of capture-thread CPU per frame, by configuration and pace; interleaved rounds."""
     samples: Samples = {c: {str(p): [] for p in paces} for c in CONFIGS}
-    shares: Samples = {c: {str(p): [] for p in paces} for c in CONFIGS}
     with tempfile.TemporaryDirectory(prefix="vkscope-capture-cpu-") as tmp:
         for r in range(runs):
             for key, settings in CONFIGS.items():
                 for pace in paces:
-                    cpu, idle = capture_thread_cpu(tools, app, settings, frames, pace, Path(tmp))
+                    cpu = capture_thread_cpu(tools, app, settings, frames, pace, Path(tmp))
                     samples[key][str(pace)].append(cpu / frames * 1e6)
-                    shares[key][str(pace)].append(idle / cpu if cpu else 0.0)
             print(f"{app.key}: round {r + 1} of {runs} done", flush=True)
-    return samples, shares
+    return samples
 
 
 # -- the page ------------------------------------------------------------------------------------
@@ -163,7 +143,7 @@ def app_lines(key: str, block: Mapping[str, Any], in_use: float) -> list[str]:
     lines = [
         f"{DESCRIPTIONS[key]} {block['frames']:,} frames a run; {rounds} interleaved rounds of "
         "every configuration and pace. "
-        "CPU of the capture server's turns per frame, µs: median (lowest and highest run).",
+        "Capture thread CPU per frame, µs: median (lowest and highest run).",
         "",
         "| configuration | " + " | ".join(pace_title(p, in_use) for p in paces) + " |",
         "|---" * (len(paces) + 1) + "|",
@@ -182,18 +162,9 @@ def app_lines(key: str, block: Mapping[str, Any], in_use: float) -> list[str]:
                 if p != in_use_key
             ]
             lines.append(
-                f"- {TITLES[config]}: the turns' CPU per frame, against the pace in "
+                f"- {TITLES[config]}: the capture thread's CPU per frame, against the pace in "
                 "use (medians): " + "; ".join(others) + "."
             )
-        shares = block.get("idle_reader_share")
-        if shares is not None:
-            taken = "; ".join(
-                f"{TITLES[c]} {median(by_pace[in_use_key]) * 100:.0f}% "
-                f"(runs {min(by_pace[in_use_key]) * 100:.0f}% to "
-                f"{max(by_pace[in_use_key]) * 100:.0f}%)"
-                for c, by_pace in shares.items()
-            )
-            lines += ["", f"- Of that CPU at the pace in use, the idle reader's (median): {taken}."]
     return lines
 
 
@@ -206,17 +177,14 @@ DESCRIPTIONS = {
 
 def render(results: Mapping[str, Any] | None) -> str:
     lines = [
-        "# The capture server's CPU while the application runs",
+        "# The capture thread's CPU while the application runs",
         "",
         banner("capture_cpu.py"),
         "",
         "`bench/capture_cpu.py` runs a capture server in its own process, streams a short-frame "
-        "application's timeline to it through the layer, and reads the CPU clocks of the threads "
-        "that take the server's turns once the application has exited and its stream has been "
-        "read to the end: the work of decoding and storing the messages beside the application, "
-        "per frame. The turns are the idle reader's (a thread at SCHED_IDLE, which runs only "
-        "where a core is free) unless it cannot get a CPU for a while, when the capture thread "
-        "takes them; both clocks are added, and the idle reader's share is given. "
+        "application's timeline to it through the layer, and reads the capture thread's own CPU "
+        "clock once the application has exited and its stream has been read to the end: the "
+        "work of decoding and storing the messages beside the application, per frame. "
         "Finalizing the capture, after the application has gone, is not in it. On shared cores "
         "this CPU is what competes with the application (docs/bench/frame-cost.md compares "
         "`vkscope run` with the same stream sent to a bare reader). While the layer sends a "
@@ -264,10 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         with started_app(key, tools) as app:
             frames = args.vkcube_frames if key == "vkcube" else args.frames
-            samples, shares = measure(tools, app, frames, args.runs, paces)
-        results["apps"][key] = {
-            "frames": frames, "samples_us": samples, "idle_reader_share": shares,
-        }  # fmt: skip
+            samples = measure(tools, app, frames, args.runs, paces)
+        results["apps"][key] = {"frames": frames, "samples_us": samples}
     publish(results, render, args.results, args.docs)
     return 0
 

@@ -343,7 +343,7 @@ def frame_ms(
 def host_cpu_per_frame(
     tools: Tools, app: App, config: Config, short: int, long: int, tmp: Path
 ) -> float:
-    """CPU ms per frame of vkscope's own process under `vkscope run` (its capture server, the
+    """CPU ms per frame of vkscope's own process under `vkscope run` (its capture thread, the
     rest of it, and finalizing the capture after the application exits), on shared cores: the
     difference between runs of `long` and `short` frames."""
     first = timed_run(tools, app, config, short, tmp, "shared")
@@ -595,7 +595,7 @@ def host_cpu_lines(
     return [
         "",
         "CPU of vkscope's own process per frame under `vkscope run` (shared cores; the capture "
-        "server's turns, the rest of the process and finalizing the capture after the application "
+        "thread, the rest of the process and finalizing the capture after the application "
         f"exits; the difference between runs of {long:,} and {short:,} frames): "
         + "; ".join(parts)
         + ".",

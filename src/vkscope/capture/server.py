@@ -1,10 +1,8 @@
 """The capture server: accepts the layer's connections and writes what they send into a capture.
 
-A selectors loop over the listening sockets and every connection, one turn at a time (a lock),
-taken by an idle reader thread while the cores have time to spare and by the capture thread
-otherwise (_GUARD_S below), so SQLite is only ever touched by one thread at a time. Each
-connection has its own decoder; whatever one connection sends (garbage included) affects that
-connection alone.
+One thread runs a selectors loop over the listening sockets and every connection, so SQLite is
+only ever touched from that thread. Each connection has its own decoder; whatever one connection
+sends (garbage included) affects that connection alone.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from .build import Progress
 from .commands import capture_command
@@ -35,20 +33,6 @@ from .wire import Decoder
 RECV_BYTES: Final = 1 << 20
 _TICK_S: Final = 0.05  # how often an idle loop still commits and notices stop()
 _DRAIN_S: Final = 2.0  # at stop(), time allowed for reading what connections already sent
-# Where the system has SCHED_IDLE (Linux), the turns are taken by an idle reader: a thread of that
-# policy runs only on a core nothing else wants, and gives it up the moment one of the
-# application's threads wakes, so the host's decoding and storing no longer makes the
-# application wait for a CPU (docs/bench/frame-cost.md measures that wait). Such a thread gets next
-# to no CPU while every core is busy, so the capture thread, at the normal policy, guards it:
-# when what the layer sent has waited _GUARD_S without a turn, it takes the turns itself for
-# _TAKEOVER_S, then hands them back; twice as long each time the reader starves again soon after
-# (an application that keeps every core busy for long), up to _LONGEST_TAKEOVER_S. So the layer's
-# queue waits at most about _GUARD_S on a reader that cannot run (plus the rest of a turn the
-# reader was in, which it finishes first), and that only now and then.
-_GUARD_S: Final = 0.2  # more than a turn, _PACE_S and _TICK_S: a reader pacing itself is fine
-_TAKEOVER_S: Final = 1.0
-_LONGEST_TAKEOVER_S: Final = 16.0
-_READER_JOIN_S: Final = 1.0
 # While the connections send a trickle (a short frame's messages: the layer writes every 20 ms),
 # the loop reads at most this often: what arrives meanwhile waits in the sockets and is taken in
 # one turn, instead of the capture thread waking for every write while the application wants the
@@ -91,20 +75,6 @@ class _Client:
     decoder: Decoder
 
 
-@dataclass(slots=True)
-class _Loop:
-    """What the turns share, whichever thread takes them (one at a time: the turn lock)."""
-
-    selector: selectors.BaseSelector
-    pacer: selectors.BaseSelector  # the wake socket alone: a pace's sleep that stop() ends
-    clients: dict[int, _Client]
-    pause: GcPause
-    turn_at: float  # when the last turn began
-    turn_end: float = 0.0  # when the last turn ended
-    takeover_s: float = _TAKEOVER_S  # how long the capture thread last took the turns back
-    handed_back_at: float = float("-inf")  # when it last gave them back to the idle reader
-
-
 class CaptureServer:
     """Listens on `unix:PATH` and/or `tcp:HOST:PORT` addresses and captures into one file.
 
@@ -120,7 +90,6 @@ class CaptureServer:
         *,
         batch_messages: int = 50_000,
         commit_interval_s: float = COMMIT_INTERVAL_S,
-        idle_reader: bool = True,
     ) -> None:
         if not listen:
             raise ValueError("a capture server needs at least one address to listen on")
@@ -142,15 +111,7 @@ class CaptureServer:
         # Host commands for the layer, sent by the loop to every connection it has (or to the
         # next one, while there is none).
         self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # reentrant: signal-safe
-        self._recv_buffer = bytearray(RECV_BYTES)  # the turn's: one turn at a time
-        # Turns are taken by the idle reader while _idle_turns is set, else by the capture thread
-        # (docs/timeline.md, "Per frame"); `takeovers` counts the times the capture thread took
-        # them back from a reader that could not get a CPU.
-        self._idle_reader = idle_reader
-        self._turn_lock = threading.Lock()
-        self._idle_turns = threading.Event()
-        self._idle_exit = False
-        self.takeovers = 0
+        self._recv_buffer = bytearray(RECV_BYTES)  # the capture thread's alone
         self._recv_view = memoryview(self._recv_buffer)
 
     def __enter__(self) -> CaptureServer:
@@ -242,142 +203,70 @@ class CaptureServer:
     # -- the loop ---------------------------------------------------------------------------
 
     def _run(self) -> None:
-        """The capture thread: takes the turns itself, or guards the idle reader that does."""
         store = self._store
-        assert store is not None and self._wake is not None
-        now = time.monotonic()
-        loop = _Loop(selectors.DefaultSelector(), selectors.DefaultSelector(), {}, GcPause(), now)
-        reader: threading.Thread | None = None
+        assert store is not None
+        selector = selectors.DefaultSelector()
+        pacer = selectors.DefaultSelector()
+        clients: dict[int, _Client] = {}
+        pause = GcPause()
         try:
             for listener in self._listeners:
-                loop.selector.register(listener, selectors.EVENT_READ, None)
-            loop.selector.register(self._wake[0], selectors.EVENT_READ, "wake")
+                selector.register(listener, selectors.EVENT_READ, None)
+            assert self._wake is not None
+            selector.register(self._wake[0], selectors.EVENT_READ, "wake")
             # The pace's sleep ends early for what writes to the wake socket: a host command or
             # stop(). The next turn takes it.
-            loop.pacer.register(self._wake[0], selectors.EVENT_READ)
-            if self._idle_reader and hasattr(os, "SCHED_IDLE"):
-                reader = threading.Thread(
-                    target=self._read_when_idle, args=(loop, store), name="vkscope-idle-reader",
-                    daemon=True,
-                )  # fmt: skip
-                reader.start()
-            while not self._stopping.is_set() and self._error is None:
-                if self._idle_turns.is_set():
-                    self._guard(loop, store)
-                else:
-                    self._paced_turn(loop, store)
-            if self._error is not None:
-                return
-            self._end_idle_reader()
-            with self._turn_lock:
-                # A layer that connected just before stop() may not have been accepted yet: its
-                # connection waits in the listen backlog with what it sent.
-                for listener in self._listeners:
-                    while self._accept(listener, loop, store):
-                        pass
-                deadline = time.monotonic() + _DRAIN_S
-                for client in list(loop.clients.values()):
-                    self._drain(client, store, deadline)
-                    self._close(client, loop, store)
+            pacer.register(self._wake[0], selectors.EVENT_READ)
+            turn_at = time.monotonic()
+            while not self._stopping.is_set():
+                events = selector.select(_TICK_S)
+                # What this turn reads was sent since the last turn began.
+                since, turn_at = turn_at, time.monotonic()
+                if events:
+                    pause.hold()
+                received = 0
+                for key, _ in events:
+                    if key.data is None:
+                        for _ in range(_ACCEPTS_PER_TURN):  # every connection waiting
+                            if not self._accept(key.fileobj, selector, clients, store):  # type: ignore[arg-type]
+                                break
+                        self._send_commands(clients)  # any waiting for a connection
+                    elif key.data == "wake":
+                        with contextlib.suppress(BlockingIOError):
+                            self._wake[0].recv(4096)
+                        self._send_commands(clients)
+                    elif key.fd in clients:
+                        received += self._read(clients[key.fd], selector, clients, store)
+                if store.maybe_commit() or not events:
+                    pause.release()
+                if 0 < received < _PACE_BYTES:
+                    sleep = _pace(received, turn_at - since)
+                    if sleep >= _SHORTEST_PACE_S:
+                        pacer.select(sleep)
+            # A layer that connected just before stop() may not have been accepted yet: its
+            # connection waits in the listen backlog with what it sent.
+            for listener in self._listeners:
+                while self._accept(listener, selector, clients, store):
+                    pass
+            deadline = time.monotonic() + _DRAIN_S
+            for client in list(clients.values()):
+                self._drain(client, store, deadline)
+                self._close(client, selector, clients, store)
         except BaseException:
             self._error = traceback.format_exc()
         finally:
-            self._end_idle_reader()
-            if reader is not None:
-                # It ends at its next wake-up (within _TICK_S, once it gets a CPU); a reader still
-                # waiting after that finds its selector closed and ends all the same.
-                reader.join(_READER_JOIN_S)
-            loop.pause.release()
-            loop.selector.close()
-            loop.pacer.close()
+            pause.release()
+            selector.close()
+            pacer.close()
             self._close_listeners()
 
-    def _read_when_idle(self, loop: _Loop, store: CaptureStore) -> None:
-        """The idle reader: takes the turns at SCHED_IDLE, while the capture thread guards it."""
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread only
-        except OSError:
-            return  # the capture thread goes on taking the turns itself
-        self._idle_turns.set()
-        try:
-            while not self._idle_exit:
-                self._idle_turns.wait()
-                if self._idle_exit:
-                    return
-                events = loop.selector.select(_TICK_S)
-                with self._turn_lock:
-                    if self._idle_exit or not self._idle_turns.is_set():
-                        continue  # the capture thread took the turns back meanwhile
-                    sleep = self._turn(loop, store, events)
-                if sleep:
-                    loop.pacer.select(sleep)
-        except BaseException:
-            if not self._idle_exit:  # not the selector closed under a reader that was ending
-                self._error = traceback.format_exc()
-
-    def _end_idle_reader(self) -> None:
-        self._idle_exit = True
-        self._idle_turns.set()  # a reader waiting for its turns wakes, and ends
-
-    def _guard(self, loop: _Loop, store: CaptureStore) -> None:
-        """One look at the idle reader: when what the layer sent has waited _GUARD_S without a
-        turn (the application, or anything else, keeps every core busy), the capture thread
-        takes the turns itself for _TAKEOVER_S."""
-        if self._stopping.wait(_GUARD_S) or self._error is not None:
-            return
-        if time.monotonic() - loop.turn_end < _GUARD_S:
-            return
-        if not loop.selector.select(0) and not store.counters().uncommitted:
-            return  # nothing waits: the reader is asleep, not starved
-        self._idle_turns.clear()
-        self.takeovers += 1
-        now = time.monotonic()
-        soon = now - loop.handed_back_at < 2 * loop.takeover_s
-        loop.takeover_s = min(2 * loop.takeover_s, _LONGEST_TAKEOVER_S) if soon else _TAKEOVER_S
-        until = now + loop.takeover_s
-        while time.monotonic() < until and not self._stopping.is_set() and self._error is None:
-            self._paced_turn(loop, store)
-        loop.handed_back_at = time.monotonic()
-        self._idle_turns.set()
-
-    def _paced_turn(self, loop: _Loop, store: CaptureStore) -> None:
-        events = loop.selector.select(_TICK_S)
-        with self._turn_lock:
-            sleep = self._turn(loop, store, events)
-        if sleep:
-            loop.pacer.select(sleep)
-
-    def _turn(self, loop: _Loop, store: CaptureStore, events: list[Any]) -> float:
-        """Takes what `events` say is ready (they may be stale: the other thread may have taken
-        it, and every read and accept is non-blocking); the pace's sleep that should follow."""
-        assert self._wake is not None
-        # What this turn reads was sent since the last turn began.
-        since, loop.turn_at = loop.turn_at, time.monotonic()
-        if events:
-            loop.pause.hold()
-        received = 0
-        for key, _ in events:
-            if key.data is None:
-                for _ in range(_ACCEPTS_PER_TURN):  # every connection waiting
-                    if not self._accept(key.fileobj, loop, store):
-                        break
-                self._send_commands(loop.clients)  # any waiting for a connection
-            elif key.data == "wake":
-                with contextlib.suppress(BlockingIOError):
-                    self._wake[0].recv(4096)
-                self._send_commands(loop.clients)
-            elif key.fd in loop.clients:
-                received += self._read(loop.clients[key.fd], loop, store)
-        if store.maybe_commit() or not events:
-            loop.pause.release()
-        loop.turn_end = time.monotonic()
-        if 0 < received < _PACE_BYTES:
-            sleep = _pace(received, loop.turn_at - since)
-            if sleep >= _SHORTEST_PACE_S:
-                return sleep
-        return 0.0
-
-    def _accept(self, listener: Any, loop: _Loop, store: CaptureStore) -> bool:
+    def _accept(
+        self,
+        listener: socket.socket,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> bool:
         """Accepts one waiting connection; False when there was none."""
         try:
             sock, peer = listener.accept()
@@ -385,11 +274,17 @@ class CaptureServer:
             return False
         sock.setblocking(False)
         client = _Client(sock, store.connect(_peer_name(sock, peer)), Decoder())
-        loop.clients[sock.fileno()] = client
-        loop.selector.register(sock, selectors.EVENT_READ, "client")
+        clients[sock.fileno()] = client
+        selector.register(sock, selectors.EVENT_READ, "client")
         return True
 
-    def _read(self, client: _Client, loop: _Loop, store: CaptureStore) -> int:
+    def _read(
+        self,
+        client: _Client,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> int:
         """Takes what the connection has sent; the bytes read."""
         try:
             data = self._receive(client.sock)
@@ -401,7 +296,7 @@ class CaptureServer:
             self._take(client, store, data)
             if not client.decoder.out_of_step:
                 return len(data)
-        self._close(client, loop, store)
+        self._close(client, selector, clients, store)
         return len(data)
 
     def _receive(self, sock: socket.socket) -> bytes:
@@ -449,11 +344,17 @@ class CaptureServer:
             self._take(client, store, data)
             store.maybe_commit()
 
-    def _close(self, client: _Client, loop: _Loop, store: CaptureStore) -> None:
+    def _close(
+        self,
+        client: _Client,
+        selector: selectors.BaseSelector,
+        clients: dict[int, _Client],
+        store: CaptureStore,
+    ) -> None:
         store.ingest(client.conn, client.decoder.finish())
         store.disconnect(client.conn)
-        loop.selector.unregister(client.sock)
-        del loop.clients[client.sock.fileno()]
+        selector.unregister(client.sock)
+        del clients[client.sock.fileno()]
         client.sock.close()
         # A process has ended (or gone wrong): its last messages go to disk now, not in 100 ms.
         store.commit()
