@@ -317,6 +317,21 @@ def timed_run(
     return TimedRun(wall, cpu, out, everything - cpu - timer, waited[0] if waited else None)
 
 
+def short_and_long(
+    tools: Tools,
+    app: App,
+    config: Config,
+    short: int,
+    long: int,
+    tmp: Path,
+    placement: str,
+    run_queue: bool = False,
+) -> tuple[TimedRun, TimedRun]:
+    """timed_run of `short` frames, then of `long`: what a cost per frame is the difference of."""
+    first = timed_run(tools, app, config, short, tmp, placement, run_queue=run_queue)
+    return first, timed_run(tools, app, config, long, tmp, placement, run_queue=run_queue)
+
+
 _FRAME_TIME = re.compile(
     r"^frame time: ([0-9.]+) ms per frame, CPU ([0-9.]+) ms per frame", re.MULTILINE
 )
@@ -334,8 +349,7 @@ def frame_ms(
         if found is None:
             raise RuntimeError(f"{config.title}, {app.key}: no frame time in\n{out[-2000:]}")
         return float(found.group(1)), float(found.group(2))
-    first = timed_run(tools, app, config, short, tmp, placement)
-    second = timed_run(tools, app, config, long, tmp, placement)
+    first, second = short_and_long(tools, app, config, short, long, tmp, placement)
     frames = long - short
     return (second.wall - first.wall) / frames * 1e3, (second.cpu - first.cpu) / frames * 1e3
 
@@ -346,8 +360,7 @@ def host_cpu_per_frame(
     """CPU ms per frame of vkscope's own process under `vkscope run` (its capture thread, the
     rest of it, and finalizing the capture after the application exits), on shared cores: the
     difference between runs of `long` and `short` frames."""
-    first = timed_run(tools, app, config, short, tmp, "shared")
-    second = timed_run(tools, app, config, long, tmp, "shared")
+    first, second = short_and_long(tools, app, config, short, long, tmp, "shared")
     return (second.host_cpu - first.host_cpu) / (long - short) * 1e3
 
 
@@ -359,12 +372,9 @@ def run_queue_per_frame(
     What vkscope's host and the layer's own threads take of the CPU shows here as the
     application's threads waiting, with far less spread than the frame times, which the
     machine's load moves by more than the wait itself."""
-    waits = []
-    for frames in (short, long):
-        waited = timed_run(tools, app, config, frames, tmp, "shared", run_queue=True).run_queue
-        assert waited is not None
-        waits.append(waited)
-    return (waits[1] - waits[0]) / (long - short) * 1e6
+    first, second = short_and_long(tools, app, config, short, long, tmp, "shared", run_queue=True)
+    assert first.run_queue is not None and second.run_queue is not None
+    return (second.run_queue - first.run_queue) / (long - short) * 1e6
 
 
 def run_queue_rounds(
