@@ -102,6 +102,10 @@ IN_PLACE = Config(
     {"timing": "queue", "timing_read": "in_place"},
 )
 RUN_QUEUE_CONFIGS = (*CONFIGS, IN_PLACE)
+# The configurations the targets compare, run again in rounds of their own (--verdict-runs): a
+# target's verdict rests on more rounds than the whole table could afford, since a round of
+# three configurations takes a third of the time of a round of all of them.
+VERDICT_CONFIGS = tuple(c for c in CONFIGS if c.key in ("none", "run", "run_queue"))
 TITLES = {c.key: c.title for c in RUN_QUEUE_CONFIGS}
 
 
@@ -499,15 +503,20 @@ def app_table(
     return lines
 
 
-def verdict_lines(samples: Mapping[str, Sequence[float]]) -> list[str]:
+def verdict_lines(
+    samples: Mapping[str, Sequence[float]], more: Mapping[str, Sequence[float]] | None = None
+) -> list[str]:
     """Each target judged on the median of the rounds' added percent, with the 95% confidence
     interval of that median, which says whether the rounds settle the verdict: a median under
-    the target by less than the rounds can resolve is not a target shown met."""
+    the target by less than the rounds can resolve is not a target shown met. `more`: the
+    rounds of the target's configurations alone (VERDICT_CONFIGS), judged with the others."""
     lines = []
     for key, target in (("run_queue", QUEUE_TARGET_PERCENT), ("run", TIMELINE_TARGET_PERCENT)):
         if key not in samples:
             continue
         rounds = added_percent(samples, key)
+        if more and key in more:
+            rounds += added_percent(more, key)
         added = median(rounds)
         interval = median_interval(rounds)
         if interval is None:
@@ -522,7 +531,8 @@ def verdict_lines(samples: Mapping[str, Sequence[float]]) -> list[str]:
             settled = f"95% interval of the median {percent(lo)} to {percent(hi)}, {where}"
         lines.append(
             f"- {TITLES[key]}: at most {target:+.0f}% per frame over no layer, judged on the "
-            f"median: {met(added <= target)} ({percent(added)}; {settled})."
+            f"median of {len(rounds)} rounds: {met(added <= target)} ({percent(added)}; "
+            f"{settled})."
         )
     return lines
 
@@ -583,13 +593,30 @@ def app_section(block: Mapping[str, Any]) -> list[str]:
             "",
             *app_table(b["samples_ms"], b.get("cpu_ms")),
             "",
-            *verdict_lines(b["samples_ms"]),
+            *verdict_rounds_lines(b["samples_ms"], b.get("verdict_ms")),
+            *verdict_lines(b["samples_ms"], b.get("verdict_ms")),
         ]
     return [
         *lines,
         *host_cpu_lines(block.get("host_cpu_ms"), block["short"], block["long"]),
         *run_queue_lines(block.get("run_queue_us"), block["short"], block["long"]),
         *syscall_lines(block.get("syscalls_per_frame")),
+    ]
+
+
+def verdict_rounds_lines(
+    samples: Mapping[str, Sequence[float]], more: Mapping[str, Sequence[float]] | None
+) -> list[str]:
+    """What the verdicts rest on, where rounds of their configurations alone were added."""
+    if not more or not more.get("none"):
+        return []
+    added = {key: spread(added_percent(more, key), percent) for key in more if key != "none"}
+    parts = "; ".join(f"{TITLES[key]} {text}" for key, text in added.items())
+    return [
+        f"Each verdict rests on the {len(samples['none'])} rounds above and "
+        f"{len(more['none'])} more rounds of no layer and the two `vkscope run` configurations "
+        f"alone, interleaved in the same way, added in those: {parts}.",
+        "",
     ]
 
 
@@ -709,6 +736,11 @@ def render(results: Mapping[str, Any] | None) -> str:
     return "\n".join([*lines, ""])
 
 
+def printer(what: str) -> Callable[[str], None]:
+    """Progress of `what`, on the terminal."""
+    return lambda text: print(f"{what}: {text}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=9, help="interleaved rounds")
@@ -720,16 +752,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="small_frame's frames it times")  # fmt: skip
     parser.add_argument("--apps", nargs="+", choices=("vkcube", "small_frame"),
                         default=["vkcube", "small_frame"])  # fmt: skip
+    parser.add_argument("--verdict-runs", type=int, default=0,
+                        help="more rounds of the targets' configurations alone")  # fmt: skip
     parser.add_argument("--results", type=Path, default=results_path(NAME))
     parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
     if min(args.runs, args.short_frames, args.timed_frames) < 1 or args.warmup_frames < 0:
         parser.error("--runs, --short-frames and --timed-frames must be positive")
+    if args.verdict_runs < 0:
+        parser.error("--verdict-runs must not be negative")
     if args.long_frames <= args.short_frames:
         parser.error("--long-frames must be more than --short-frames")
     tools = Tools.installed()
     settings = {
         "runs": args.runs,
+        "verdict_runs": args.verdict_runs,
         "short_frames": args.short_frames,
         "long_frames": args.long_frames,
         "warmup_frames": args.warmup_frames,
@@ -753,11 +790,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "times_itself": times_itself}  # fmt: skip
             wall, cpu = measure(
                 tools, [app], args.runs, short, long, placements=placements,
-                progress=lambda s, k=key: print(f"{k}: {s}", flush=True),
+                progress=printer(key),
             )  # fmt: skip
             block["placements"] = {
                 p: {"samples_ms": v, "cpu_ms": cpu[key][p]} for p, v in wall[key].items()
             }
+            if args.verdict_runs:
+                more, _ = measure(
+                    tools, [app], args.verdict_runs, short, long, VERDICT_CONFIGS,
+                    placements=placements, progress=printer(f"{key}, verdict"),
+                )  # fmt: skip
+                for p, v in more[key].items():
+                    block["placements"][p]["verdict_ms"] = v
             with tempfile.TemporaryDirectory(prefix="vkscope-frame-cost-") as tmp:
                 block["host_cpu_ms"] = {
                     c.key: [

@@ -132,3 +132,23 @@ def test_frame_cost_verdicts_say_whether_the_rounds_settle_them() -> None:
     )
     over = frame_cost_verdicts([1.04] * 7, [1.2] * 7, none)
     assert all("all of it over the target" in line for line in over)
+
+
+def test_frame_cost_verdicts_take_the_rounds_of_the_targets_alone_with_the_others() -> None:
+    # Three rounds of the whole table (+9% for the timeline) and four of the targets'
+    # configurations alone (+1%): judged on the seven, the timeline meets +3%, which the three
+    # alone would have missed.
+    samples = {"none": [1.0] * 3, "run": [1.09] * 3, "run_queue": [1.05] * 3}
+    more = {"none": [2.0] * 4, "run": [2.02] * 4, "run_queue": [2.1] * 4}
+    code = (
+        "import json, frame_cost\n"
+        f"s, m = json.loads({json.dumps(json.dumps([samples, more]))})\n"
+        "print('\\n'.join(frame_cost.verdict_rounds_lines(s, m) + frame_cost.verdict_lines(s, m)))"
+    )
+    rounds, _, queue_line, timeline_line = bench_python(code).splitlines()
+    assert "the 3 rounds above and 4 more rounds" in rounds
+    assert "`vkscope run` (timeline) +1.0%" in rounds
+    assert "median of 7 rounds: **met** (+1.0%; 95% interval of the median +1.0% to +9.0%" in (
+        timeline_line
+    )
+    assert "median of 7 rounds: **met** (+5.0%;" in queue_line
