@@ -468,14 +468,19 @@ def check_frame_cost(ctx: Context, out: Outcome) -> None:
     """bench/frame_cost.py's measurement of short frames with the workload program (there is no
     window system here for vkcube): what each configuration, `vkscope run` included, adds to a
     frame of the small_frame scenario, as the program times its frames after a warm-up."""
-    runs, warmup, timed = (2, 50, 200) if ctx.quick else (5, 200, 10_000)
+    runs, verdict_runs, warmup, timed = (2, 2, 50, 200) if ctx.quick else (5, 30, 200, 10_000)
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     app = frame_cost.small_frame_app(tools, ctx.bare_env())
     wall, cpu = frame_cost.measure(tools, [app], runs, warmup, warmup + timed,
                       progress=lambda s: print(f"  frame cost {s}", flush=True))  # fmt: skip
+    # The targets' configurations alone, for verdicts on more rounds (frame_cost --verdict-runs).
+    targets = frame_cost.VERDICT_CONFIGS
+    more, _ = frame_cost.measure(tools, [app], verdict_runs, warmup, warmup + timed, targets,
+                                 progress=frame_cost.printer("  verdict"))  # fmt: skip
     out.data |= {"short": warmup, "long": warmup + timed, "frame_end": app.frame_end,
                  "times_itself": True, "samples_ms": wall[app.key]["shared"],
-                 "cpu_ms": cpu[app.key]["shared"]}  # fmt: skip
+                 "cpu_ms": cpu[app.key]["shared"],
+                 "verdict_ms": more[app.key]["shared"]}  # fmt: skip
 
 
 def check_record_cost(ctx: Context, out: Outcome) -> None:
