@@ -11,7 +11,7 @@ bash scripts/generate.sh
 .venv/bin/ruff check src generator tests bench
 .venv/bin/ruff format --check src generator tests bench
 .venv/bin/mypy
-find layer workloads bench tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h' | \
+find include layer workloads bench tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h' | \
     xargs clang-format --dry-run --Werror
 
 if [ -f tests/cpp/CMakeLists.txt ]; then

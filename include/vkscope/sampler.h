@@ -31,7 +31,8 @@ extern "C" {
 /* The device a sampler is opened for: what Vulkan says of it (VkPhysicalDeviceProperties and
  * VkPhysicalDeviceIDProperties / VkPhysicalDeviceDriverProperties where the device has them). */
 typedef struct vkscope_sampler_device {
-    uint32_t vendor_id;      /* PCI vendor: 0x10de NVIDIA, 0x13b5 Arm, 0x10005 Mesa (software) */
+    /* PCI vendor: 0x10de NVIDIA, 0x13b5 Arm, 0x10005 Mesa (software) */
+    uint32_t vendor_id;
     uint32_t device_id;
     uint32_t driver_version; /* in the vendor's own encoding */
     uint32_t driver_id;      /* VkDriverId, 0 when unknown */
