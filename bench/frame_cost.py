@@ -693,6 +693,18 @@ DESCRIPTIONS = {
 }
 
 
+def reproduce_command(settings: Mapping[str, Any]) -> str:
+    """The command line that measured with `settings` (those of this script's options that
+    were recorded; results made before --verdict-runs have none of those rounds)."""
+    options = ("runs", "verdict_runs", "short_frames", "long_frames", "warmup_frames",
+               "timed_frames")  # fmt: skip
+    parts = [COMMAND]
+    for key in options:
+        if key in settings:
+            parts.append(f"--{key.replace('_', '-')} {settings[key]}")
+    return " ".join(parts)
+
+
 def render(results: Mapping[str, Any] | None) -> str:
     lines = [
         "# What vkscope adds to a short frame",
@@ -731,6 +743,7 @@ def render(results: Mapping[str, Any] | None) -> str:
     if results is None:
         return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
     lines += provenance(results, NAME)
+    lines += ["", f"Reproduce: `{reproduce_command(results.get('settings', {}))}`"]
     for key, block in results["apps"].items():
         lines += ["", f"### {key}", "", *app_section({**block, "description": DESCRIPTIONS[key]})]
     return "\n".join([*lines, ""])
