@@ -509,8 +509,9 @@ def verdict_lines(
     """Each target judged on the median of the rounds' added percent, with the 95% confidence
     interval of that median, which says whether the rounds settle the verdict: a median under
     the target by less than the rounds can resolve is not a target shown met. `more`: the
-    rounds of the target's configurations alone (VERDICT_CONFIGS), judged with the others."""
-    lines = []
+    rounds of the target's configurations alone (VERDICT_CONFIGS), judged with the others, and
+    said first (verdict_rounds_lines)."""
+    lines = verdict_rounds_lines(samples, more)
     for key, target in (("run_queue", QUEUE_TARGET_PERCENT), ("run", TIMELINE_TARGET_PERCENT)):
         if key not in samples:
             continue
@@ -593,7 +594,6 @@ def app_section(block: Mapping[str, Any]) -> list[str]:
             "",
             *app_table(b["samples_ms"], b.get("cpu_ms")),
             "",
-            *verdict_rounds_lines(b["samples_ms"], b.get("verdict_ms")),
             *verdict_lines(b["samples_ms"], b.get("verdict_ms")),
         ]
     return [

@@ -143,7 +143,7 @@ def test_frame_cost_verdicts_take_the_rounds_of_the_targets_alone_with_the_other
     code = (
         "import json, frame_cost\n"
         f"s, m = json.loads({json.dumps(json.dumps([samples, more]))})\n"
-        "print('\\n'.join(frame_cost.verdict_rounds_lines(s, m) + frame_cost.verdict_lines(s, m)))"
+        "print('\\n'.join(frame_cost.verdict_lines(s, m)))"
     )
     rounds, _, queue_line, timeline_line = bench_python(code).splitlines()
     assert "the 3 rounds above and 4 more rounds" in rounds

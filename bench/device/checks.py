@@ -472,7 +472,7 @@ def check_frame_cost(ctx: Context, out: Outcome) -> None:
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     app = frame_cost.small_frame_app(tools, ctx.bare_env())
     wall, cpu = frame_cost.measure(tools, [app], runs, warmup, warmup + timed,
-                      progress=lambda s: print(f"  frame cost {s}", flush=True))  # fmt: skip
+                      progress=frame_cost.printer("  frame cost"))  # fmt: skip
     # The targets' configurations alone, for verdicts on more rounds (frame_cost --verdict-runs).
     targets = frame_cost.VERDICT_CONFIGS
     more, _ = frame_cost.measure(tools, [app], verdict_runs, warmup, warmup + timed, targets,

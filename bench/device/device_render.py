@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import handover_cost
-from frame_cost import app_table, method_text, verdict_lines, verdict_rounds_lines
+from frame_cost import app_table, method_text, verdict_lines
 from record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from resultfile import banner, median, met, not_run, provenance, spread
 
@@ -306,7 +306,6 @@ def frame_cost_section(part: Mapping[str, Any]) -> list[str]:
         "",
         *app_table(part["samples_ms"], part.get("cpu_ms")),
         "",
-        *verdict_rounds_lines(part["samples_ms"], part.get("verdict_ms")),
         *verdict_lines(part["samples_ms"], part.get("verdict_ms")),
     ]
 
