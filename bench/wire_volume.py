@@ -39,8 +39,8 @@ from resultfile import (
 )
 
 from vkscope import paths
-from vkscope.capture.messages import SUBMIT, type_name
 from vkscope.capture.wire import Decoder, Message
+from vkscope.protocol import SUBMIT, type_name
 
 NAME = "wire_volume"
 DOC = DOCS_DIR / "wire-volume.md"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import vkscope
+from vkscope import protocol as m
 from vkscope.capture import Capture, open_capture
-from vkscope.capture import messages as m
 from vkscope.capture.client import Stream, connect
 
 SERVER = """

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from vkscope import protocol as m
 from vkscope.capture import CaptureServer, CaptureServerError, Counters, open_capture
-from vkscope.capture import messages as m
 from vkscope.capture.client import Stream, connect
 from vkscope.capture.wire import MAX_PAYLOAD, encode_frame
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vkscope.capture import messages as m
+from vkscope import protocol as m
 from vkscope.capture import open_capture
 from vkscope.capture.client import Stream
 from vkscope.capture.ingest import Connection

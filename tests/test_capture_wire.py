@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vkscope.capture import messages as m
+from vkscope import protocol as m
 from vkscope.capture.client import Stream
 from vkscope.capture.wire import (
     MALFORMED_JSON,

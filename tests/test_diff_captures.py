@@ -17,8 +17,8 @@ from typing import Any
 
 from rich.console import Console
 
+from vkscope import protocol as m
 from vkscope.capture import CaptureServer
-from vkscope.capture import messages as m
 from vkscope.capture.client import Stream, connect
 from vkscope.diff import run_diff
 

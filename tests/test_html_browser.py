@@ -431,7 +431,7 @@ def test_capture_without_workloads(tmp_path: Path, load: Any) -> None:
 
 
 def test_counters_column_and_per_frame_chart(tmp_path: Path, load: Any) -> None:
-    from vkscope.capture import messages as m
+    from vkscope import protocol as m
 
     # The same stream without counters first: which instances there are.
     work = instances(capture_from(timeline_stream(), tmp_path / "plain.vkscope"))

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from vkscope import protocol as m
 from vkscope.capture import CaptureError, CaptureServer, open_capture
-from vkscope.capture import messages as m
 from vkscope.capture.client import Stream, connect
 from vkscope.html import build_page, page_data, write_html
 

@@ -370,6 +370,6 @@ def test_workload_counters_are_arguments_and_counter_tracks_per_queue(tmp_path: 
 
 
 def protocol_code(name: str) -> int:
-    from vkscope.capture import messages as m
+    from vkscope import protocol as m
 
     return int(getattr(m, name))

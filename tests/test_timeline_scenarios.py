@@ -26,7 +26,7 @@ from support.timeline import (
     Receiver,
 )
 
-from vkscope.capture.protocol_gen import QUEUE_FLAG
+from vkscope.protocol_gen import QUEUE_FLAG
 
 pytestmark = pytest.mark.vulkan
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from vkscope.capture import SCHEMA_VERSION, CaptureServer, open_capture
 from vkscope.capture.client import Stream, connect
-from vkscope.capture.messages import SUBMIT_DONE
 from vkscope.capture.schema import INSTANCES_VIEW_SELECT
+from vkscope.protocol import SUBMIT_DONE
 
 GPU = 1_000_000_000  # where the synthetic GPU clock starts
 

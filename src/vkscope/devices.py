@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .capture.messages import QUEUE_FLAG
+from .protocol import QUEUE_FLAG
 
 __all__ = [
     "DeviceInfo",

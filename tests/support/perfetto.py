@@ -15,8 +15,8 @@ from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped,unus
     perfetto_trace_pb2 as pb,
 )
 
+from vkscope import protocol as m
 from vkscope.capture import CaptureServer
-from vkscope.capture import messages as m
 from vkscope.capture.client import Stream, connect
 
 MONOTONIC = pb.BUILTIN_CLOCK_MONOTONIC

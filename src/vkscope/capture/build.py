@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import msgspec
 
+from .. import protocol as m
 from . import journal
-from . import messages as m
 from .annexes import InstanceMerger, Note
 from .completions import Completions
 from .wire import bad_payload, header_bytes, split_run

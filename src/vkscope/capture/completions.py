@@ -11,9 +11,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
+from ..protocol import SUBMIT_DONE
 from .annexes import Note
 from .journal import Completion
-from .messages import SUBMIT_DONE
 from .schema import from_sql_id, to_sql_int
 
 

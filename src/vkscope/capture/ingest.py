@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import msgspec
 
+from .. import protocol as m
 from . import journal, schema
-from . import messages as m
 from .wire import (
     INVALID_PAYLOAD,
     OVERSIZE,

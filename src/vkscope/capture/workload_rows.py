@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Final
 
-from . import messages as m
+from .. import protocol as m
 from .schema import storable
 
 _BASE: Final = "process, tag_id, device, type, api, metadata"

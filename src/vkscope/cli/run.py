@@ -22,9 +22,9 @@ from rich.console import Console
 
 from .. import launch, paths, recording
 from ..capture import CaptureError, CaptureServerError, CaptureSummary, open_capture
-from ..capture.messages import SERIALIZATION
 from ..capture_summary import FrameCounts
 from ..frame_selection import FrameSelectionError, parse_frame_selection
+from ..protocol import SERIALIZATION
 from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
 from ..supervisor import Stopped, Supervisor, signal_name
 from .command import Command, say
@@ -240,10 +240,10 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
 
 
 def _khr_counters(settings: dict[str, str], notes: list[str]) -> bool:
-    """Checks and completes a setting with khr: counters (counters/khr.py); False when it
+    """Checks and completes a setting with khr: counters (counters/performance_query.py); False when it
     names none."""
     from ..counters import CounterError
-    from ..counters.khr import prepare
+    from ..counters.performance_query import prepare
     from ..devices import VulkanUnavailable
     from ..settings import all_settings
 

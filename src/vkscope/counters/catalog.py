@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ..capture.messages import PIPELINE_STATISTIC
+from ..protocol import PIPELINE_STATISTIC
 
 SOURCE: Final = "pipeline_statistics"
 
