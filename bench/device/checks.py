@@ -61,7 +61,7 @@ for p in (HERE, REPO / "bench", REPO / "tests"):
         sys.path.insert(0, str(p))
 
 import frame_cost  # noqa: E402
-import handover_cost  # noqa: E402
+import samplers_cost  # noqa: E402
 from device_context import Context, Outcome, run_check, timing_analysis  # noqa: E402
 from device_render import render  # noqa: E402
 from record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure  # noqa: E402
@@ -273,7 +273,7 @@ def check_handover(ctx: Context, out: Outcome) -> None:
     only at the first (the scenario records its command buffer anew every frame: from the second
     frame on, its handovers use the event pairs it already holds, reset on the host before each
     submission); cpu_time (and nvml's energy and clocks on NVIDIA) arrive for every
-    workload or a reason; validation below vkscope: nothing; bench/handover_cost.py's
+    workload or a reason; validation below vkscope: nothing; bench/samplers_cost.py's
     measurement of the cost."""
     nvidia = NVIDIA in ctx.driver.device or ctx.driver.driver_name.startswith("NVIDIA")
     samplers = "sampler:cpu_time" + (",sampler:nvml" if nvidia else "")
@@ -293,7 +293,7 @@ def check_handover(ctx: Context, out: Outcome) -> None:
             out.expect(bool(values) or reason is not None, f"{label}: no values, no reason: {w}")
             if w.get("timing") == "ok":
                 timed.append((s.sequence or 0, int(w["gpu_begin_ns"]), int(w["gpu_end_ns"])))
-        gaps = handover_cost.gaps_us(timed)
+        gaps = samplers_cost.gaps_us(timed)
         part = {"sampling": sampling, "counters": names, "instances": dict(valued),
                 "gaps_us": {"count": len(gaps), "min": min(gaps, default=None),
                             "median": statistics.median(gaps) if gaps else None}}  # fmt: skip
@@ -314,7 +314,7 @@ def check_handover(ctx: Context, out: Outcome) -> None:
         v["rc"] == 0 and v["messages"] == 0, f"validation below vkscope: {found}\n{v['tail']}"
     )
     runs, short_frames, long_frames = (1, 2, 4) if ctx.quick else (5, 2, 12)
-    out.data["cost"] = handover_cost.measure(
+    out.data["cost"] = samplers_cost.measure(
         ctx.layer, ctx.workload, runs, short_frames, long_frames,
         progress=lambda s: print(f"  handover cost {s}", flush=True),
     )  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import handover_cost
+import samplers_cost
 from frame_cost import app_table, method_text, verdict_lines
 from record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from resultfile import banner, median, met, not_run, provenance, spread
@@ -373,7 +373,7 @@ def handover_section(part: Mapping[str, Any]) -> list[str]:
     if v:
         lines += ["", f"Validation below vkscope: {v['messages']} messages."]
     for program, cost in (part.get("cost") or {}).items():
-        lines += ["", f"Cost, {program}:", "", *handover_cost.program_lines(program, cost)]
+        lines += ["", f"Cost, {program}:", "", *samplers_cost.program_lines(program, cost)]
     return lines
 
 

@@ -7,9 +7,9 @@
 #include "core/log.hpp"
 #include "core/settings.hpp"
 #include "core/state.hpp"
-#include "instruments/handover/instrument.hpp"
 #include "instruments/performance_query/instrument.hpp"
 #include "instruments/pipeline_statistics/instrument.hpp"
+#include "instruments/samplers/instrument.hpp"
 #include "instruments/timing/instrument.hpp"
 #include "timeline/server_connection.hpp"
 #include "timeline/setup.hpp"
@@ -38,7 +38,7 @@ template <typename LinkInfo> LinkInfo* find_link(const void* next, VkStructureTy
 bool wants_timeline(const SettingValues& settings) {
     return settings.timeline || settings.timing != Timing::off ||
            pipeline_statistics::selected(settings) || performance_query::selected(settings) ||
-           handover::selected(settings);
+           samplers::selected(settings);
 }
 
 void enable_features(InstanceState& state) {
@@ -54,7 +54,7 @@ void enable_features(InstanceState& state) {
         state.features.set(static_cast<unsigned>(Feature::pipeline_statistics));
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
-    if (performance_query::selected(state.settings) || handover::selected(state.settings)) {
+    if (performance_query::selected(state.settings) || samplers::selected(state.settings)) {
         state.features.set(static_cast<unsigned>(Feature::instruments));
     }
 }
@@ -64,7 +64,7 @@ timeline::InstrumentProviders instrument_providers(const InstanceState& instance
     timeline::InstrumentProviders providers;
     // First: its handover before a workload must come before the other instruments' starts, so
     // that no time or count includes the GPU held for a sample.
-    if (auto handover = handover::provider(instance.settings)) {
+    if (auto handover = samplers::provider(instance.settings)) {
         providers.push_back(std::move(handover));
     }
     if (auto timing = timing::provider(instance.settings)) {

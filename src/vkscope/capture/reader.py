@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from . import khr_joined, schema
+from . import performance_query, schema
 from .compat import indexed_workloads, present_current_schema
 from .errors import (
     CaptureError,
@@ -112,7 +112,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             check_cells_of(db, path, version)
         present_current_schema(db, version)
         present_journal(db)  # a capture not finalized: what waits in its journal
-        khr_joined.create(db)
+        performance_query.create(db)
         db.execute(f"CREATE TEMP VIEW instance_counters AS {schema.INSTANCE_COUNTERS_SELECT}")
         db.execute(f"CREATE TEMP VIEW instance_counters_missing AS {schema.MISSING_SELECT}")
         db.execute(
@@ -120,8 +120,8 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             + schema.COMMAND_BUFFER_COUNTER_VALUES_SELECT
         )
         capture = Capture(path, read_only_uri(path, immutable), db, meta, version)
-        if khr_joined.has_khr_counters(db):
-            khr_joined.fill(db, capture.workloads)
+        if performance_query.has_khr_counters(db):
+            performance_query.fill(db, capture.workloads)
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None
@@ -298,7 +298,7 @@ class Capture:
                 metadata: dict[str, Any] = _decode_object(r[11]) if r[11] else {}
                 if r[12]:
                     metadata.update(_decode_object(r[12]))
-                if r[20] is not None:  # khr counters joined over their passes (khr_joined.py)
+                if r[20] is not None:  # joined over their passes (performance_query.py)
                     values = _decode_object(r[20])
                     if values or metadata.get("counters") is not None:
                         metadata["counters"] = values or None

@@ -52,9 +52,9 @@ LEFT JOIN label_stacks l
 """
 
 # Each instance's counters, one row per counter: the `counters` object of its annex, or for khr
-# counters the values joined over their pass cycle (khr_joined.py); an instance without counters
-# has no rows, its annex says why in counters_reason. Not stored in the file: every reader's
-# connection has it as a temporary view (reader.py), whatever the file's version.
+# counters the values joined over their pass cycle (performance_query.py); an instance without
+# counters has no rows, its annex says why in counters_reason. Not stored in the file: every
+# reader's connection has it as a temporary view (reader.py), whatever the file's version.
 INSTANCE_COUNTERS_SELECT: Final = """
 SELECT v.id, v.process, v.submit_id, v.tag_id, v.device, v.queue, v.frame, v.type, v.api,
        v.label_path, v.gpu_ns, c.key AS counter, c.value

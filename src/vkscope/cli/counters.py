@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"vkscope: {exc.message}", file=sys.stderr)
         return 2
     found = listing(devices)
-    from .counters_khr import khr_listing, render_khr
+    from .counters_performance_query import khr_listing, render_khr
 
     khr = khr_listing(args.select)
     if args.json:

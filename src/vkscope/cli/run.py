@@ -240,8 +240,8 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
 
 
 def _khr_counters(settings: dict[str, str], notes: list[str]) -> bool:
-    """Checks and completes a setting with khr: counters (counters/performance_query.py); False when it
-    names none."""
+    """Checks and completes a setting with khr: counters (counters/performance_query.py); False
+    when it names none."""
     from ..counters import CounterError
     from ..counters.performance_query import prepare
     from ..devices import VulkanUnavailable

@@ -168,7 +168,7 @@ def check_devices(specs: list[str], devices: list[DeviceInfo]) -> None:
 
 def handover_supported(device: DeviceInfo) -> bool:
     """Whether the layer's list of drivers that support the event handover has this one (the
-    list is the layer's: layer/src/instruments/handover/instrument.cpp)."""
+    list is the layer's: layer/src/instruments/samplers/instrument.cpp)."""
     if device.vendor_id == 0x10005:
         return device.name.startswith("llvmpipe")
     if device.vendor_id == 0x10DE:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..capture import CaptureError, khr_joined
+from ..capture import CaptureError, performance_query
 from ..capture.attach import AttachedCapture, ScratchDatabase
 from ..capture.reader import open_capture
 from .stats import (
@@ -259,7 +259,7 @@ class Diff:
         try:
             found = self._db.execute(
                 f"SELECT 1 FROM {src.table('device_counters')} WHERE source = ? LIMIT 1",
-                (khr_joined.SOURCE,),
+                (performance_query.SOURCE,),
             ).fetchone()
         except sqlite3.OperationalError:  # a capture older than counters
             return
@@ -269,7 +269,7 @@ class Diff:
         self._db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, counters TEXT)")
         try:
             with open_capture(src.path, check_cells=False) as capture:
-                _, rows = capture.execute(f"SELECT id, counters FROM {khr_joined.TABLE}")
+                _, rows = capture.execute(f"SELECT id, counters FROM {performance_query.TABLE}")
                 self._db.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
         except CaptureError as exc:
             raise DiffInputError(str(exc)) from None

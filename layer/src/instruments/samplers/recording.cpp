@@ -1,8 +1,8 @@
-#include "instruments/handover/recording.hpp"
+#include "instruments/samplers/recording.hpp"
 
 #include <algorithm>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 void HandoverRecording::begin(const timeline::RecordingStart& start) {
     release();
@@ -123,4 +123,4 @@ bool HandoverRecording::crosses_other_work(uint32_t index) const {
     return std::find(crossed_.begin(), crossed_.end(), index) != crossed_.end();
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

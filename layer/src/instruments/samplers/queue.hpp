@@ -11,8 +11,8 @@
 // events are set before it runs: core Vulkan's host-signal-before-wait); a handover the GPU never
 // reaches is given up after a bounded time and the rest of the frame runs unheld.
 
-#include "instruments/handover/device.hpp"
-#include "instruments/handover/recording.hpp"
+#include "instruments/samplers/device.hpp"
+#include "instruments/samplers/recording.hpp"
 #include "timeline/instrument.hpp"
 
 #include <cstdint>
@@ -24,7 +24,7 @@ namespace vkscope::timeline {
 class TimelineQueue;
 }
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 class HandoverQueue final : public timeline::InstrumentQueue {
 public:
@@ -97,4 +97,4 @@ private:
     std::unique_lock<std::mutex> sampling_; // held from the first split point to the end
 };
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -3,14 +3,14 @@
 // built only where CMake was given libGPUCounters, so the layer itself never depends on Arm's
 // library; this file only tells a non-Arm device, or an Arm one without the plugin, clearly.
 
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/samplers.hpp"
 
 #include <cstdio>
 #include <dlfcn.h>
 #include <string>
 #include <unistd.h>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 constexpr uint32_t kArm = 0x13b5;
@@ -80,4 +80,4 @@ const vkscope_sampler_api* mali_sampler() {
     return &kApi;
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

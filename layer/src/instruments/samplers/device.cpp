@@ -1,8 +1,8 @@
-#include "instruments/handover/device.hpp"
+#include "instruments/samplers/device.hpp"
 
 #include "core/log.hpp"
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 HandoverDevice::HandoverDevice(VkDevice device, const DeviceDispatch& next_layer,
                                std::span<const VkQueueFamilyProperties> families, Granularity how,
@@ -63,4 +63,4 @@ void HandoverDevice::give_back(std::vector<EventPair>& pairs) {
     pairs.clear();
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

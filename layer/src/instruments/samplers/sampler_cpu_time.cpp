@@ -9,7 +9,7 @@
 // thread's own clock, read from another thread of the process, is exact, so the sampler reads
 // every live thread's and keeps a running total of what each added since the previous sample.
 
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/samplers.hpp"
 
 #include <array>
 #include <cstdio>
@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 const vkscope_sampler_counter kCounters[] = {
@@ -153,4 +153,4 @@ const vkscope_sampler_api* cpu_time_sampler() {
     return &kApi;
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -15,7 +15,7 @@ GPU's idle time at one, and the frame time with the handover against timing alon
 
 Run here (lavapipe, LP_NUM_THREADS=0) with the installed package; on a GPU machine through
 bench/device/checks.py (`bash bench/device/run.sh --bring-up handover`), which calls measure().
-Every run is kept: bench/results/handover_cost.json and docs/bench/handover.md (`render`). State
+Every run is kept: bench/results/samplers_cost.json and docs/bench/samplers.md (`render`). State
 the machine's load with any numbers committed (machine.py records the load average).
 """
 
@@ -49,9 +49,9 @@ from resultfile import (  # noqa: E402
 )
 from support.timeline import Receiver  # noqa: E402
 
-NAME = "handover_cost"
-DOC = DOCS_DIR / "handover.md"
-COMMAND = ".venv/bin/python bench/handover_cost.py"
+NAME = "samplers_cost"
+DOC = DOCS_DIR / "samplers.md"
+COMMAND = ".venv/bin/python bench/samplers_cost.py"
 LAYER = "VK_LAYER_VKSCOPE_profiler"
 
 
@@ -189,9 +189,9 @@ def render(results: Mapping[str, Any] | None) -> str:
     lines = [
         "# What CPU-sampled counters cost",
         "",
-        banner("handover_cost.py"),
+        banner("samplers_cost.py"),
         "",
-        "`bench/handover_cost.py` measures the frame time of the workload program with timing "
+        "`bench/samplers_cost.py` measures the frame time of the workload program with timing "
         "`queue` alone, with the `cpu_time` sampler through the event handover, and with it per "
         "command buffer, and the GPU's idle time at each handover (docs/counters.md says what is "
         "injected).",

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..counters.khr import split
-from ..counters.khr_probe import probe_khr
+from ..counters.performance_query import split
+from ..counters.performance_query_probe import probe_khr
 
 
 def khr_listing(select: str | None) -> list[dict[str, Any]]:

@@ -5,14 +5,14 @@
 // event the host sets after submission, or per application command buffer elsewhere.
 
 #include "core/settings.hpp"
-#include "instruments/handover/device.hpp"
+#include "instruments/samplers/device.hpp"
 #include "timeline/instrument.hpp"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 class HandoverInstrument final : public timeline::Instrument {
 public:
@@ -33,4 +33,4 @@ bool selected(const SettingValues& settings);
 // The instrument's provider for a device created with `settings`; null when it names none.
 std::unique_ptr<timeline::InstrumentProvider> provider(const SettingValues& settings);
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

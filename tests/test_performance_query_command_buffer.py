@@ -16,8 +16,8 @@ from support import protocol
 from support.env import run, vkscope_cli
 from support.timeline import Capture
 from support.timing import instances, scenario_ran
-from test_perf_query_host import fixture_env, vkscope_run
-from test_perf_query_layer import Runner, announced, khr, validation_errors, values
+from test_performance_query_host import fixture_env, vkscope_run
+from test_performance_query_layer import Runner, announced, khr, validation_errors, values
 
 from vkscope.capture.reader import open_capture
 

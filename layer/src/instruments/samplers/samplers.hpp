@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 // The `sampler:` items of the `counters` setting, as written after the prefix.
 std::vector<std::string> requested_samplers(std::string_view setting);
@@ -57,4 +57,4 @@ private:
     std::vector<SamplerCounter> counters_;
 };
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -6,7 +6,7 @@
 // time hold the GPU at a handover.
 
 #include "dispatch_tables.gen.hpp"
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/samplers.hpp"
 #include "protocol.gen.hpp"
 
 #include <atomic>
@@ -16,7 +16,7 @@
 #include <vector>
 #include <vulkan/vulkan.h>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 using Reason = protocol::CountersReason;
 
@@ -74,4 +74,4 @@ private:
     size_t taken_ = 0; // calls of take(): a command buffer needed more than it held
 };
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

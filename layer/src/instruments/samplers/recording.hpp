@@ -12,13 +12,13 @@
 // end of a recording, and all of them when the command buffer is freed. A command buffer
 // recorded anew every frame thus takes no lock for its events.
 
-#include "instruments/handover/device.hpp"
+#include "instruments/samplers/device.hpp"
 #include "timeline/instrument.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 class HandoverRecording final : public timeline::InstrumentRecording {
 public:
@@ -66,4 +66,4 @@ private:
     bool application_events_ = false;
 };
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -1,4 +1,4 @@
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/samplers.hpp"
 
 #include "core/log.hpp"
 
@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 constexpr std::string_view kPrefix = "sampler:";
@@ -147,4 +147,4 @@ bool SamplerSet::sample(double* out) const {
     return ok;
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from support.env import base_env, run
 
-from vkscope.counters.khr_probe import probe_khr
+from vkscope.counters.performance_query_probe import probe_khr
 
 pytestmark = pytest.mark.vulkan
 
 FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
 COUNTERS = ["ia_vertices", "ia_primitives", "fragment_invocations", "compute_invocations",
             "elapsed_ns", "render_pass_fragments", "command_buffer_invocations"]  # fmt: skip
-APP = Path(__file__).parent / "support" / "perf_query_app.py"
+APP = Path(__file__).parent / "support" / "performance_query_app.py"
 
 
 def fixture_env(layer_dir: Path, **extra: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-#include "instruments/handover/queue.hpp"
+#include "instruments/samplers/queue.hpp"
 
 #include "core/log.hpp"
 #include "core/wire_format.hpp"
@@ -12,7 +12,7 @@
 #include <sys/prctl.h>
 #include <thread>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -414,4 +414,4 @@ void HandoverQueue::end_submission() {
     active_ = false;
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

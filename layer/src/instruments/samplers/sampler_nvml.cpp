@@ -4,7 +4,7 @@
 // fine as the driver updates it); clocks and throttle reasons are levels, the value right after
 // the workload, telling whether DVFS changed the clocks under the measurement.
 
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/samplers.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 // NVML's C interface, the few parts used (nvml.h is not needed to build vkscope).
@@ -183,4 +183,4 @@ const vkscope_sampler_api* nvml_sampler() {
     return &kApi;
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

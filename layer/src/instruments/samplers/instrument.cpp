@@ -1,18 +1,18 @@
-#include "instruments/handover/instrument.hpp"
+#include "instruments/samplers/instrument.hpp"
 
 #include "core/log.hpp"
 #include "core/state.hpp"
 #include "core/wire_format.hpp"
-#include "instruments/handover/drivers.hpp"
-#include "instruments/handover/queue.hpp"
-#include "instruments/handover/recording.hpp"
+#include "instruments/samplers/drivers.hpp"
+#include "instruments/samplers/queue.hpp"
+#include "instruments/samplers/recording.hpp"
 #include "timeline/device.hpp"
 #include "timeline/setup.hpp"
 
 #include <cstdio>
 #include <cstring>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 // Arm's work-around: the shortest pause found reliable.
@@ -212,4 +212,4 @@ std::unique_ptr<timeline::InstrumentProvider> provider(const SettingValues& sett
                                               settings.handover_sleep);
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 // Whether the driver is known to let the GPU wait on an event the host sets after submission,
 // and how that was established (null when it is not known to).
@@ -17,4 +17,4 @@ const char* handover_verified(uint32_t vendor_id, uint32_t driver_id, uint32_t d
 bool needs_old_driver_sleep(uint32_t vendor_id, std::string_view device_name,
                             std::string_view driver_info);
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

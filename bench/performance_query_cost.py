@@ -16,7 +16,8 @@ that implements the extension from lavapipe's own queries (no driver here has it
    `counters_pass` + 1) and whether the host's join gave every dispatch of the first cycle every
    counter.
 
-Every run is kept: bench/results/perf_query_cost.json, and docs/bench/perf-query.md (`render`).
+Every run is kept: bench/results/performance_query_cost.json, and
+docs/bench/performance-query.md (`render`).
 Uses the installed package (scripts/setup.sh) unless --layer-dir and --workload say otherwise.
 """
 
@@ -46,9 +47,9 @@ from resultfile import (  # noqa: E402
     spread,
 )
 
-NAME = "perf_query_cost"
-DOC = DOCS_DIR / "perf-query.md"
-COMMAND = ".venv/bin/python bench/perf_query_cost.py"
+NAME = "performance_query_cost"
+DOC = DOCS_DIR / "performance-query.md"
+COMMAND = ".venv/bin/python bench/performance_query_cost.py"
 VKSCOPE = "VK_LAYER_VKSCOPE_profiler"
 FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
 COUNTERS = ("compute_invocations", "elapsed_ns", "ia_vertices", "ia_primitives",
@@ -144,9 +145,10 @@ def render(results: Mapping[str, Any] | None) -> str:
     lines = [
         "# What khr counters cost",
         "",
-        banner("perf_query_cost.py"),
+        banner("performance_query_cost.py"),
         "",
-        "`bench/perf_query_cost.py` measures, on lavapipe (LP_NUM_THREADS=0) with the test fixture "
+        "`bench/performance_query_cost.py` measures, on lavapipe (LP_NUM_THREADS=0) with the test "
+        "fixture "
         "`VK_LAYER_VKSCOPE_test_performance_query` below vkscope, the frame time of the workload "
         "program with vkscope's timeline alone and with one khr counter, and the frames a "
         "complete set of 1 to 5 counters takes (docs/counters.md).",

@@ -13,7 +13,7 @@ import pytest
 from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture.reader import open_capture
-from vkscope.counters.khr import split, widen_frames
+from vkscope.counters.performance_query import split, widen_frames
 
 pytestmark = pytest.mark.vulkan
 

@@ -1,8 +1,8 @@
 // Which drivers get the event handover and which the old-driver pause, and the cpu_time sampler:
 // it counts other live threads' CPU time, not the sampling thread's own.
 
-#include "instruments/handover/drivers.hpp"
-#include "instruments/handover/samplers.hpp"
+#include "instruments/samplers/drivers.hpp"
+#include "instruments/samplers/samplers.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vulkan/vulkan.h>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 constexpr uint32_t kNvidia = 0x10de;
@@ -106,4 +106,4 @@ TEST(CpuTimeSampler, CountsOtherThreadsAndNotItsOwn) {
 }
 
 } // namespace
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..frame_selection import parse_frame_selection
 from .catalog import BY_NAME, SOURCE
-from .khr_probe import KhrDevice, counter_key, probe_khr
+from .performance_query_probe import KhrDevice, counter_key, probe_khr
 from .selection import CounterError
 
 PREFIX = "khr:"

@@ -1,10 +1,10 @@
-#include "instruments/handover/drivers.hpp"
+#include "instruments/samplers/drivers.hpp"
 
 #include <cstdio>
 #include <string>
 #include <vulkan/vulkan.h>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 namespace {
 
 constexpr uint32_t kNvidia = 0x10de;
@@ -79,4 +79,4 @@ bool needs_old_driver_sleep(uint32_t vendor_id, std::string_view name,
     return true; // a CSF GPU whose release cannot be read: the safe side
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers

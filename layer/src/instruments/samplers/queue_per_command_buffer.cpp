@@ -3,12 +3,12 @@
 // after each one completes.
 
 #include "core/wire_format.hpp"
-#include "instruments/handover/queue.hpp"
+#include "instruments/samplers/queue.hpp"
 #include "timeline/device.hpp"
 
 #include <map>
 
-namespace vkscope::handover {
+namespace vkscope::samplers {
 
 bool HandoverQueue::splits() const {
     if (!per_command_buffer() || !active_ || blocked_ || parts_.empty()) {
@@ -107,4 +107,4 @@ void HandoverQueue::resolve_per_command_buffer() {
     add_unseen(seen);
 }
 
-} // namespace vkscope::handover
+} // namespace vkscope::samplers
