@@ -9,9 +9,9 @@ runs them) streams to it, and once the application has exited and its connection
 end, the capture thread's own CPU clock (pthread_getcpuclockid) is read and divided by the
 frames. Finalizing the capture comes after and is not in it: it happens once the application has
 gone. Each runs with the timeline and with timing `queue`, at the trickle pace the server uses
-(capture/server.py `_PACE_S`) and at others, set on the module for the run, so the page shows what
-the pace in use buys; configurations and paces are interleaved, several rounds; every run is kept:
-bench/results/capture_cpu.json, and docs/bench/capture-cpu.md (`render`).
+(capture/write/server.py `_PACE_S`) and at others, set on the module for the run, so the page
+shows what the pace in use buys; configurations and paces are interleaved, several rounds; every
+run is kept: bench/results/capture_cpu.json, and docs/bench/capture-cpu.md (`render`).
 
 It runs against the installed package (the .venv's layer, workload program and capture server):
 
@@ -60,7 +60,7 @@ _SETTLE_S = 30.0  # longest wait for the server to read a finished application's
 
 def server_pace() -> float:
     """The trickle pace of the installed capture server."""
-    from vkscope.capture import server
+    from vkscope.capture.write import server
 
     return float(server._PACE_S)
 
@@ -70,7 +70,7 @@ def capture_thread_cpu(
 ) -> float:
     """CPU seconds of the capture thread while `app` ran `frames` frames and its stream was read,
     with the server's trickle pace set to `pace`."""
-    from vkscope.capture import server
+    from vkscope.capture.write import server
 
     saved = server._PACE_S
     server._PACE_S = pace  # type: ignore[misc]  # read by the capture loop at every turn
@@ -188,7 +188,7 @@ def render(results: Mapping[str, Any] | None) -> str:
         "Finalizing the capture, after the application has gone, is not in it. On shared cores "
         "this CPU is what competes with the application (docs/bench/frame-cost.md compares "
         "`vkscope run` with the same stream sent to a bare reader). While the layer sends a "
-        "trickle, the server reads it at most once per pace (capture/server.py `_PACE_S`); "
+        "trickle, the server reads it at most once per pace (capture/write/server.py `_PACE_S`); "
         "each run sets the pace for its server, so the columns compare the pace in use with "
         "others. On lavapipe with LP_NUM_THREADS=0.",
         "",

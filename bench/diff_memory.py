@@ -48,8 +48,8 @@ from resultfile import (
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
 
-from vkscope.capture.client import Stream  # noqa: E402
-from vkscope.capture.store import CaptureStore, ingest_stream  # noqa: E402
+from vkscope.capture.write.client import Stream  # noqa: E402
+from vkscope.capture.write.store import CaptureStore, ingest_stream  # noqa: E402
 
 NAME = "diff_memory"
 DOC = DOCS_DIR / "diff-memory.md"

@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
 
 from vkscope.capture import CaptureServer  # noqa: E402
-from vkscope.capture.client import Stream, connect  # noqa: E402
+from vkscope.capture.write.client import Stream, connect  # noqa: E402
 from vkscope.html import write_html  # noqa: E402
 
 NAME = "html_open_time"

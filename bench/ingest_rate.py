@@ -51,12 +51,12 @@ sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an insta
 import msgspec  # noqa: E402
 
 from vkscope.capture import CaptureServer  # noqa: E402
-from vkscope.capture.annexes import MAX_WAITING  # noqa: E402
-from vkscope.capture.build import CHUNK_INSTANCES  # noqa: E402
-from vkscope.capture.client import Stream  # noqa: E402
 from vkscope.capture.schema import WRITER_PRAGMAS  # noqa: E402
-from vkscope.capture.store import CaptureStore, ingest_stream  # noqa: E402
-from vkscope.capture.wire import MAX_PAYLOAD, Decoder  # noqa: E402
+from vkscope.capture.write.annexes import MAX_WAITING  # noqa: E402
+from vkscope.capture.write.build import CHUNK_INSTANCES  # noqa: E402
+from vkscope.capture.write.client import Stream  # noqa: E402
+from vkscope.capture.write.store import CaptureStore, ingest_stream  # noqa: E402
+from vkscope.capture.write.wire import MAX_PAYLOAD, Decoder  # noqa: E402
 
 NAME = "ingest_rate"
 DOC = DOCS_DIR / "ingest.md"

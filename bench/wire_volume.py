@@ -39,7 +39,7 @@ from resultfile import (
 )
 
 from vkscope import paths
-from vkscope.capture.wire import Decoder, Message
+from vkscope.capture.write.wire import Decoder, Message
 from vkscope.protocol import SUBMIT, type_name
 
 NAME = "wire_volume"

@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 from support.env import base_env, run, vkscope_cli
 
-from vkscope.capture import CaptureServer, build, open_capture
-from vkscope.capture.client import Stream, connect
+from vkscope.capture import CaptureServer, open_capture
 from vkscope.capture.errors import CorruptCaptureError
-from vkscope.capture.ingest import Connection
-from vkscope.capture.store import CaptureStore
-from vkscope.capture.timing_fields import TIMING_FIELDS
-from vkscope.capture.wire import Decoder
+from vkscope.capture.write import build
+from vkscope.capture.write.client import Stream, connect
+from vkscope.capture.write.ingest import Connection
+from vkscope.capture.write.store import CaptureStore
+from vkscope.capture.write.timing_fields import TIMING_FIELDS
+from vkscope.capture.write.wire import Decoder
 
 TAGS = range(1, 13)
 

@@ -20,7 +20,7 @@ import pytest
 import vkscope
 from vkscope import protocol as m
 from vkscope.capture import Capture, open_capture
-from vkscope.capture.client import Stream, connect
+from vkscope.capture.write.client import Stream, connect
 
 SERVER = """
 import sys, time

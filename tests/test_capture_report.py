@@ -9,8 +9,8 @@ from rich.console import Console
 
 from vkscope.analysis.report import render_report
 from vkscope.capture import open_capture
-from vkscope.capture.client import Stream
-from vkscope.capture.store import CaptureStore, ingest_stream
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.store import CaptureStore, ingest_stream
 
 
 def build(path: Path, *, goodbye: bool = True) -> Path:

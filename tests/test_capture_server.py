@@ -15,8 +15,8 @@ import pytest
 
 from vkscope import protocol as m
 from vkscope.capture import CaptureServer, CaptureServerError, Counters, open_capture
-from vkscope.capture.client import Stream, connect
-from vkscope.capture.wire import MAX_PAYLOAD, encode_frame
+from vkscope.capture.write.client import Stream, connect
+from vkscope.capture.write.wire import MAX_PAYLOAD, encode_frame
 
 
 @pytest.fixture
@@ -532,7 +532,7 @@ def test_finalizing_reports_its_progress(server: CaptureServer) -> None:
 
 
 def test_the_pace_sleeps_while_a_trickle_comes_and_not_so_long_that_a_socket_fills() -> None:
-    from vkscope.capture.server import _PACE_BYTES, _PACE_S, _pace
+    from vkscope.capture.write.server import _PACE_BYTES, _PACE_S, _pace
 
     assert _pace(73_000, 0.1) == _PACE_S  # a short frame's timeline, 0.7 MB/s: the whole pace
     assert _pace(10_000, 0.3) == _PACE_S

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from vkscope import protocol as m
 from vkscope.capture import open_capture
-from vkscope.capture.client import Stream
-from vkscope.capture.ingest import Connection
-from vkscope.capture.store import CaptureStore
-from vkscope.capture.wire import Decoder
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.ingest import Connection
+from vkscope.capture.write.store import CaptureStore
+from vkscope.capture.write.wire import Decoder
 
 
 class Feeder:

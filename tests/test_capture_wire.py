@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vkscope import protocol as m
-from vkscope.capture.client import Stream
-from vkscope.capture.wire import (
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.wire import (
     MALFORMED_JSON,
     MAX_PAYLOAD,
     OVERSIZE,

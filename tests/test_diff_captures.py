@@ -19,7 +19,7 @@ from rich.console import Console
 
 from vkscope import protocol as m
 from vkscope.capture import CaptureServer
-from vkscope.capture.client import Stream, connect
+from vkscope.capture.write.client import Stream, connect
 from vkscope.diff import run_diff
 
 US = 1_000  # ns

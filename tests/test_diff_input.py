@@ -15,7 +15,7 @@ import pytest
 from test_diff_captures import W, capture, diff, diff_json, layer_stream, scene, served, steady
 
 from vkscope.capture import SCHEMA_VERSION
-from vkscope.capture.store import CaptureStore, ingest_stream
+from vkscope.capture.write.store import CaptureStore, ingest_stream
 from vkscope.cli import diff as diff_command
 from vkscope.cli import main
 

@@ -18,7 +18,7 @@ from support.env import base_env, run, vkscope_cli
 from test_html_data import BIG, capture_from, timeline_stream
 
 from vkscope.capture import WorkloadInstance, open_capture
-from vkscope.capture.client import Stream
+from vkscope.capture.write.client import Stream
 from vkscope.html import write_html
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")

@@ -19,7 +19,7 @@ import pytest
 
 from vkscope import protocol as m
 from vkscope.capture import CaptureError, CaptureServer, open_capture
-from vkscope.capture.client import Stream, connect
+from vkscope.capture.write.client import Stream, connect
 from vkscope.html import build_page, page_data, write_html
 
 BASE_NS = 5_000_000_000_000  # GPU clock at the first workload, like a real CLOCK_MONOTONIC

@@ -26,7 +26,7 @@ from support.perfetto import (
 )
 
 from vkscope.capture import CaptureNotFoundError, NotSQLiteError, open_capture
-from vkscope.capture.client import Stream
+from vkscope.capture.write.client import Stream
 from vkscope.export import UNTIMED_DURATION_NS, PerfettoExportError, export_perfetto
 
 SEP = " · "

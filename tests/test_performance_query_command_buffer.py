@@ -19,7 +19,7 @@ from support.timing import instances, scenario_ran
 from test_performance_query_host import fixture_env, vkscope_run
 from test_performance_query_layer import Runner, announced, khr, validation_errors, values
 
-from vkscope.capture.reader import open_capture
+from vkscope.capture.read.reader import open_capture
 
 pytestmark = pytest.mark.vulkan
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.env import base_env, run, vkscope_cli
 
-from vkscope.capture.reader import open_capture
+from vkscope.capture.read.reader import open_capture
 from vkscope.counters.performance_query import split, widen_frames
 
 pytestmark = pytest.mark.vulkan

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support.env import base_env, run, vkscope_cli
 
-from vkscope.capture.reader import open_capture
+from vkscope.capture.read.reader import open_capture
 from vkscope.capture.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.vulkan

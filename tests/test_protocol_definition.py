@@ -22,7 +22,7 @@ from support import protocol as oracle
 
 from vkscope import protocol as messages
 from vkscope import settings
-from vkscope.capture import timing_fields
+from vkscope.capture.write import timing_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFINITION = ROOT / "src/vkscope/protocol.toml"

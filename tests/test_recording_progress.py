@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from vkscope.capture import CaptureServer
-from vkscope.capture.client import Stream, connect
+from vkscope.capture.write.client import Stream, connect
 from vkscope.recording import finalize
 
 

@@ -19,7 +19,7 @@ from test_timing_host_analysis import scene
 from test_timing_host_ingest import capture_from
 
 from vkscope.capture import SCHEMA_VERSION
-from vkscope.capture.store import CaptureStore
+from vkscope.capture.write.store import CaptureStore
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> tuple[int, str, str]:

@@ -200,7 +200,7 @@ def test_output_file(cap: Path, capsys: pytest.CaptureFixture[str], tmp_path: Pa
 def test_a_capture_without_timing_reports_without_time_columns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from vkscope.capture.client import Stream
+    from vkscope.capture.write.client import Stream
 
     s = Stream()
     s.hello()

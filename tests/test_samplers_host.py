@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.env import base_env, layer_env, run, vkscope_cli
 
-from vkscope.capture.annexes import merge_annex
+from vkscope.capture.write.annexes import merge_annex
 from vkscope.counters.samplers import (
     SamplerError,
     check_devices,

@@ -15,7 +15,7 @@ from vkscope.analysis.frames import queue_rows
 from vkscope.analysis.overlap import OverlapError, OverlapTotals, order_captures
 from vkscope.analysis.selection import parse_numbers
 from vkscope.capture import open_capture
-from vkscope.capture.client import Stream
+from vkscope.capture.write.client import Stream
 
 T0 = 5_000_000_000
 

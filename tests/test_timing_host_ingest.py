@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from vkscope.capture import SCHEMA_VERSION, CaptureServer, open_capture
-from vkscope.capture.client import Stream, connect
 from vkscope.capture.schema import INSTANCES_VIEW_SELECT
+from vkscope.capture.write.client import Stream, connect
 from vkscope.protocol import SUBMIT_DONE
 
 GPU = 1_000_000_000  # where the synthetic GPU clock starts

@@ -17,7 +17,7 @@ from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped,unus
 
 from vkscope import protocol as m
 from vkscope.capture import CaptureServer
-from vkscope.capture.client import Stream, connect
+from vkscope.capture.write.client import Stream, connect
 
 MONOTONIC = pb.BUILTIN_CLOCK_MONOTONIC
 BEGIN, END = pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END

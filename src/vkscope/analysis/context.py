@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import Capture, CommandBufferCounters, Device, Diagnostic, Process
-from ..capture.records import CounterDetail
+from ..capture.read.records import CounterDetail
 from .selection import Selection, SelectionError
 from .timing_info import TimingInfo, timing_info
 

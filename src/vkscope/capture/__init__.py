@@ -1,7 +1,17 @@
 """Capturing what the vkscope layer streams, and reading it back.
 
-`CaptureServer` listens for the layer and writes a capture file (one SQLite database per
-capture; docs/capture-schema.md); `open_capture` reads one back.
+Two directions, one file format (schema.py, errors.py):
+
+- write/: `CaptureServer` listens for the layer and writes a capture file (one SQLite database
+  per capture; docs/capture-schema.md): the wire decoder, the rows of each commit, the journal
+  and the build that turns it into tables when the capture is finalized.
+- read/: `open_capture` reads one back. The read side alone owns the schema's SQL, the rules for
+  every older schema version, a workload's identity, which GPU time is usable and the joins
+  across frames; it hands out typed records (read/records.py) and a few aggregate queries as
+  functions (read/queries.py).
+
+The write side never imports the read side; the read side uses only the write side's journal
+build, to present a capture that was never finalized (tests/test_host_structure.py).
 """
 
 from __future__ import annotations
@@ -15,8 +25,8 @@ from .errors import (
     NotACaptureError,
     NotSQLiteError,
 )
-from .reader import Capture, open_capture
-from .records import (
+from .read.reader import Capture, open_capture
+from .read.records import (
     CaptureMeta,
     CommandBufferCounters,
     Device,
@@ -27,8 +37,8 @@ from .records import (
     WorkloadInstance,
 )
 from .schema import SCHEMA_VERSION
-from .server import CaptureServer, CaptureServerError, CaptureSummary
-from .store import Counters
+from .write.server import CaptureServer, CaptureServerError, CaptureSummary
+from .write.store import Counters
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -36,6 +36,11 @@ class CorruptCaptureError(CaptureError):
     """The file is a capture, but truncated or damaged."""
 
 
+class JournalError(ValueError):
+    """A journal row that cannot be read back: the file was damaged (raised while building it,
+    by the writer finalizing or a reader presenting a capture not finalized)."""
+
+
 class NewerCaptureError(CaptureError):
     """The file was written by a newer vkscope, with a schema this one does not know."""
 

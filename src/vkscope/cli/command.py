@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..capture import Capture, CaptureError, open_capture
-from ..capture.integrity import damage_found
+from ..capture.read.integrity import damage_found
 
 BAD_INPUT = 2
 

@@ -1,11 +1,11 @@
 """Matches the workloads of two captures by identity and judges every cost change.
 
 Both captures are attached read-only to one scratch SQLite connection whose own database is a
-private temporary file (capture/attach.py). SQL numbers each workload instance within its scope (see
-docs/diff.md, "Identity") and hands the instances of both captures back sorted by identity, so
-Python only ever holds the per-frame times of one identity. Each identity's verdict goes into a
-table of the scratch database, which the output then reads back in whatever order it needs.
-Nothing grows with the size of the captures except that temporary file.
+private temporary file (capture/read/attach.py). SQL numbers each workload instance within its
+scope (see docs/diff.md, "Identity") and hands the instances of both captures back sorted by
+identity, so Python only ever holds the per-frame times of one identity. Each identity's verdict
+goes into a table of the scratch database, which the output then reads back in whatever order it
+needs. Nothing grows with the size of the captures except that temporary file.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any, Final
 
 import msgspec
 
-from ..capture import CaptureError, performance_query
-from ..capture.attach import AttachedCapture, ScratchDatabase
-from ..capture.reader import open_capture
+from ..capture import CaptureError
+from ..capture.read import performance_query
+from ..capture.read.attach import AttachedCapture, ScratchDatabase
+from ..capture.read.reader import open_capture
 from .stats import (
     IMPROVEMENT,
     REGRESSION,

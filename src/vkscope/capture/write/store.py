@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .. import __version__
-from . import schema
-from .build import JournalBuild, Progress
+from ... import __version__
+from .. import schema
+from ..schema import storable
+from .build import JournalBuild, Progress, index_workloads
 from .checkpoint import Checkpointer
 from .checks import final_checks
 from .ingest import SQL, Connection, GcPause, Rows, utc_now
 from .journal import INSERT as JOURNAL_INSERT
-from .schema import storable
 from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder, Diagnostic, Frames, Message
 from .workload_rows import insert_rows
 
@@ -295,18 +295,6 @@ class CaptureStore:
         """Closes the file without finalizing; what was committed stays."""
         self._checkpointer.stop()
         self._db.close()
-
-
-def index_workloads(db: sqlite3.Connection, target: str) -> None:
-    """The unique index on workloads; a tagID described twice keeps its later WORKLOAD."""
-    try:
-        db.execute("SAVEPOINT indexing")
-        db.execute(schema.final_index(target))
-    except sqlite3.IntegrityError:
-        db.execute("ROLLBACK TO indexing")
-        db.execute(schema.deduplicate_workloads(target))
-        db.execute(schema.final_index(target))
-    db.execute("RELEASE indexing")
 
 
 def ingest_stream(store: CaptureStore, peer: str, chunks: Iterable[bytes]) -> Connection:

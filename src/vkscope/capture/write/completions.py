@@ -11,10 +11,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from ..protocol import SUBMIT_DONE
+from ...protocol import SUBMIT_DONE
+from ..schema import from_sql_id, to_sql_int
 from .annexes import Note
 from .journal import Completion
-from .schema import from_sql_id, to_sql_int
 
 
 class Completions:

@@ -17,9 +17,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from . import schema
-from .build import JournalBuild, has_journal
-from .store import index_workloads
+from .. import schema
+from ..write.build import JournalBuild, has_journal, index_workloads
 
 # The tables the journal builds into: copied (whatever the file already holds), then built into.
 BUILT: Final = (

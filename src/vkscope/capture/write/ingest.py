@@ -17,8 +17,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .. import protocol as m
-from . import journal, schema
+from ... import protocol as m
+from .. import schema
+from . import journal
 from .wire import (
     INVALID_PAYLOAD,
     OVERSIZE,

@@ -17,7 +17,9 @@ from typing import Any, Final
 
 import msgspec
 
-from .. import protocol as m
+from ... import protocol as m
+from .. import schema
+from ..errors import JournalError
 from . import journal
 from .annexes import InstanceMerger, Note
 from .completions import Completions
@@ -101,7 +103,7 @@ class JournalBuild:
         for row_id in ids:
             conn_id, process, kind, count, data = db.execute(select, (row_id,)).fetchone()
             if not isinstance(data, bytes):
-                raise journal.JournalError(f"journal row {row_id} holds no data")
+                raise JournalError(f"journal row {row_id} holds no data")
             entries = journal.decode(row_id, kind, data)
             if kind == journal.SUBMIT_ROWS:
                 insert_rows(db, self._insert_submit, entries)
@@ -180,4 +182,16 @@ def _split(row_id: int, runs: list[journal.RunEntry], message_type: int) -> list
     try:
         return [f for run in runs for f in split_run(*run, message_type)]
     except ValueError as exc:
-        raise journal.JournalError(f"journal row {row_id}: {exc}") from None
+        raise JournalError(f"journal row {row_id}: {exc}") from None
+
+
+def index_workloads(db: sqlite3.Connection, target: str) -> None:
+    """The unique index on workloads; a tagID described twice keeps its later WORKLOAD."""
+    try:
+        db.execute("SAVEPOINT indexing")
+        db.execute(schema.final_index(target))
+    except sqlite3.IntegrityError:
+        db.execute("ROLLBACK TO indexing")
+        db.execute(schema.deduplicate_workloads(target))
+        db.execute(schema.final_index(target))
+    db.execute("RELEASE indexing")

@@ -21,15 +21,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from . import schema
-from .compat import ADDED, TABLES_ADDED
-from .errors import (
+from .. import schema
+from ..errors import (
     CaptureError,
     CaptureNotFoundError,
     CorruptCaptureError,
     EmptyCaptureError,
     NotSQLiteError,
 )
+from .compat import ADDED, TABLES_ADDED
 from .records import CaptureMeta
 
 _UTF8: Final = 1

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import CaptureError, CorruptCaptureError, JournalError, from_sqlite
 from .compat import indexed_workloads, present_current_schema
-from .errors import CaptureError, CorruptCaptureError, from_sqlite
-from .journal import JournalError
 from .present import attach_capture
 from .reader import open_capture
 from .records import CaptureMeta

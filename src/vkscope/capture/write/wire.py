@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import msgspec
 
-from ..protocol import ANNEX, FRAME, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
-from ..protocol import SEQUENCE_BIT as SEQUENCED_BIT
+from ...protocol import ANNEX, FRAME, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
+from ...protocol import SEQUENCE_BIT as SEQUENCED_BIT
 
 _PLAIN = struct.Struct("<BQI")  # type, tag, length
 _SEQUENCED = struct.Struct("<BQQI")  # type, sequence, tag, length

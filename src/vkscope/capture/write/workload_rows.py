@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Final
 
-from .. import protocol as m
-from .schema import storable
+from ... import protocol as m
+from ..schema import storable
 
 _BASE: Final = "process, tag_id, device, type, api, metadata"
 _EXTRACTED: Final = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from .. import protocol as m
+from ... import protocol as m
 from .wire import encode_frame
 
 

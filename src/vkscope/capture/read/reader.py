@@ -15,18 +15,19 @@ from typing import Any, Final
 
 import msgspec
 
-from . import performance_query, schema
-from .compat import indexed_workloads, present_current_schema
-from .errors import (
+from .. import schema
+from ..errors import (
     CaptureError,
     CorruptCaptureError,
+    JournalError,
     NewerCaptureError,
     NotACaptureError,
     from_sqlite,
 )
+from . import performance_query
+from .compat import indexed_workloads, present_current_schema
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
-from .journal import JournalError
 from .present import present_journal
 from .read_only import ReadOnly
 from .records import (
@@ -342,7 +343,7 @@ class Capture:
         the order of the catalog (counters/catalog.py: Vulkan's bit order); empty without
         counters. Those of COMMAND_BUFFER scope are not workloads': command_buffer_counters()."""
         if self._counter_names is None:
-            from ..counters.catalog import ALL
+            from ...counters.catalog import ALL
 
             order = {c.name: n for n, c in enumerate(ALL)}
             sql = (
@@ -365,7 +366,7 @@ class Capture:
     def counter_details(self) -> dict[str, CounterDetail]:
         """Per counter of counter_names(): its unit and whether its value is affected by other
         work running at the same time (performance_query's CONCURRENTLY_IMPACTED)."""
-        from ..counters.catalog import describe
+        from ...counters.catalog import describe
 
         sql = (
             "SELECT name, max(unit), max(concurrently_impacted), max(scope) FROM device_counters "

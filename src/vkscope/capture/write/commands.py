@@ -5,7 +5,7 @@ They use the layer's own framing (wire.encode_frame): type, tag, payload length,
 
 from __future__ import annotations
 
-from ..protocol import CAPTURE
+from ...protocol import CAPTURE
 from .wire import encode_frame
 
 

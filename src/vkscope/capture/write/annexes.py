@@ -21,9 +21,9 @@ from typing import Any, Final, Protocol
 
 import msgspec
 
-from ..protocol import ANNEX
+from ...protocol import ANNEX
+from ..schema import to_sql_int
 from .journal import AnnexEntry, SubmitEntry
-from .schema import to_sql_int
 from .timing_fields import NO_TIMING, TIMING_COLUMNS, only_timing, take_timing, timing_fields
 from .workload_rows import insert_rows
 

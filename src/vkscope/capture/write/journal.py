@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .schema import storable
+from ..errors import JournalError
+from ..schema import storable
 
 WORKLOADS: Final = "workloads"
 SUBMITS: Final = "submits"
@@ -58,10 +59,6 @@ _ENTRY_TYPES: Final[dict[str, Any]] = {
 }
 _DECODERS: Final = {kind: msgspec.msgpack.Decoder(t) for kind, t in _ENTRY_TYPES.items()}
 _encode = msgspec.msgpack.Encoder().encode
-
-
-class JournalError(ValueError):
-    """A journal row that cannot be read back: the file was damaged."""
 
 
 def encode(entries: list[Any]) -> bytes:

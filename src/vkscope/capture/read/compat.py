@@ -37,7 +37,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from .schema import (
+from ..schema import (
     INSTANCES_VIEW_SELECT,
     WORKLOADS_INDEX,
     table_definition,
