@@ -59,13 +59,14 @@ def record(
     log_file: Path,
     supervisor: Supervisor,
     requests: FrameRequests | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> RecordingResult:
     """Runs the application under the layer with the timeline streaming into `capture_path`.
 
     Call it inside `supervisor` (active before the capture server's threads start)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
         socket_path = Path(tmp) / "capture.sock"
-        server = CaptureServer(capture_path, [f"unix:{socket_path}"])
+        server = CaptureServer(capture_path, [f"unix:{socket_path}"], tags=tags)
         server.start()
         for note in server.notes:  # a socket path too long for Unix sockets, say
             console.print(f"vkscope: {note}", style="yellow", highlight=False)

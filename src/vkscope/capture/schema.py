@@ -22,7 +22,9 @@ from typing import Any, Final
 # command buffer (from COMMAND_BUFFER_COUNTERS messages).
 # 7: submit rows, completions and FRAMEs wait in the journal too: `submits` and `frames` stay
 # empty until the capture is finalized.
-SCHEMA_VERSION: Final = 7
+# 8: provenance: `tags` (vkscope run --tag KEY=VALUE) and meta.capture_id, the capture's own
+# identity (a fleet dataset keys captures by it).
+SCHEMA_VERSION: Final = 8
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -225,6 +227,10 @@ CREATE TABLE command_buffer_counters (
     pass_index INTEGER,
     counters TEXT,
     reason TEXT
+);
+CREATE TABLE tags (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,

@@ -27,6 +27,7 @@ from ..frame_selection import FrameSelectionError, parse_frame_selection
 from ..protocol import SERIALIZATION
 from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
 from ..supervisor import Stopped, Supervisor, signal_name
+from ..tags import TagError, parse_tags
 from .command import Command, say
 from .report import ReportOptions, report
 
@@ -47,6 +48,7 @@ class RunOptions:
     no_html: bool = False
     extra: dict[str, str] = field(default_factory=dict)
     counters: str | None = None  # the counters setting (docs/counters.md)
+    tags: Sequence[str] = ()  # KEY=VALUE, as --tag gives them (tags.py)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -56,7 +58,7 @@ class RunOptions:
         return cls(
             command, args.setting, args.output, args.timing, args.frames, args.capture_after,
             args.capture_frames, args.no_capture, args.no_report, args.report_all, args.no_trace,
-            args.no_html, counters=args.counters,
+            args.no_html, counters=args.counters, tags=args.tag,
         )  # fmt: skip
 
 
@@ -124,6 +126,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--report-all",
         action="store_true",
         help="print the whole report (every workload of every frame) instead of its summary",
+    )
+    parser.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a tag stored in the capture (build=1234, branch=main, scene=forest): what fleet "
+        "analyses group and order by; repeatable",
     )
     parser.add_argument("--no-trace", action="store_true", help="write no Perfetto trace")
     parser.add_argument("--no-html", action="store_true", help="write no HTML timeline")
@@ -345,6 +355,7 @@ def execute(options: RunOptions) -> int:
     output: Path | None = None
     try:
         settings, notes = _layer_settings(options)
+        tags = parse_tags(list(options.tags))
         layer_dir = paths.layer_dir()
         requests = _frame_requests(options, settings)
         launch.resolve_program(command[0])  # before a capture is made for nothing
@@ -358,13 +369,13 @@ def execute(options: RunOptions) -> int:
     except launch.LaunchError as exc:
         say(str(exc))
         return exc.exit_code
-    except (SettingError, paths.NotBuilt, _Refused) as exc:
+    except (SettingError, paths.NotBuilt, _Refused, TagError) as exc:
         say(str(exc))
         return 2
     for note in notes:
         say(note)
     with Supervisor(say) as supervisor:
-        return _supervised(options, settings, layer_dir, output, requests, supervisor)
+        return _supervised(options, settings, layer_dir, output, requests, supervisor, tags)
 
 
 def _supervised(
@@ -374,6 +385,7 @@ def _supervised(
     output: Path | None,
     requests: recording.FrameRequests | None,
     supervisor: Supervisor,
+    tags: dict[str, str],
 ) -> int:
     """The run itself, with vkscope's signals held by `supervisor` from before the capture
     server starts until vkscope exits."""
@@ -387,8 +399,9 @@ def _supervised(
                 result = launch.run(command, layer_dir, settings, log_file, supervisor)
             else:
                 recorded = recording.record(
-                    command, layer_dir, settings, output, console, log_file, supervisor, requests
-                )
+                    command, layer_dir, settings, output, console, log_file, supervisor, requests,
+                    tags,
+                )  # fmt: skip
                 result, summary = recorded.launch, recorded.summary
         except launch.LaunchError as exc:
             if output is not None:

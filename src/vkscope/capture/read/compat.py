@@ -26,6 +26,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   as an empty table.
 - 6 -> 7: submits and frames in the journal. Nothing to present: an older file's submits and
   frames are in their tables, and its journal holds none of the kinds that build them.
+- 7 -> 8: provenance. An older file has no tags: `tags` reads as an empty table; its meta has
+  no `capture_id` (a fleet dataset identifies it by its contents instead).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -48,10 +50,11 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
     3: ("journal",),
     4: ("device_counters",),
     6: ("command_buffer_counters",),
+    8: ("tags",),
 }
 # Of those, the ones readers query: an older file gets an empty one (the journal is read only
 # where a file has one).
-_READ_EMPTY: Final = ("device_counters", "command_buffer_counters")
+_READ_EMPTY: Final = ("device_counters", "command_buffer_counters", "tags")
 
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {

@@ -48,6 +48,7 @@ _TEXT_ARRAYS: Final = {("label_stacks", "path"), ("queues", "flags")}
 
 _META_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "schema_version": (int,),
+    "capture_id": (str,),
     "vkscope_version": (str,),
     "created_utc": (str,),
     "finished_utc": (str,),

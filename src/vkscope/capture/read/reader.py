@@ -266,6 +266,10 @@ class Capture:
             for r in self._rows(sql)
         ]
 
+    def tags(self) -> dict[str, str]:
+        """The capture's tags (vkscope run --tag KEY=VALUE); empty before schema 8."""
+        return {str(k): str(v) for k, v in self._rows("SELECT key, value FROM tags ORDER BY key")}
+
     def logs(self) -> list[tuple[int, str, str]]:
         return list(self._rows("SELECT process, level, message FROM logs ORDER BY id"))
 

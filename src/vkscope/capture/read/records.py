@@ -21,6 +21,7 @@ class CaptureMeta:
     bad_messages: int
     skipped_messages: int
     dropped: int
+    capture_id: str | None = None  # the capture's own identity (schema 8 on); None before
     extra: dict[str, Any] = field(default_factory=dict)  # keys this vkscope does not know
 
 

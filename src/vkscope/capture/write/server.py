@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -90,6 +91,7 @@ class CaptureServer:
         *,
         batch_messages: int = 50_000,
         commit_interval_s: float = COMMIT_INTERVAL_S,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         if not listen:
             raise ValueError("a capture server needs at least one address to listen on")
@@ -97,6 +99,7 @@ class CaptureServer:
         self._listen = list(listen)
         self._store_options = {"batch_messages": batch_messages}
         self._commit_interval_s = commit_interval_s
+        self._tags = dict(tags or {})  # the capture's provenance (vkscope run --tag)
         self._listeners: list[socket.socket] = []
         self._unix_paths: list[Path] = []
         self._short_dirs: list[Path] = []  # made for a socket whose own path was too long
@@ -132,6 +135,7 @@ class CaptureServer:
                 self.capture_path,
                 batch_messages=self._store_options["batch_messages"],
                 commit_interval_s=self._commit_interval_s,
+                tags=self._tags,
             )
         except BaseException:
             self._close_listeners()

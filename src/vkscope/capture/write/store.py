@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -80,8 +81,10 @@ class CaptureStore:
         batch_bytes: int = 32 << 20,
         commit_interval_s: float = COMMIT_INTERVAL_S,
         max_diagnostics_per_connection: int = 1000,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
         self.path = Path(path)
+        self._tags = dict(tags or {})
         if self.path.exists():
             raise FileExistsError(f"capture file {self.path} already exists")
         self.batch_messages = batch_messages
@@ -109,6 +112,7 @@ class CaptureStore:
         db.execute(f"PRAGMA application_id={schema.APPLICATION_ID}")
         meta = {
             "schema_version": schema.SCHEMA_VERSION,
+            "capture_id": uuid.uuid4().hex,
             "vkscope_version": __version__,
             "created_utc": utc_now(),
             "finished_utc": None,
@@ -117,6 +121,10 @@ class CaptureStore:
             "pid": None,
         }
         db.executemany("INSERT INTO meta VALUES (?,?)", meta.items())
+        db.executemany(
+            "INSERT INTO tags VALUES (?,?)",
+            [(storable(k), storable(v)) for k, v in self._tags.items()],
+        )
         self._write_counters()
         db.execute("COMMIT")
 
