@@ -6,6 +6,18 @@ cd "$(dirname "$0")/.."
 [ "${VKSCOPE_SKIP_SETUP:-0}" = 1 ] || bash scripts/setup.sh
 export LP_NUM_THREADS=0
 
+# What only the tests need beyond setup: the fleet's engines (the `spark` extra of
+# pyproject.toml: pyarrow, DuckDB, PySpark) and the Java runtime Spark runs on.
+if ! command -v java >/dev/null && [ "${VKSCOPE_SKIP_APT:-0}" != 1 ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        openjdk-17-jre-headless >/dev/null
+fi
+mapfile -t extra < <(.venv/bin/python -c \
+    'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["spark"]))')
+.venv/bin/python -m pip install -q "${extra[@]}"
+
 echo "== lint"
 bash scripts/generate.sh
 .venv/bin/ruff check src generator tests bench

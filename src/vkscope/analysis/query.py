@@ -60,6 +60,20 @@ def run_query(
         if type(exc) is not CaptureError:  # the file is damaged: that, not the query, is wrong
             raise
         raise QueryError(capture.path, _why(str(exc))) from None
+    return write_rows(columns, rows, fmt, out, console=console, max_rows=max_rows)
+
+
+def write_rows(
+    columns: list[str],
+    rows: Iterator[Any],
+    fmt: str,
+    out: TextIO,
+    *,
+    console: Console | None = None,
+    max_rows: int = 1000,
+) -> int:
+    """Writes rows as `fmt` (FORMATS): CSV and JSON whole, a terminal table its first
+    `max_rows`; returns how many were written."""
     if fmt == "csv":
         return _csv(columns, rows, out)
     if fmt == "json":

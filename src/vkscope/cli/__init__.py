@@ -13,6 +13,7 @@ from . import (
     demo,
     devices,
     diff,
+    fleet,
     html,
     overlap,
     perfetto,
@@ -20,6 +21,7 @@ from . import (
     report,
     run,
     settings,
+    trend,
 )
 from .command import Command
 
@@ -34,6 +36,8 @@ COMMANDS: tuple[Command, ...] = tuple(
         perfetto,
         html,
         diff,
+        trend,
+        fleet,
         devices,
         counters,
         settings,
