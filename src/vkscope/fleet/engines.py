@@ -16,6 +16,7 @@ from typing import Any, Final, Protocol
 
 import pyarrow as pa
 
+from .analyses import DUCKDB, SPARK, Dialect
 from .layout import Dataset
 from .missing import require
 from .schema import SCHEMAS, instances_schema
@@ -25,6 +26,7 @@ ENGINES: Final = ("duckdb", "spark")
 
 class Engine(Protocol):
     name: str
+    dialect: Dialect
 
     def register(self, name: str, table: pa.Table) -> None:
         """A small Arrow table as a view of that name."""
@@ -45,6 +47,7 @@ def table_schema(dataset: Dataset, table: str) -> pa.Schema:
 
 class DuckDBEngine:
     name = "duckdb"
+    dialect = DUCKDB
 
     def __init__(
         self, dataset: Dataset, *, threads: int | None = None, memory_limit: str | None = None
@@ -141,6 +144,7 @@ class SparkEngine:
     default); SPARK_* settings and spark-submit's options apply as usual."""
 
     name = "spark"
+    dialect = SPARK
 
     def __init__(
         self,

@@ -99,7 +99,7 @@ def run_trend(
     engine: Engine, grouping: Grouping, params: Params, *, with_points: bool = False
 ) -> TrendResult:
     runs = rank_order(engine, grouping)
-    steps = analyses.trend_steps(grouping, params)
+    steps = analyses.trend_steps(grouping, params, engine.dialect)
     for name, sql in steps[:-1]:
         engine.keep(name, sql)
     order = ", ".join(["order_rank", "identity", *grouping.group_columns])
@@ -115,6 +115,7 @@ def run_summary(engine: Engine, groups: tuple[Key, ...], metric: str) -> pa.Tabl
     """Count and percentiles of `metric` per identity and group; each group's column is named
     after its key."""
     order = ", ".join(["identity", *(f"g{n}" for n in range(len(groups)))])
-    table = engine.sql(f"SELECT * FROM ({analyses.summary(groups, metric)}) s ORDER BY {order}")
+    summary = analyses.summary(groups, metric, engine.dialect)
+    table = engine.sql(f"SELECT * FROM ({summary}) s ORDER BY {order}")
     names = {f"g{n}": key.name for n, key in enumerate(groups)}
     return table.rename_columns([names.get(c, c) for c in table.column_names])
