@@ -24,8 +24,8 @@ def test_every_command_module_is_registered_once() -> None:
     assert all(isinstance(c, Command) for c in commands.values())
     assert {name: c.name for name, c in commands.items()} == {n: n for n in commands}
     assert [c.name for c in COMMANDS] == [
-        "run", "demo", "report", "query", "overlap", "perfetto", "html", "diff", "trend",
-        "fleet", "devices", "counters", "settings",
+        "run", "demo", "report", "query", "overlap", "perfetto", "html", "diff", "export",
+        "trend", "fleet", "devices", "counters", "settings",
     ]  # fmt: skip
     assert set(commands) == {c.name for c in COMMANDS}
 

@@ -4,6 +4,7 @@ every workload identity, and generated histories (fleet/)."""
 from __future__ import annotations
 
 import argparse
+import decimal
 from pathlib import Path
 
 from rich.console import Console
@@ -88,8 +89,15 @@ def _write(args: argparse.Namespace, table: object) -> None:
     columns: list[str] = table.column_names  # type: ignore[attr-defined]
     with output(args.output) as out:
         console = Console(file=out) if args.output else Console()
-        write_rows(columns, (tuple(r.values()) for r in rows), args.format, out,
-                   console=console, max_rows=args.max_rows)  # fmt: skip
+        values = (tuple(_plain(v) for v in r.values()) for r in rows)
+        write_rows(columns, values, args.format, out, console=console, max_rows=args.max_rows)
+
+
+def _plain(value: object) -> object:
+    """DuckDB sums integers as 128-bit decimals: as the numbers they are in JSON and CSV."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
 
 
 def _summary(args: argparse.Namespace) -> None:

@@ -18,6 +18,7 @@ from typing import Final
 
 import pyarrow as pa
 
+from .identity import identity_text
 from .layout import Dataset, folder_name
 from .missing import require
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
@@ -70,10 +71,6 @@ def workload(n: int) -> tuple[str, str, str, int]:
     """Type, label path, queue and ordinal of workload number `n` within a frame."""
     kind, label, queue = _PASSES[n % len(_PASSES)]
     return kind, label, queue, n // len(_PASSES)
-
-
-def identity_text(kind: str, label_path: str, queue: str, ordinal: int) -> str:
-    return f"{kind} {label_path} #{ordinal} q{queue}"
 
 
 def capture_id(history: History, build: int, device: str) -> str:

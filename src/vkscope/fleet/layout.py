@@ -170,13 +170,23 @@ class Dataset:
         """The captures in the dataset: those whose captures file is in place."""
         return {p.stem for p in self.files("captures")}
 
+    def staging(self, capture_id: str) -> Path:
+        """An empty folder to write a capture's tables into before add()."""
+        staging = self.root / _STAGING / capture_id
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        return staging
+
+    def discard(self, capture_id: str) -> None:
+        shutil.rmtree(self.root / _STAGING / capture_id, ignore_errors=True)
+
     def add(self, capture_id: str, partition: str | None, tables: dict[str, pa.Table]) -> None:
-        """Writes one capture's tables (every one of TABLES), staged then renamed into place,
-        `captures` last. Call inside writing()."""
+        """Writes one capture's tables, staged then renamed into place, `captures` last; a
+        table not in `tables` must be in its staging folder already. Call inside writing()."""
         staging = self.root / _STAGING / capture_id
         staging.mkdir(parents=True, exist_ok=True)
         part = folder_name(partition)
-        for table in TABLES:
+        for table in tables:
             pq.write_table(
                 tables[table],
                 staging / f"{table}.parquet",
