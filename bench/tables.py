@@ -38,6 +38,7 @@ MODULES = (
     "html_open_time.py",
     "report_memory.py",
     "diff_memory.py",
+    "fleet_scale.py",
     "device/checks.py",
 )
 

@@ -133,7 +133,7 @@ class EngineError(Exception):
 # Local mode (one machine): a few shuffle partitions instead of Spark's 200, which are made for
 # a cluster, and small Parquet files packed into few tasks. A cluster keeps its own settings.
 _LOCAL: Final = {
-    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.shuffle.partitions": "4",
     "spark.sql.files.openCostInBytes": str(64 << 10),
     "spark.ui.enabled": "false",
 }

@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Measure the fleet analyses at scale: a generated history of 1,000 captures x 20,000
+workload instances (20 million rows), the trend and regression analysis over every identity on
+DuckDB and on Spark local mode, and what that says for a fleet of 10,000 captures a night.
+
+  history  generated once per run of this script (fleet/generate.py: 250 builds on 4 devices,
+           100 frames of 200 workloads per capture, a regression planted at build 200 on one
+           device), written through the dataset writer: its time and its bytes per instance
+  duckdb   `vkscope trend DATASET --by build --group device` in a fresh process (DuckDB, both
+           cores), which reports its own peak resident set size (VmHWM) and wall time
+  spark    the same with --engine spark (local[2]): wall time and the peak of the process tree
+           (Python and Spark's JVM)
+  export   `vkscope export --parquet` of captures made by the capture store: instances per
+           second per core (when the export exists in this tree)
+
+Each analysis run checks that it found the planted regression (and nothing else) before its
+time counts. Runs of the two engines are interleaved. Writes bench/results/fleet_scale.json and
+docs/bench/fleet.md (`render`). Targets: DuckDB under 30 s with a peak under 2 GiB; export at
+least 1,000,000 instances per second per core.
+
+  python bench/fleet_scale.py                 # the whole measurement (about 15 minutes here)
+  python bench/fleet_scale.py --captures 40   # a quick look at a smaller history
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from resultfile import (
+    DOCS_DIR,
+    banner,
+    median,
+    met,
+    new,
+    not_run,
+    provenance,
+    publish,
+    results_path,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
+
+NAME = "fleet_scale"
+DOC = DOCS_DIR / "fleet.md"
+COMMAND = "python bench/fleet_scale.py"
+TARGET_DUCKDB_S = 30.0
+TARGET_PEAK_GIB = 2.0
+TARGET_EXPORT_RATE = 1_000_000
+DEVICES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d")
+FLEET_CAPTURES_A_NIGHT = 10_000
+HISTORY_NIGHTS = 30  # what a nightly trend reads: the last month
+
+# The analysis, in a process of its own: prints its wall time, its own peak RSS and the changes.
+_ANALYSIS = """
+import json, sys, time, resource
+sys.path.insert(0, sys.argv[1])
+from vkscope.fleet.analyses import Grouping, Params
+from vkscope.fleet.engines import open_engine
+from vkscope.fleet.layout import Dataset
+from vkscope.fleet.trend import resolve_key, run_trend
+start = time.perf_counter()
+engine = open_engine(sys.argv[3], Dataset(sys.argv[2]))
+grouping = Grouping(resolve_key(engine, "build"), (resolve_key(engine, "device"),))
+result = run_trend(engine, grouping, Params())
+changes = [(r["identity"], r["g0"], r["order_value"], r["direction"], r["status"])
+           for r in result.changes.to_pylist()]
+engine.close()
+wall = time.perf_counter() - start
+peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+print(json.dumps({"wall_s": wall, "peak_bytes": peak, "changes": changes}))
+"""
+
+
+def _tree_peak(pid: int, stop: threading.Event, out: list[int]) -> None:
+    """Polls the resident set of `pid` and its descendants (Spark's JVM) every 0.2 s."""
+    peak = 0
+    while not stop.wait(0.2):
+        total = 0
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                status = (proc / "status").read_text()
+            except OSError:
+                continue
+            ppid = int(status.split("PPid:")[1].split()[0])
+            mine = int(proc.name) == pid or ppid == pid or _descends(ppid, pid)
+            if mine and "VmRSS:" in status:
+                total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        peak = max(peak, total)
+    out.append(peak)
+
+
+def _descends(ppid: int, root: int) -> bool:
+    for _ in range(8):
+        if ppid in (0, 1):
+            return False
+        if ppid == root:
+            return True
+        try:
+            ppid = int(Path(f"/proc/{ppid}/status").read_text().split("PPid:")[1].split()[0])
+        except OSError:
+            return False
+    return False
+
+
+def analyse(dataset: Path, engine: str) -> dict[str, Any]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ANALYSIS, str(REPO / "src"), str(dataset), engine],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stop, peaks = threading.Event(), []  # type: ignore[var-annotated]
+    watcher = threading.Thread(target=_tree_peak, args=(proc.pid, stop, peaks))
+    watcher.start()
+    out, err = proc.communicate()
+    stop.set()
+    watcher.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{engine} analysis failed:\n{err[-3000:]}")
+    run: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    run["tree_peak_bytes"] = peaks[0] if peaks else None
+    return run
+
+
+def generate(dataset: Path, builds: int, frames: int, workloads: int) -> dict[str, Any]:
+    from vkscope.fleet import generate as gen
+    from vkscope.fleet.layout import Dataset
+
+    planted = gen.Regression(build=max(2, builds * 4 // 5), device=DEVICES[1], identities=(7,))
+    history = gen.History(
+        builds=builds, devices=DEVICES, frames=frames, workloads=workloads, regressions=(planted,)
+    )
+    start = time.perf_counter()
+    gen.write(Dataset(dataset), history)
+    seconds = time.perf_counter() - start
+    ds = Dataset(dataset)
+    return {
+        "captures": history.captures,
+        "instances": history.instances,
+        "frames_per_capture": frames,
+        "workloads_per_frame": workloads,
+        "identities": workloads,
+        "groups": len(DEVICES),
+        "runs": builds,
+        "write_s": seconds,
+        "bytes": {t: ds.bytes_on_disk(t) for t in ("captures", "frames", "instances")},
+        "planted": [
+            gen.identity_text(*gen.workload(planted.identities[0])),
+            planted.device,
+            str(planted.build),
+        ],
+    }
+
+
+# The export, in a process of its own: wall and CPU time (one core: the export is one thread).
+_EXPORT = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from vkscope.fleet.export import export
+start, cpu = time.perf_counter(), time.process_time()
+result = export(Path(sys.argv[2]), [Path(sys.argv[3])])
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(json.dumps({"wall_s": wall, "cpu_s": cpu,
+                  "instances": result.instances, "written": len(result.written)}))
+"""
+
+
+def export_capture(path: Path, frames: int, per_frame: int) -> int:
+    """A capture written by the capture store from a synthetic layer stream (`per_frame`
+    workloads recorded once and submitted every frame, 64 label scopes, three types), its
+    instances then given GPU times with SQL, as the host fills them from timing annexes."""
+    import sqlite3
+
+    from vkscope.capture.client import Stream
+    from vkscope.capture.store import CaptureStore, ingest_stream
+
+    s = Stream()
+    s.hello(process="bench", pid=1)
+    s.device(1, "Bench GPU")
+    for scope in range(1, 65):
+        s.labels(scope, ["Frame", f"pass {scope}"])
+    kinds = ("renderpass", "dispatch", "buffer_transfer")
+    for tag in range(1, per_frame + 1):
+        s.workload(tag, kinds[(tag // 64) % len(kinds)])
+    for frame in range(frames):
+        for first in range(1, per_frame + 1, 64):
+            last = min(first + 64, per_frame + 1)
+            s.submit([(tag, tag % 64 + 1) for tag in range(first, last)], frame=frame)
+        s.frame(frame)
+    s.goodbye()
+    data = s.data()
+    store = CaptureStore(path)
+    ingest_stream(store, "bench", (data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
+    store.finalize()
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE workload_instances SET timing = 'ok', gpu_begin_ns = id * 10000, "
+            "gpu_end_ns = id * 10000 + 5000 + abs(random() % 100)"
+        )
+    return frames * per_frame
+
+
+def measure_export(tmp: Path, runs: int, frames: int, per_frame: int) -> dict[str, Any]:
+    capture = tmp / "export.vkscope"
+    instances = export_capture(capture, frames, per_frame)
+    done = []
+    for n in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", _EXPORT, str(REPO / "src"), str(tmp / f"export-{n}"),
+             str(capture)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        run = json.loads(out.stdout.strip().splitlines()[-1])
+        assert run["instances"] == instances and run["written"] == 1, run
+        done.append(run)
+        print("export", json.dumps(run), flush=True)
+    return {
+        "instances": instances,
+        "frames": frames,
+        "workloads_per_frame": per_frame,
+        "capture_bytes": capture.stat().st_size,
+        "runs": done,
+    }
+
+
+def check(run: dict[str, Any], planted: list[str]) -> bool:
+    found = [c for c in run["changes"] if c[3] == "slower" and c[4] in ("held", "new")]
+    return [list(c[:3]) for c in found] == [planted]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--captures", type=int, default=1000, help="a multiple of 4 (1000)")
+    parser.add_argument("--frames", type=int, default=100)
+    parser.add_argument("--workloads", type=int, default=200, help="per frame (200)")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each engine (3)")
+    parser.add_argument("--spark-runs", type=int, default=1, help="runs of Spark (1)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the dataset here")
+    parser.add_argument("--export-runs", type=int, default=3, help="runs of the export (3)")
+    parser.add_argument(
+        "--export-frames", type=int, default=1000, help="frames of 200 in the export's capture"
+    )
+    args = parser.parse_args(argv)
+    builds = max(1, args.captures // len(DEVICES))
+    settings = {
+        "captures": builds * len(DEVICES),
+        "frames": args.frames,
+        "workloads": args.workloads,
+        "runs": args.runs,
+        "spark_runs": args.spark_runs,
+        "export_runs": args.export_runs,
+    }
+    report = new(NAME, settings)
+    report["cores"] = os.cpu_count()
+    with tempfile.TemporaryDirectory(prefix="vkscope-fleet-") as tmp:
+        dataset = args.keep or Path(tmp) / "dataset"
+        if args.keep is not None and dataset.exists():
+            shutil.rmtree(dataset)
+        print(f"generating {settings['captures']} captures into {dataset} ...", flush=True)
+        history = generate(dataset, builds, args.frames, args.workloads)
+        report["history"] = history
+        runs: dict[str, list[dict[str, Any]]] = {"duckdb": [], "spark": []}
+        for n in range(max(args.runs, args.spark_runs)):
+            for engine, count in (("duckdb", args.runs), ("spark", args.spark_runs)):
+                if n >= count:
+                    continue
+                run = analyse(dataset, engine)
+                run["found_planted"] = check(run, history["planted"])
+                del run["changes"]
+                runs[engine].append(run)
+                print(engine, json.dumps(run), flush=True)
+        report["analysis"] = runs
+        if args.export_runs:
+            report["export"] = measure_export(Path(tmp), args.export_runs, args.export_frames, 200)
+    publish(report, render, results_path(NAME), DOC)
+    return 0
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.2f} GiB"
+
+
+def _paper(report: dict[str, Any]) -> list[str]:
+    """The fleet of 10,000 captures a night, on paper, from the measured rates."""
+    h = report["history"]
+    cores = report.get("cores") or 2
+    duck = median(r["wall_s"] for r in report["analysis"]["duckdb"])
+    per_core = h["instances"] / duck / cores
+    per_instance = h["bytes"]["instances"] / h["instances"]
+    night = FLEET_CAPTURES_A_NIGHT * h["instances"] / h["captures"]
+    window = night * HISTORY_NIGHTS
+    core_hours = window / per_core / 3600
+    lines = [
+        f"- Measured: the analysis reads **{per_core:,.0f} instance rows per second per core** "
+        f"on DuckDB ({h['instances']:,} rows in {duck:.1f} s on {cores} cores); the "
+        f"instances table takes **{per_instance:.2f} bytes per instance** in Parquet (zstd).",
+        f"- A fleet of {FLEET_CAPTURES_A_NIGHT:,} captures a night of "
+        f"{h['instances'] // h['captures']:,} instances each exports {night / 1e6:,.0f} million "
+        f"rows a night, {_gib(night * per_instance)} of Parquet; a year, "
+        f"{_gib(night * per_instance * 365)}.",
+        f"- The nightly trend over the last {HISTORY_NIGHTS} nights reads "
+        f"{window / 1e9:,.1f} billion rows: {core_hours:,.1f} core-hours at the measured rate, "
+        f"{core_hours * 60 / cores:,.0f} minutes on this {cores}-core machine, or "
+        f"{max(1, round(core_hours * 4))} cores for a 15-minute gate.",
+    ]
+    spark = report["analysis"]["spark"]
+    if spark:
+        s = median(r["wall_s"] for r in spark)
+        lines.append(
+            f"- Spark local mode took {s:.1f} s for the same history, "
+            f"{h['instances'] / s / cores:,.0f} rows per second per core: more than one "
+            "machine's worth of rows is where it earns its start-up and shuffles, and spread "
+            "over a cluster its rate per core is what sizes the cluster (the history's rows "
+            "divided by cores times that rate)."
+        )
+    return lines
+
+
+def render(report: dict[str, Any] | None) -> str:
+    lines = [
+        "# Fleet scale: trends and regressions over a history of captures",
+        "",
+        banner("fleet_scale.py"),
+        "",
+        "`bench/fleet_scale.py` generates a history of captures (every build on four devices, a",
+        "regression planted on one device late in the history), writes it as a fleet dataset,",
+        "and runs the trend and regression analysis over every workload identity",
+        "(`vkscope trend --by build --group device`) in a fresh process per run, on DuckDB and",
+        "on Spark local mode. Each run must find the planted regression and nothing else.",
+        "",
+        f"Targets: DuckDB under {TARGET_DUCKDB_S:.0f} s with a peak under "
+        f"{TARGET_PEAK_GIB:.0f} GiB on 1,000 captures x 20,000 instances; export at least "
+        f"{TARGET_EXPORT_RATE:,} instances per second per core; Spark's time reported.",
+        "",
+        f"Re-run: `{COMMAND}` (about 15 minutes on a 2-core machine; the numbers move with",
+        "whatever else the machine runs: the load average below says how busy it was).",
+        "",
+        "## Results",
+        "",
+    ]
+    if report is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
+    h = report["history"]
+    lines += [
+        *provenance(report, NAME),
+        "",
+        f"History: {h['captures']:,} captures ({h['runs']} builds x {h['groups']} devices) of "
+        f"{h['frames_per_capture']} frames x {h['workloads_per_frame']} workloads, "
+        f"{h['instances']:,} instance rows; written in {h['write_s']:.1f} s; Parquet: instances "
+        f"{_gib(h['bytes']['instances'])}, frames {_gib(h['bytes']['frames'])}, captures "
+        f"{_gib(h['bytes']['captures'])}.",
+        "",
+        "| engine | runs | wall s, median (range) | peak memory, median | found the planted "
+        "regression | target |",
+        "| --- | ---: | --- | --- | --- | --- |",
+    ]
+    for engine in ("duckdb", "spark"):
+        runs = report["analysis"][engine]
+        if not runs:
+            continue
+        walls = [r["wall_s"] for r in runs]
+        peaks = [r["tree_peak_bytes"] or r["peak_bytes"] for r in runs]
+        found = all(r["found_planted"] for r in runs)
+        if engine == "duckdb" and h["instances"] < 20_000_000:
+            target = "not judged: a smaller history than the target's"
+        elif engine == "duckdb":
+            ok = median(walls) < TARGET_DUCKDB_S and median(peaks) < TARGET_PEAK_GIB * 2**30
+            target = met(ok and found)
+        else:
+            target = "time reported"
+        lines.append(
+            f"| {engine} | {len(runs)} | {median(walls):.1f} ({min(walls):.1f} to "
+            f"{max(walls):.1f}) | {_gib(median(peaks))} | {'yes' if found else '**no**'} "
+            f"| {target} |"
+        )
+    lines += [
+        "",
+        "Peak memory is the resident set of the process and its children (Spark's JVM), "
+        "polled every 0.2 s.",
+        "",
+        "## Beyond one machine",
+        "",
+        *_paper(report),
+        "",
+    ]
+    export = report.get("export")
+    lines += ["## Export", ""]
+    if export:
+        cpu = [e["instances"] / e["cpu_s"] for e in export["runs"]]
+        wall = [e["instances"] / e["wall_s"] for e in export["runs"]]
+        rate = median(cpu)
+        lines += [
+            f"`vkscope export --parquet` of one capture of {export['instances']:,} instances "
+            f"({export['frames']:,} frames of {export['workloads_per_frame']} workloads, "
+            f"{export['capture_bytes'] / 2**20:.0f} MiB, written by the capture store from a "
+            "synthetic layer stream), into a new dataset, in a fresh process per run. The export "
+            "is one thread: instances per second of its CPU time is its rate per core.",
+            "",
+            "| runs | instances per CPU second, median (range) | per wall second, median | "
+            "target |",
+            "| ---: | --- | --- | --- |",
+            f"| {len(cpu)} | {rate:,.0f} ({min(cpu):,.0f} to {max(cpu):,.0f}) | "
+            f"{median(wall):,.0f} | {met(rate >= TARGET_EXPORT_RATE)} |",
+        ]
+    else:
+        lines.append("**Not measured**: these results were taken with `--export-runs 0`.")
+    lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
