@@ -107,3 +107,24 @@ def test_an_empty_dataset_on_spark(tmp_path: Path) -> None:
         assert (changes, points) == ([], [])
     finally:
         engine.close()
+
+
+def test_submit_runs_a_command_on_spark(
+    planted: Dataset, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vkscope.fleet import submit
+
+    sql = "SELECT count(*) AS n FROM captures"
+    assert submit.main(["fleet", "query", str(planted.root), sql, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.split() == ["n", "80"]
+    assert submit.main(["export", "--parquet", "x", "y"]) == 2
+    assert "submit.py runs `trend ...`" in capsys.readouterr().err
+
+
+def test_engines_agree_without_groups(planted: Dataset) -> None:
+    duck = DuckDBEngine(planted)
+    sparked = SparkEngine(planted)
+    try:
+        _same(_trend(duck, ())[1], _trend(sparked, ())[1])
+    finally:
+        sparked.close()

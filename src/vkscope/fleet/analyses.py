@@ -137,10 +137,12 @@ def runs(grouping: Grouping) -> str:
     groups = "".join(
         f", coalesce({key.sql()}, '') AS g{n}" for n, key in enumerate(grouping.groups)
     )
-    partition = ", ".join(grouping.group_columns) or "1"
+    by_group = "".join(f"{g}, " for g in grouping.group_columns)
+    within = f"PARTITION BY {by_group.rstrip(', ')}" if by_group else ""
     return f"""
 SELECT capture_id, order_value, order_rank{"".join(", " + g for g in grouping.group_columns)},
-       dense_rank() OVER (PARTITION BY {partition} ORDER BY order_rank) AS run_index
+       dense_rank() OVER ({within} ORDER BY order_rank) AS run_index,
+       count(*) OVER (PARTITION BY {by_group}order_rank) AS captures
 FROM (SELECT c.capture_id, o.order_value, o.order_rank{groups}
       FROM captures c JOIN fleet_run_order o ON o.order_value = {grouping.order.sql()}) t
 """
@@ -156,7 +158,7 @@ SELECT identity{groups.replace("r.", "")}, run_index, order_value, order_rank, n
 FROM (
   SELECT i.identity{groups}, r.run_index, min(r.order_value) AS order_value,
          min(r.order_rank) AS order_rank, count(*) AS n,
-         count(DISTINCT i.capture_id) AS captures, {dialect.percentiles(value)} AS q,
+         min(r.captures) AS captures, {dialect.percentiles(value)} AS q,
          min(i.type) AS type, min(i.label_path) AS label_path, min(i.queue) AS queue
   FROM instances i JOIN fleet_runs r ON r.capture_id = i.capture_id
   WHERE i.{grouping.metric} IS NOT NULL

@@ -60,6 +60,8 @@ class DuckDBEngine:
         if memory_limit:
             config["memory_limit"] = memory_limit
         self.db = duckdb.connect(":memory:", config=config)
+        # Each query reads the footers of every file it scans: kept after the first read.
+        self.db.execute("SET parquet_metadata_cache = true")
         self._registered: dict[str, pa.Table] = {}
         for table in SCHEMAS:
             self._view(dataset, table)
@@ -79,8 +81,10 @@ class DuckDBEngine:
             f'CAST("{f.name}" AS {_duckdb_type(f.type)}) AS "{f.name}"' for f in schema
         )
         listing = ", ".join("'" + str(p).replace("'", "''") + "'" for p in files)
+        # captures is small (a row per capture) and read by every step: read once.
+        kind = "TABLE" if table == "captures" else "VIEW"
         self.db.execute(
-            f"CREATE TEMP VIEW {table} AS SELECT {columns} "
+            f"CREATE TEMP {kind} {table} AS SELECT {columns} "
             f"FROM read_parquet([{listing}], union_by_name = true)"
         )
 
@@ -134,6 +138,7 @@ class EngineError(Exception):
 # a cluster, and small Parquet files packed into few tasks. A cluster keeps its own settings.
 _LOCAL: Final = {
     "spark.sql.shuffle.partitions": "4",
+    "spark.driver.memory": "2g",
     "spark.sql.files.openCostInBytes": str(64 << 10),
     "spark.ui.enabled": "false",
 }
