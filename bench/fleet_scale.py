@@ -186,8 +186,8 @@ def export_capture(path: Path, frames: int, per_frame: int) -> int:
     instances then given GPU times with SQL, as the host fills them from timing annexes."""
     import sqlite3
 
-    from vkscope.capture.client import Stream
-    from vkscope.capture.store import CaptureStore, ingest_stream
+    from vkscope.capture.write.client import Stream
+    from vkscope.capture.write.store import CaptureStore, ingest_stream
 
     s = Stream()
     s.hello(process="bench", pid=1)

@@ -12,7 +12,7 @@ import pytest
 from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture import open_capture
-from vkscope.capture.store import CaptureStore
+from vkscope.capture.write.store import CaptureStore
 
 ODD = "forêt 'night' \"v2\" / = % ; \\ \t 雪"
 
