@@ -215,8 +215,10 @@ def test_several_processes_keep_their_own_timing(tmp_path: Path) -> None:
 
 def downgrade_to_version_2(path: Path) -> None:
     """What a version 2 vkscope wrote: no journal (its rows went straight to the tables), no
-    counters."""
+    counters, no tags."""
     with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE tags")
+        db.execute("DELETE FROM meta WHERE key = 'capture_id'")
         db.execute("DROP TABLE journal")
         db.execute("DROP TABLE device_counters")
         db.execute("DROP TABLE command_buffer_counters")
@@ -255,7 +257,7 @@ def test_version_2_captures_still_open(tmp_path: Path) -> None:
 
 
 def test_version_1_captures_still_open(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     s, _ = timed_stream()
     path = capture_from(tmp_path, s)
     downgrade_to_version_1(path)
