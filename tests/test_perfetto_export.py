@@ -4,8 +4,6 @@ slices around it, every field as an argument, the CPU side on the process's trac
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,6 @@ import pytest
 from support.perfetto import (
     ATTACHMENTS,
     BEGIN,
-    COUNTER,
     GPU_TIMES,
     INSTANT,
     MONOTONIC,
@@ -272,46 +269,6 @@ def test_processes_and_devices_each_get_tracks(tmp_path: Path) -> None:
     assert gpus == [f"GPU 1: first GPU{SEP}first (100)", f"GPU 1: second GPU{SEP}second (200)"]
     slices = workload_slices(trace)
     assert sorted((s.args["bytes"], s.begin) for s in slices) == [(100, 100_010), (200, 200_010)]
-
-
-def test_counters_table_becomes_counter_tracks(tmp_path: Path) -> None:
-    cap = capture_from(tmp_path, [game_stream()])
-    plain = export_perfetto(cap, tmp_path / "plain.pftrace")
-    assert plain.counter_tracks == 0 and not any("counter" in n for n in plain.notes)
-
-    with_counters = tmp_path / "counters.vkscope"
-    shutil.copy(cap, with_counters)
-    db = sqlite3.connect(with_counters)
-    db.execute("CREATE TABLE counters (process, device, queue, name, cpu_ns, value, unit)")
-    rows: list[tuple[Any, ...]] = [
-        (1, 1, None, "gpu busy", 1_000_000 + i * 1000, float(i % 3) * 50, "%") for i in range(5)
-    ]
-    rows += [(1, 1, 0, "fragments", 1_000_500 + i * 1000, i * 1000, None) for i in range(3)]
-    db.executemany("INSERT INTO counters VALUES (?,?,?,?,?,?,?)", rows)
-    db.commit()
-    db.close()
-    summary = export_perfetto(with_counters, tmp_path / "c.pftrace")
-    assert (summary.counter_tracks, summary.counter_samples) == (2, 8)
-    trace = ReadTrace(tmp_path / "c.pftrace")
-    counters = {t.name: t for t in trace.tracks.values() if t.counter}
-    assert set(counters) == {"gpu busy", f"fragments{SEP}queue 0"}
-    busy = [(e.ts, e.value) for e in trace.events if e.track == counters["gpu busy"].uuid]
-    assert busy == [(r[4], r[5]) for r in rows[:5]]
-    assert all(e.type == COUNTER for e in trace.events if e.track == counters["gpu busy"].uuid)
-    gpu = trace.tracks[counters["gpu busy"].parent]  # type: ignore[index]
-    assert gpu.name.startswith("GPU 1: ")
-
-
-def test_counters_table_of_unknown_shape_is_skipped(tmp_path: Path) -> None:
-    cap = capture_from(tmp_path, [game_stream()])
-    db = sqlite3.connect(cap)
-    db.execute("CREATE TABLE counters (what, when_)")
-    db.execute("INSERT INTO counters VALUES ('x', 1)")
-    db.commit()
-    db.close()
-    summary = export_perfetto(cap, tmp_path / "t.pftrace")
-    assert summary.counter_tracks == 0 and summary.workloads == 8
-    assert any("counters table skipped" in n for n in summary.notes)
 
 
 def test_a_capture_without_workloads_still_opens(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 queue's workloads as a stream.
 
 Nothing of a frame is held but one number per queue: totals and spans come from SQLite
-(source.py), and a queue's workloads are read as they are written out. A capture of any length,
-with frames of any size, is analysed in constant memory.
+(capture/read/queries.py), and a queue's workloads are read as they are written out. A capture
+of any length, with frames of any size, is analysed in constant memory.
 
 Queue spans describe each queue as captured: all of its workloads count, whatever the type and
 label filters; the filters only choose which workloads are listed (and summed up). A workload's
@@ -17,21 +17,21 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ..capture import Capture, WorkloadInstance
-from .selection import Selection, SelectionError
-from .source import (
-    FrameKey,
+from ..capture.read.queries import (
     count_frames,
     count_queues,
     counter_sums,
     frame_bounds,
     frames_with_work,
+    gpu_intervals,
     label_paths,
     queue_ids,
-    queue_span,
     queue_totals,
     workload_types,
 )
-from .spans import Span
+from ..capture.read.records import FrameKey
+from .selection import Selection, SelectionError
+from .spans import Span, span_of
 
 __all__ = ["FrameKey", "FrameWork", "QueueWork", "frame_keys", "queue_rows", "read_frames"]
 
@@ -90,7 +90,7 @@ def read_frame(
     sums = counter_sums(capture, key) if capture.counter_names() else {}
     for queue in sorted(totals, key=lambda q: (q is None, q or 0)):
         if selection.wants_queue(queue):
-            span = queue_span(capture, key, queue, totals[queue][0])
+            span = span_of(gpu_intervals(capture, key, queue), totals[queue][0], presorted=True)
             work.queues.append(QueueWork(queue, span, sums.get(queue, {})))
     return work
 

@@ -4,9 +4,9 @@ Without serialization (`none`), a workload's timestamps can include work of its 
 runs at the same time, and a queue's workloads overlap; with it, each workload runs alone. Two
 captures of the same application, one in each mode, are compared frame by frame:
 
-- per workload, matched by identity: its frame, device, queue, type, label path and occurrence
-  (the n-th workload with that type and label path on that queue in that frame, in submission
-  order); its GPU time in each capture;
+- per workload, matched by its identity in the frame (capture/read/identity.py: queue, label
+  path, type and occurrence, the n-th workload with that type and label path on that queue in
+  that frame, in submission order); its GPU time in each capture;
 - per frame and queue: each capture's sum of costs and busy span. In the `none` capture, the sum
   of costs minus the busy time is the overlap its times count twice; the serialized busy span
   minus the `none` one is how much longer the queue was busy once serialized.
@@ -16,26 +16,21 @@ Only frames present in both captures are compared, one frame at a time from each
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import groupby
-from operator import itemgetter
-from typing import Any
 
 from ..capture import Capture
+from ..capture.read.instances import labels_of
+from ..capture.read.queries import by_identity, gpu_intervals, merge_by_identity, queue_totals
+from ..capture.read.records import IdentifiedValue
 from .frames import FrameKey, frame_keys
 from .selection import Selection
-from .source import identities, queue_span, queue_totals
-from .spans import Span
+from .spans import Span, span_of
 from .timing_info import timing_info
 
 
 class OverlapError(ValueError):
     """The two captures cannot be compared (no timing, or the same serialization in both)."""
-
-
-Identity = tuple[int | None, str | None, str, int]  # queue, type, label path, occurrence
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,44 +92,25 @@ def order_captures(a: Capture, b: Capture) -> tuple[Capture, Capture, str]:
     )
 
 
-def _order(queue: int | None, type_: str | None, label_path: str, n: int) -> tuple[Any, ...]:
-    # The order SQLite sorts identities in (source.identities): NULL first.
-    return (queue is not None, queue or 0, type_ is not None, type_ or "", label_path, n)
-
-
-def _numbered(rows: Iterator[tuple[Any, ...]]) -> Iterator[tuple[tuple[Any, ...], int | None]]:
-    """(sort key, GPU time) of each workload, its occurrence counted within its identity."""
-    last: tuple[Any, ...] | None = None
-    n = 0
-    for queue, type_, label_path, begin, end in rows:
-        kind = (queue, type_, label_path)
-        n = n + 1 if kind == last else 0
-        last = kind
-        usable = begin is not None and end is not None and end >= begin
-        yield _order(queue, type_, label_path, n), end - begin if usable else None
-
-
-def _tagged(
-    side: int, rows: Iterator[tuple[Any, ...]]
-) -> Iterator[tuple[tuple[Any, ...], int, int | None]]:
-    for order, ns in _numbered(rows):
-        yield order, side, ns
-
-
 def _pairs(
     key: FrameKey, none: Capture, serialized: Capture, selection: Selection
 ) -> Iterator[WorkloadPair]:
-    """Both captures' workloads of the frame, merged by identity (both streams are sorted)."""
-    sides = [_tagged(side, identities(cap, key)) for side, cap in enumerate((none, serialized))]
-    for order, group in groupby(heapq.merge(*sides), key=itemgetter(0)):
-        times: list[int | None] = [None, None]
-        present = [False, False]
-        for _, side, ns in group:  # one entry per capture that has this identity
-            times[side], present[side] = ns, True
-        _, queue, has_type, type_, label_path, n = order
-        queue, type_ = (queue if order[0] else None), (type_ if has_type else None)
-        if selection.wants_queue(queue) and selection.wants_workload(type_, label_path):
-            yield WorkloadPair(key, queue, type_, label_path, n, *present, *times)
+    """Both captures' workloads of the frame, joined by identity (both streams are sorted)."""
+    for _, (in_none, in_serialized) in merge_by_identity(
+        by_identity(none, key=key), by_identity(serialized, key=key)
+    ):
+        v = (in_serialized or in_none)[0]  # where it ran: the serialized run's queue, if there
+        type_, label_path = v.type_text or None, "/".join(labels_of(v.labels_json))
+        if selection.wants_queue(v.queue) and selection.wants_workload(type_, label_path):
+            yield WorkloadPair(
+                key, v.queue, type_, label_path, v.ordinal, bool(in_none), bool(in_serialized),
+                _gpu_ns(in_none), _gpu_ns(in_serialized),
+            )  # fmt: skip
+
+
+def _gpu_ns(found: list[IdentifiedValue]) -> int | None:
+    value = found[0].value if found else None
+    return value if isinstance(value, int) else None
 
 
 def _queues(
@@ -144,8 +120,9 @@ def _queues(
     pairs = []
     for q in sorted(totals_b, key=lambda q: (q is None, q or 0)):
         if q in totals_a and selection.wants_queue(q):
-            span_a = queue_span(none, key, q, totals_a[q][0])
-            pairs.append(QueuePair(key, q, span_a, queue_span(serialized, key, q, totals_b[q][0])))
+            span_a = span_of(gpu_intervals(none, key, q), totals_a[q][0], presorted=True)
+            span_b = span_of(gpu_intervals(serialized, key, q), totals_b[q][0], presorted=True)
+            pairs.append(QueuePair(key, q, span_a, span_b))
     return pairs
 
 

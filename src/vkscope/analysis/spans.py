@@ -5,7 +5,7 @@ costs counts overlapped time once per workload; the busy time (the union of the 
 counts it once, so their difference is the time during which workloads overlapped. The busy
 span runs from the first begin to the last end; what of it no workload covers is idle, made of
 gaps. Intervals are taken one at a time in order of their begin, so a queue of any length is
-measured in constant memory (source.py has SQLite sort them).
+measured in constant memory (capture/read/queries.py has SQLite sort them).
 """
 
 from __future__ import annotations

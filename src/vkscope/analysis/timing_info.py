@@ -6,11 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..capture import Capture
-
-_COUNTS = """
-SELECT serialization, timing, timing_reason, count(*), count(gpu_begin_ns)
-FROM workload_instances GROUP BY serialization, timing, timing_reason
-"""
+from ..capture.read.queries import timing_counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +33,15 @@ def timing_info(capture: Capture) -> TimingInfo:
     status: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     workloads = timed = 0
-    _, rows = capture.execute(_COUNTS)
-    for serialization, timing, reason, count, with_time in rows:
-        workloads += count
-        timed += with_time
-        if serialization is not None:
-            modes[serialization] += count
-        if timing is not None:
-            status[timing] += count
-        if reason is not None:
-            reasons[reason] += count
+    for c in timing_counts(capture):
+        workloads += c.instances
+        timed += c.with_begin
+        if c.serialization is not None:
+            modes[c.serialization] += c.instances
+        if c.timing is not None:
+            status[c.timing] += c.instances
+        if c.timing_reason is not None:
+            reasons[c.timing_reason] += c.instances
     clocks = Counter(d.clock_domain for d in capture.devices() if d.clock_domain is not None)
     return TimingInfo(
         workloads, timed, dict(modes), dict(status), reasons.most_common(), dict(clocks)

@@ -288,12 +288,6 @@ def table_definition(table: str, schema: str) -> str:
     raise KeyError(table)
 
 
-def table_names() -> list[str]:
-    """Every table of a capture, in the order TABLES creates them."""
-    heads = (s.strip() for s in TABLES.split(";\n"))
-    return [h.split()[2] for h in heads if h.startswith("CREATE TABLE ")]
-
-
 def definitions(schema: str) -> list[str]:
     """The tables and indexes of a capture (not its view), created in `schema`."""
     out = []

@@ -18,8 +18,8 @@ from .command import Command
 
 def listing(devices: Sequence[Any]) -> list[dict[str, Any]]:
     """Per device, per queue family, the counters it collects (what `--json` prints)."""
-    from ..counters.catalog import family_counters
     from ..counters.samplers import listing as sampler_listing
+    from ..pipeline_statistics import family_counters
 
     return [
         {

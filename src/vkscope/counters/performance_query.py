@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..frame_selection import parse_frame_selection
-from .catalog import BY_NAME, SOURCE
+from ..pipeline_statistics import BY_NAME, SOURCE
 from .performance_query_probe import KhrDevice, counter_key, probe_khr
 from .selection import CounterError
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .catalog import BY_NAME, COLLECTED, MESH, SOURCE, family_counters
+from ..pipeline_statistics import BY_NAME, COLLECTED, MESH, SOURCE, family_counters
 
 if TYPE_CHECKING:
     from ..devices import DeviceInfo

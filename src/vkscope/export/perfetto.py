@@ -12,8 +12,6 @@ pass over the submits; nothing is loaded whole):
 - per queue, a counter track per counter the capture's workloads have (docs/counters.md): the
   workload's value from its begin to its end, 0 between workloads; each workload slice also has
   its `counters` (or `counters_reason`) among its arguments.
-- counter tracks when the capture has a `counters` table of timed samples (none is written yet;
-  see `_counter_source` for the columns recognised).
 
 Clocks: every CPU time is CLOCK_MONOTONIC. A device whose GPU times are on CLOCK_MONOTONIC
 shares that clock; a device with its own clock gets a sequence-scoped clock of its own, tied to
@@ -24,7 +22,6 @@ before it was submitted.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -37,7 +34,8 @@ from ..capture import (
     WorkloadInstance,
     open_capture,
 )
-from ..capture.schema import from_sql_id
+from ..capture.read.queries import first_submit_ns, gpu_begin_offsets
+from ..capture.read.records import FrameKey
 from .perfetto_model import (
     SEP,
     ExportSummary,
@@ -68,25 +66,6 @@ UNTIMED_DURATION_NS: Final = 10_000
 _MONOTONIC_SLACK_NS: Final = 1_000_000
 _MONOTONIC_MAX_LAG_NS: Final = 60_000_000_000
 _LAST_SEQUENCE_CLOCK: Final = 127
-
-# Per (process, device): timed instances, and how GPU begin times lie relative to submit times.
-# An instance's begin is its column or, in a capture whose timing annex was stored without being
-# copied into it, the annex.
-_GPU_TIME_STATS: Final = """
-SELECT s.process, s.device, count(*), max(s.cpu_ns - t.b), min(t.b - s.cpu_ns), max(t.b - s.cpu_ns)
-FROM (SELECT i.submit_row AS row,
-             coalesce(i.gpu_begin_ns, json_extract(i.annex, '$.gpu_begin_ns')) AS b
-      FROM workload_instances i) t
-JOIN submits s ON s.id = t.row
-WHERE typeof(t.b) = 'integer' AND s.cpu_ns IS NOT NULL
-GROUP BY s.process, s.device
-"""
-_SUBMIT_EXTRAS: Final = ("api", "batch", "cpu_complete_ns")
-_SUBMITS: Final = (
-    "SELECT process, submit_id, device, queue, frame, cpu_ns, instance_count, "
-    + ", ".join(_SUBMIT_EXTRAS)
-    + " FROM submits ORDER BY id"
-)
 
 _STAND_IN_PID: Final = 0x7F000000  # + process, for a process that never said its pid
 _UNTIMED: Final = ("untimed", "ambiguous")
@@ -234,7 +213,6 @@ class _Exporter:
         self._write_submits()
         self._write_frames()
         self._write_workloads()
-        self._write_counters()
         self.sink.flush()
         c = self.counts
         return ExportSummary(
@@ -247,12 +225,6 @@ class _Exporter:
 
     # -- clocks ------------------------------------------------------------------------------
 
-    def _gpu_time_stats(self) -> dict[tuple[int, int], tuple[int, int, int, int]]:
-        """Per (process, device): timed instances, max(submit - begin), min and max of
-        (begin - submit); computed in SQLite."""
-        _, rows = self.capture.execute(_GPU_TIME_STATS)
-        return {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in rows}
-
     def _plan_clocks(self) -> None:
         devices = {(d.process, d.id): d for d in self.capture.devices()}
         stats: dict[tuple[int, int], tuple[int, int, int, int]] | None = None
@@ -264,7 +236,7 @@ class _Exporter:
                 self.clocks[key] = _DeviceClock(MONOTONIC, 0, "GPU times on CLOCK_MONOTONIC")
                 continue
             if stats is None:
-                stats = self._gpu_time_stats()
+                stats = gpu_begin_offsets(self.capture)
             timed, max_ahead, min_lag, max_lag = stats.get(key, (0, 0, 0, 0))
             if timed == 0:
                 what = "no GPU times" + (f" (clock: {declared})" if declared else "")
@@ -428,31 +400,20 @@ class _Exporter:
     # -- CPU side ----------------------------------------------------------------------------
 
     def _write_submits(self) -> None:
-        _, rows = self.capture.execute(_SUBMITS)
-        for row in rows:
-            process, submit_id, device, queue, frame, cpu_ns, count = row[:7]
-            extra = dict(zip(_SUBMIT_EXTRAS, row[7:], strict=True))
-            if cpu_ns is None:
+        for s in self.capture.submits():
+            if s.cpu_ns is None:
                 continue
-            submit_id = from_sql_id(submit_id)
-            if process not in self.submit_tracks:
-                self._process_track(process)
-            track = self.submit_tracks[process]
-            args = {"submit": submit_id, "device": device, "queue": queue, "frame": frame,
-                    "workloads": count}  # fmt: skip
-            args.update((k, v) for k, v in extra.items() if v is not None and k != "api")
-            flows = [stable_id("flow", process, submit_id)] if count else []
-            self.seq.event(track, cpu_ns, INSTANT, name=extra.get("api") or "submit", args=args,
+            if s.process not in self.submit_tracks:
+                self._process_track(s.process)
+            track = self.submit_tracks[s.process]
+            args = {"submit": s.submit_id, "device": s.device, "queue": s.queue, "frame": s.frame,
+                    "workloads": s.instances}  # fmt: skip
+            extra = (("batch", s.batch), ("cpu_complete_ns", s.cpu_complete_ns))
+            args.update((k, v) for k, v in extra if v is not None)
+            flows = [stable_id("flow", s.process, s.submit_id)] if s.instances else []
+            self.seq.event(track, s.cpu_ns, INSTANT, name=s.api or "submit", args=args,
                            flows=flows)  # fmt: skip
             self.counts.submits += 1
-
-    def _first_submit_ns(self, process: int, device: Any, frame: int) -> int | None:
-        _, rows = self.capture.execute(
-            "SELECT min(cpu_ns) FROM submits WHERE frame = ? AND process = ? AND device IS ?",
-            (frame, process, device),
-        )
-        row = next(rows, None)
-        return row[0] if row else None
 
     def _write_frames(self) -> None:
         previous: dict[tuple[int, Any], int] = {}
@@ -479,7 +440,7 @@ class _Exporter:
                 args["captured"] = captured
             begin = previous.get(key)
             if begin is None:
-                begin = self._first_submit_ns(f.process, f.device, f.number)
+                begin = first_submit_ns(self.capture, FrameKey(f.process, f.device, f.number))
             name = f"frame {f.number}"
             if begin is None or begin > f.cpu_ns:
                 self.seq.event(track, f.cpu_ns, INSTANT, name=name, args=args)
@@ -575,7 +536,7 @@ class _Exporter:
 
     def _workload_counters(self, w: WorkloadInstance, begin: int, end: int) -> None:
         """The workload's counters on its queue's counter tracks: its value while it runs."""
-        from ..counters.catalog import describe
+        from ..pipeline_statistics import describe
 
         for name, value in w.counters.items():
             key = (w.process, w.device, w.queue, name)
@@ -583,42 +544,19 @@ class _Exporter:
             if entry is None:
                 known = describe(name)
                 unit = known.unit if known else None
-                entry = self.workload_counters[key] = self._counter_track(key, unit, True)
+                entry = self.workload_counters[key] = self._counter_track(key, unit)
                 self.counts.counter_tracks += 1
             uuid, clock_id = entry
             self.seq.counter(uuid, begin, value, clock=clock_id)
             self.seq.counter(uuid, end, 0, clock=clock_id)
             self.counts.counter_samples += 2
 
-    def _write_counters(self) -> None:
-        source = _counter_source(self.capture)
-        if source is None:
-            return
-        if isinstance(source, str):
-            self.notes.append(source)
-            return
-        tracks: dict[tuple[Any, ...], tuple[int, int]] = {}
-        for row in _stream(self.capture, source.sql):
-            name, ts, value = row["name"], row["ts"], row["value"]
-            if ts is None or not isinstance(value, int | float) or isinstance(value, bool):
-                continue
-            key = (row.get("process"), row.get("device"), row.get("queue"), name)
-            entry = tracks.get(key)
-            if entry is None:
-                entry = tracks[key] = self._counter_track(key, row.get("unit"), source.gpu_clock)
-                self.counts.counter_tracks += 1
-            uuid, clock_id = entry
-            self.seq.counter(uuid, int(ts), value, clock=clock_id)
-            self.counts.counter_samples += 1
-
-    def _counter_track(self, key: tuple[Any, ...], unit: Any, gpu_clock: bool) -> tuple[int, int]:
-        """A counter track under the queue, device or process the counter belongs to, and the
-        clock its samples are on."""
+    def _counter_track(self, key: tuple[Any, ...], unit: Any) -> tuple[int, int]:
+        """A counter track under the queue, device or process the workload ran on, and the
+        clock its samples are on: its GPU times'."""
         process, device, queue, name = key
         clock: _DeviceClock | None = None
-        if process is None:
-            parent = None
-        elif queue is not None and device is not None:
+        if queue is not None and device is not None:
             qt = self._queue_track(process, device, queue)
             parent, clock = qt.parent, qt.clock
         elif device is not None:
@@ -629,7 +567,7 @@ class _Exporter:
         uuid = stable_id("counter", *key)
         label = str(name) if queue is None else f"{name}{SEP}queue {queue}"
         self.seq.track(uuid, label, parent, counter_unit=str(unit) if unit is not None else "")
-        clock_id = clock.clock_id if gpu_clock and clock is not None else MONOTONIC
+        clock_id = clock.clock_id if clock is not None else MONOTONIC
         return uuid, clock_id
 
 
@@ -643,48 +581,3 @@ def _shared(lane: _Lane, frame: Any, labels: tuple[str, ...]) -> int:
             break
         n += 1
     return n
-
-
-@dataclass(frozen=True, slots=True)
-class _CounterSource:
-    sql: str
-    gpu_clock: bool  # times on the device's clock rather than CLOCK_MONOTONIC
-
-
-# Column names a `counters` table may use for each role, in order of preference.
-_COUNTER_ROLES: Final[dict[str, tuple[str, ...]]] = {
-    "name": ("name", "counter", "counter_name"),
-    "ts": ("cpu_ns", "ts_ns", "timestamp_ns", "time_ns", "gpu_ns", "ts"),
-    "value": ("value", "double_value", "int_value"),
-    "process": ("process",),
-    "device": ("device",),
-    "queue": ("queue",),
-    "unit": ("unit", "unit_name"),
-}
-
-
-def _counter_source(capture: Capture) -> _CounterSource | str | None:
-    """How to read the capture's counters: None when it has none, a note when it has a table
-    whose columns are not recognised."""
-    columns = capture.columns("counters")
-    if not columns:
-        return None
-    chosen: dict[str, str] = {}
-    for role, names in _COUNTER_ROLES.items():
-        for name in names:
-            if name in columns:
-                chosen[role] = name
-                break
-    missing = [r for r in ("name", "ts", "value") if r not in chosen]
-    if missing:
-        return f"counters table skipped: no column for its {', '.join(missing)}"
-    select = ", ".join(f'"{col}" AS {role}' for role, col in chosen.items())
-    order = chosen["ts"]
-    sql = f'SELECT {select} FROM counters ORDER BY "{order}"'
-    return _CounterSource(sql, gpu_clock=order == "gpu_ns")
-
-
-def _stream(capture: Capture, sql: str) -> Iterator[Mapping[str, Any]]:
-    names, rows = capture.execute(sql)
-    for row in rows:
-        yield dict(zip(names, row, strict=True))

@@ -59,10 +59,9 @@ def instance_name(w: WorkloadInstance) -> str:
 
 
 def gpu_times(w: WorkloadInstance) -> tuple[int, int] | None:
-    """(begin, end) on the device's clock, when the capture has both."""
+    """Where its slice goes on the device's clock: (begin, end) when the capture has both (an
+    end before its begin, which gives no usable GPU time, is drawn as a zero-length slice)."""
     begin, end = w.gpu_begin_ns, w.gpu_end_ns
-    if begin is None and end is None:  # a capture whose timing fields stayed in the annex
-        begin, end = w.metadata.get("gpu_begin_ns"), w.metadata.get("gpu_end_ns")
     if type(begin) is int and type(end) is int:
         return begin, max(begin, end)
     return None
@@ -70,7 +69,7 @@ def gpu_times(w: WorkloadInstance) -> tuple[int, int] | None:
 
 # WorkloadInstance fields written under these names; the others under their own.
 _RENAMED: Final = {"submit_id": "submit", "tag_id": "tag", "id": "instance_row"}
-_NOT_FIELDS: Final = {"metadata", "labels", "process", "gpu_begin_ns", "gpu_end_ns"}
+_NOT_FIELDS: Final = {"metadata", "labels", "process", "gpu_begin_ns", "gpu_end_ns", "identity"}
 # The record's fields, including those a newer capture reader adds.
 _RECORD_FIELDS: Final = tuple(
     (f.name, _RENAMED.get(f.name, f.name))

@@ -233,7 +233,7 @@ class _Builder:
         timing = (w.timing, w.timing_reason, w.serialization)
         c["ti"].append(self.timings.setdefault(timing, len(self.timings)))
         begin, end = w.gpu_begin_ns, w.gpu_end_ns
-        if begin is None or end is None or end < begin:
+        if w.gpu_ns is None:  # no usable GPU time (capture/read/gpu_time.py)
             begin = end = None
             self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
         c["b"].append(_NONE if begin is None else begin)

@@ -3,18 +3,19 @@ presented in the current, finalized shape.
 
 A reader connection is read-only, so a file is never changed. Instead, for each table that
 gained columns since the file's version, a temporary view is created in the connection's temp
-schema, with the new columns as NULL. For a capture opened alone the view has the table's own
-name: SQLite resolves an unqualified name to the temp schema first, so every query (the Python
-API's and SQL typed by a user) sees the current columns. For a capture attached beside others
-(attach.py) the view is named after its schema (`base_submits`). The views are simple enough for
-SQLite to flatten, so rowid ranges and indexes are used as on the tables themselves.
+schema, with the new columns as NULL. The view has the table's own name: SQLite resolves an
+unqualified name to the temp schema first, so every query (the Python API's and SQL typed by a
+user) sees the current columns. The views are simple enough for SQLite to flatten, so rowid
+ranges and indexes are used as on the tables themselves.
 
 Migration rule, version by version (docs/capture-schema.md, "Versioning"):
 
-- 1 -> 2: timing. A version 1 file has no GPU timing: `devices.clock_domain`,
+- 1 -> 2: timing. A version 1 file has no timing columns: `devices.clock_domain`,
   `devices.clock_max_deviation_ns`, `frames.captured`, `submits.cpu_complete_ns`,
   `workload_instances.timing`, `timing_reason` and `serialization` read as NULL, and
-  `instances_view` gains the same columns.
+  `instances_view` gains the same columns. A version 1 host kept the timing annex's fields in
+  the annex JSON rather than copying them into `gpu_begin_ns` and `gpu_end_ns`: an integer time
+  there reads in the column's place where the column is NULL.
 - 2 -> 3: the journal. Nothing to present: a version 2 file has no journal, its rows are in the
   tables (a killed one's too), and the tables kept their columns.
 - 3 -> 4: counters. An older file has no counters: `device_counters` reads as an empty table (and
@@ -56,6 +57,17 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
 # where a file has one).
 _READ_EMPTY: Final = ("device_counters", "command_buffer_counters", "tags")
 
+# Columns that a file older than the version given reads through an expression of its own.
+_ANNEX_TIME: Final = (
+    "coalesce({c}, CASE WHEN json_type(annex, '$.{c}') = 'integer' "
+    "THEN json_extract(annex, '$.{c}') END)"
+)
+REPLACED: Final[dict[int, dict[str, dict[str, str]]]] = {
+    2: {
+        "workload_instances": {c: _ANNEX_TIME.format(c=c) for c in ("gpu_begin_ns", "gpu_end_ns")},
+    },
+}
+
 # Columns added by each version, by table, in the order the current schema has them.
 ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
     2: {
@@ -70,15 +82,8 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
 }
 
 
-def _view_name(schema: str, table: str) -> str:
-    return table if schema == "main" else f"{schema}_{table}"
-
-
-def present_current_schema(
-    db: sqlite3.Connection, version: int, schema: str = "main"
-) -> dict[str, str]:
-    """Makes the capture in `schema` (of schema `version`) read like the current one, through
-    temp views; returns, for each table that has one, the view's name to use in SQL."""
+def present_current_schema(db: sqlite3.Connection, version: int) -> None:
+    """Makes the capture (of schema `version`) read like the current one, through temp views."""
     # A table added after the file's version reads as an empty one of the current shape (below),
     # whatever a file that says it is older holds under that name.
     later = {t for since, names in TABLES_ADDED.items() if version < since for t in names}
@@ -88,30 +93,34 @@ def present_current_schema(
             for table, added in tables.items():
                 if table not in later:
                     missing.setdefault(table, []).extend(added)
-    views: dict[str, str] = {}
+    replaced: dict[str, dict[str, str]] = {}
+    for before, replacing in REPLACED.items():
+        if version < before:
+            for table, expressions in replacing.items():
+                replaced.setdefault(table, {}).update(expressions)
+                missing.setdefault(table, [])
+    presented = False
     for table, columns in missing.items():
-        have = {r[1] for r in db.execute(f"PRAGMA {schema}.table_info({table})")}
+        have = [r[1] for r in db.execute(f"PRAGMA main.table_info({table})")]
         if not have:
             continue  # no such table: the reader's own checks say what is wrong with the file
+        own = replaced.get(table, {})
+        kept = ", ".join(f"{own[c]} AS {c}" if c in own else c for c in have) if own else "*"
         nulls = "".join(f", NULL AS {c}" for c in columns if c not in have)
-        view = _view_name(schema, table)
-        db.execute(f"CREATE TEMP VIEW {view} AS SELECT *{nulls} FROM {schema}.{table}")
-        views[table] = f"temp.{view}"
-    if views and schema == "main":
+        db.execute(f"CREATE TEMP VIEW {table} AS SELECT {kept}{nulls} FROM main.{table}")
+        presented = True
+    if presented:
         db.execute(f"CREATE TEMP VIEW instances_view AS {INSTANCES_VIEW_SELECT}")
     for empty in sorted(later & set(_READ_EMPTY)):
         # Empty, as the file's version had none of it; in temp, so the file is not changed.
-        name = _view_name(schema, empty)
-        db.execute(table_definition(empty, "temp").replace(f"temp.{empty}", f"temp.{name}", 1))
-        views[empty] = f"temp.{name}"
-    return views
+        db.execute(table_definition(empty, "temp"))
 
 
-def indexed_workloads(db: sqlite3.Connection, schema: str = "main") -> str:
-    """The name of a workloads table of the capture in `schema` that is indexed by (process,
-    tag_id) with one row per tagID: the capture's own once finalized, else a temp copy."""
-    # temp first: a capture opened alone with a journal has its workloads built there (present.py)
-    for where in ("temp", schema) if schema == "main" else (schema,):
+def indexed_workloads(db: sqlite3.Connection) -> str:
+    """The name of a workloads table of the capture that is indexed by (process, tag_id) with
+    one row per tagID: the capture's own once finalized, else a temp copy."""
+    # temp first: a capture with a journal has its workloads built there (present.py)
+    for where in ("temp", "main"):
         found = db.execute(
             f"SELECT 1 FROM {where}.sqlite_master WHERE type = 'index' AND name = ?",
             (WORKLOADS_INDEX,),
@@ -120,10 +129,10 @@ def indexed_workloads(db: sqlite3.Connection, schema: str = "main") -> str:
             return f"{where}.workloads"
     # Not indexed yet: index a copy of our own, in this connection's temporary database, rather
     # than let every query build one. Workloads described after this point are not in it.
-    copy = _view_name(schema, "workloads_indexed")
     db.execute(
-        f"CREATE TEMP TABLE {copy} AS SELECT * FROM {schema}.workloads WHERE rowid "
-        f"IN (SELECT max(rowid) FROM {schema}.workloads GROUP BY process, tag_id)"
+        "CREATE TEMP TABLE workloads_indexed AS SELECT * FROM main.workloads WHERE rowid "
+        "IN (SELECT max(rowid) FROM main.workloads GROUP BY process, tag_id)"
     )
-    db.execute(f"CREATE UNIQUE INDEX temp.{copy}_by_tag ON {copy} (process, tag_id)")
-    return f"temp.{copy}"
+    db.execute("CREATE UNIQUE INDEX temp.workloads_indexed_by_tag ON workloads_indexed "
+               "(process, tag_id)")  # fmt: skip
+    return "temp.workloads_indexed"

@@ -13,9 +13,8 @@ instance itself collected.
 
 Each captured frame collects one pass of the selection (frame f: pass f mod N), so a workload's
 full set comes from N consecutive frames: the instances of one workload are found in each frame
-of its cycle by the identity `vkscope diff` uses (process, device, queue, label path, type, and
-its ordinal among the workloads of that type under that path on that queue in the frame). A
-counter that no frame of the cycle gave says why it is missing.
+of its cycle by their identity (identity.py), within their process and device. A counter that no
+frame of the cycle gave says why it is missing.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from typing import Final
 
 import msgspec
 
+from .identity import WorkloadIdentity
 from .records import WorkloadInstance
 
 TABLE: Final = "temp.khr_joined"
@@ -82,7 +82,8 @@ RENDER_PASS = "render_pass"
 COMMAND_BUFFER = "command_buffer"
 RENDER_PASS_TYPE = "renderpass"  # the workload type of a render pass instance
 
-Identity = tuple[int, int | None, int | None, int, str, str | None, int]
+# (process, device, the cycle's first frame // cycle, identity): one workload in one pass cycle.
+CycleKey = tuple[int, int | None, int, WorkloadIdentity]
 
 
 @dataclass
@@ -131,16 +132,13 @@ def join_passes(
     render_pass_only = {n for n in counter_pass if scopes.get(n) == RENDER_PASS}
     cycle = max(counter_pass.values(), default=0) + 1
     frames = {i.frame for i in items if i.frame is not None}
-    ordinals: dict[tuple[object, ...], int] = {}
-    groups: dict[Identity, dict[int, WorkloadInstance]] = {}
-    keys: dict[int, Identity] = {}
+    groups: dict[CycleKey, dict[int, WorkloadInstance]] = {}
+    keys: dict[int, CycleKey] = {}
     for i in items:
         if i.frame is None:
             continue
-        place = (i.process, i.device, i.queue, i.frame, i.label_path, i.type)
-        ordinal = ordinals.get(place, 0)
-        ordinals[place] = ordinal + 1
-        key = (i.process, i.device, i.queue, i.frame // cycle, i.label_path, i.type, ordinal)
+        assert i.identity is not None  # every record the reader makes has one
+        key = (i.process, i.device, i.frame // cycle, i.identity)
         keys[i.id] = key
         groups.setdefault(key, {})[i.frame % cycle] = i
     # A workload (tagID) submitted in several frames belongs to a command buffer recorded once:
@@ -169,7 +167,7 @@ def join_passes(
         )
         again = len(tag_frames.get((i.process, i.tag_id), ())) > 1
         completing = _completing(i, whole.get((i.process, i.tag_id), []))
-        out[i.id] = _join_one(i, members, wanted, key[3] * cycle, frames, again, completing)
+        out[i.id] = _join_one(i, members, wanted, key[2] * cycle, frames, again, completing)
     return out
 
 

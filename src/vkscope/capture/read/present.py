@@ -28,38 +28,6 @@ BUILT: Final = (
 _DIAGNOSTIC: Final = "INSERT INTO temp.diagnostics VALUES (NULL,?,?,?,?,?,?)"
 
 
-def attach_capture(db: sqlite3.Connection, uri: str, name: str) -> bool:
-    """ATTACHes the capture at `uri` (read-only) as schema `name`, its journal built.
-
-    A finalized capture is attached as it is. One with a journal is attached as `name`_file,
-    and `name` is a scratch database (a temporary file) holding its tables with the journal
-    built into them, so that SQL written for `name`.workload_instances reads every instance.
-    """
-    db.execute(f"ATTACH DATABASE ? AS {name}", (uri,))
-    if not has_journal(db, name):
-        return False
-    db.execute(f"DETACH DATABASE {name}")
-    db.execute(f"ATTACH DATABASE ? AS {name}_file", (uri,))
-    db.execute(f"ATTACH DATABASE '' AS {name}")
-    db.execute("BEGIN")
-    try:
-        for statement in schema.definitions(name):
-            db.execute(statement)
-        for table in schema.table_names():
-            if table != "journal":
-                db.execute(f"INSERT INTO {name}.{table} SELECT * FROM {name}_file.{table}")
-        found = _Found()
-        JournalBuild(db, found.note, source=f"{name}_file", target=name).run()
-        index_workloads(db, name)
-        db.executemany(_DIAGNOSTIC.replace("temp.", f"{name}."), found.rows)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    return True
-
-
 class _Found:
     """What a build reports, as rows for the diagnostics table."""
 

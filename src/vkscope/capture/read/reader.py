@@ -7,14 +7,16 @@ truncated or damaged capture. Reads go straight to SQLite cursors; nothing is lo
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
 import msgspec
 
+from ... import pipeline_statistics
+from ...protocol import PIPELINE_STATISTIC
 from .. import schema
 from ..errors import (
     CaptureError,
@@ -26,6 +28,7 @@ from ..errors import (
 )
 from . import performance_query
 from .compat import indexed_workloads, present_current_schema
+from .instances import Instances, Query, labels_of
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
 from .present import present_journal
@@ -39,44 +42,32 @@ from .records import (
     Frame,
     Process,
     Queue,
+    Submit,
     WorkloadInstance,
 )
 
-_INSTANCES: Final = """
-SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
-       w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns,
-       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns, k.counters, k.missing
-FROM submits s
-CROSS JOIN workload_instances i
-  ON i.id >= s.first_instance AND i.id < s.first_instance + s.instance_count
-{workloads_join} {workloads} w ON w.process = i.process AND w.tag_id = i.tag_id
-LEFT JOIN label_stacks l
-  ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
-LEFT JOIN temp.khr_joined k ON k.id = i.id
-"""
-# CROSS JOIN pins the loop order: submits (found by index when filtered by frame) outside, their
-# instances by rowid range inside. Left to itself, the planner may start from a filter on
-# workloads and scan the instances once per workload.
-
-_decode_object = msgspec.json.Decoder(dict[str, Any]).decode
-_decode_labels = msgspec.json.Decoder(list[str]).decode
 _decode_counters = msgspec.json.Decoder(dict[str, int | float]).decode
+_SUBMITS: Final = (
+    "SELECT process, submit_id, device, queue, frame, cpu_ns, instance_count, api, batch, "
+    "cpu_complete_ns FROM submits ORDER BY id"
+)
+# Counters in Vulkan's bit order first (pipeline statistics), then by name.
+_ORDER: Final = {name: n for n, (_, name) in enumerate(sorted(PIPELINE_STATISTIC))}
 
 
-@lru_cache(maxsize=4096)
-def _labels(path: str | None) -> tuple[str, ...]:
-    return tuple(_decode_labels(path)) if path else ()
-
-
-def read_only_uri(path: Path, immutable: bool = False) -> str:
+def _read_only_uri(path: Path, immutable: bool) -> str:
     """The URI that opens a capture file read-only (immutable: without locks or a -shm)."""
     return path.resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
-    uri = read_only_uri(path, immutable)
+    uri = _read_only_uri(path, immutable)
     try:
-        return sqlite3.connect(uri, uri=True, check_same_thread=False)
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        # Worker threads for SQLite's big sorts (identities, intervals): faster, and the peak
+        # barely moves (docs/bench/diff-memory.md).
+        db.execute(f"PRAGMA threads={min(4, os.cpu_count() or 1)}")
+        return db
     except sqlite3.Error as exc:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
@@ -120,7 +111,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             "CREATE TEMP VIEW command_buffer_counter_values AS "
             + schema.COMMAND_BUFFER_COUNTER_VALUES_SELECT
         )
-        capture = Capture(path, read_only_uri(path, immutable), db, meta, version)
+        capture = Capture(path, db, meta, version)
         if performance_query.has_khr_counters(db):
             performance_query.fill(db, capture.workloads)
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
@@ -138,11 +129,8 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
 class Capture:
     """A capture file open for reading. Use as a context manager, or call close()."""
 
-    def __init__(
-        self, path: Path, uri: str, db: sqlite3.Connection, meta: CaptureMeta, version: int
-    ) -> None:
+    def __init__(self, path: Path, db: sqlite3.Connection, meta: CaptureMeta, version: int) -> None:
         self.path = path
-        self.uri = uri  # what opened it (read-only), for a connection of one's own
         self.meta = meta
         self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
@@ -217,7 +205,7 @@ class Capture:
         sql = "SELECT * FROM queues WHERE ? IS NULL OR device = ? ORDER BY process, device, id"
         try:
             return [
-                Queue(r[0], r[1], r[2], r[3], r[4], _labels(r[5]), r[6])
+                Queue(r[0], r[1], r[2], r[3], r[4], labels_of(r[5]), r[6])
                 for r in self._rows(sql, (device, device))
             ]
         except msgspec.DecodeError as exc:
@@ -282,42 +270,26 @@ class Capture:
         process: int | None = None,
         device: int | None = None,
     ) -> Iterator[WorkloadInstance]:
-        """Workload instances in submission order, filtered by what is given, streamed."""
-        where, params = [], []
-        for column, value in (("s.frame", frame), ("s.queue", queue), ("w.type", type),
-                              ("s.process", process), ("s.device", device)):  # fmt: skip
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        # Filtering on the type makes the join an inner one anyway; saying so keeps it in order.
-        sql = _INSTANCES.format(
-            workloads_join="CROSS JOIN" if type is not None else "LEFT JOIN",
-            workloads=self.workloads_table(),
-        )
-        sql += (" WHERE " + " AND ".join(where)) if where else ""
-        sql += " ORDER BY s.id, i.id"
-        from_id = schema.from_sql_id
+        """Workload instances in submission order, each with its identity, filtered by what is
+        given, streamed (instances.py)."""
+        query = Query(self.workloads_table(), frame, queue, type, process, device)
+        ends = self._rows(query.ends_sql, query.ends_params) if query.ends_sql else None
+        instances = Instances(ends)
+        record = instances.record
         r: tuple[Any, ...] = ()
         try:
-            for r in self._rows(sql, tuple(params)):
-                metadata: dict[str, Any] = _decode_object(r[11]) if r[11] else {}
-                if r[12]:
-                    metadata.update(_decode_object(r[12]))
-                if r[20] is not None:  # joined over their passes (performance_query.py)
-                    values = _decode_object(r[20])
-                    if values or metadata.get("counters") is not None:
-                        metadata["counters"] = values or None
-                    missing = _decode_object(r[21])
-                    if missing:
-                        metadata["counters_missing"] = missing
-                yield WorkloadInstance(
-                    r[0], r[1], from_id(r[2]), from_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
-                    _labels(r[10]), metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19],
-                )  # fmt: skip
+            for r in self._rows(query.sql, query.params):
+                yield record(r)
         except msgspec.DecodeError as exc:  # only a capture opened without its cells checked
             raise CorruptCaptureError(
                 self.path, f"damaged: the JSON of workload instance {r[0]} does not parse ({exc})"
             ) from None
+
+    def submits(self) -> Iterator[Submit]:
+        """Every SUBMIT in the order it came, streamed."""
+        from_id = schema.from_sql_id
+        for r in self._rows(_SUBMITS):
+            yield Submit(r[0], from_id(r[1]), *r[2:])
 
     def workloads_table(self) -> str:
         """The name of the workloads table to join in SQL of one's own: indexed by (process,
@@ -343,13 +315,12 @@ class Capture:
         return [(r[0], r[1], r[2]) for r in self._rows(sql)]
 
     def counter_names(self) -> tuple[str, ...]:
-        """Every counter some queue family of the capture collected (COUNTERS) for workloads, in
-        the order of the catalog (counters/catalog.py: Vulkan's bit order); empty without
-        counters. Those of COMMAND_BUFFER scope are not workloads': command_buffer_counters()."""
+        """Every counter some queue family of the capture collected (COUNTERS) for workloads:
+        pipeline statistics in Vulkan's bit order (vkscope/pipeline_statistics.py), then the rest
+        by name; empty without counters. Those of COMMAND_BUFFER scope are not workloads':
+        command_buffer_counters()."""
         if self._counter_names is None:
-            from ...counters.catalog import ALL
-
-            order = {c.name: n for n, c in enumerate(ALL)}
+            order = _ORDER
             sql = (
                 "SELECT DISTINCT name FROM device_counters WHERE name IS NOT NULL "
                 "AND coalesce(scope, '') != 'command_buffer'"
@@ -370,8 +341,6 @@ class Capture:
     def counter_details(self) -> dict[str, CounterDetail]:
         """Per counter of counter_names(): its unit and whether its value is affected by other
         work running at the same time (performance_query's CONCURRENTLY_IMPACTED)."""
-        from ...counters.catalog import describe
-
         sql = (
             "SELECT name, max(unit), max(concurrently_impacted), max(scope) FROM device_counters "
             "WHERE name IS NOT NULL GROUP BY name"
@@ -380,7 +349,7 @@ class Capture:
         out: dict[str, CounterDetail] = {}
         for name in self.counter_names():
             unit, impacted, scope = rows.get(name, (None, None, None))
-            known = describe(name)
+            known = pipeline_statistics.describe(name)
             out[name] = CounterDetail(
                 unit if unit is not None else (known.unit if known else None),
                 bool(impacted),

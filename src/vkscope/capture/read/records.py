@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+from .gpu_time import usable_gpu_ns
+from .identity import IdentityOrder, WorkloadIdentity
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,8 @@ class WorkloadInstance:
     timing_reason: str | None = None  # why it is untimed or ambiguous
     serialization: str | None = None  # none, queue, full: what was injected around it
     submit_cpu_complete_ns: int | None = None  # when the layer saw its submission complete
+    # Which workload it is, in its frame and across frames and captures (identity.py).
+    identity: WorkloadIdentity | None = None
 
     @property
     def label_path(self) -> str:
@@ -188,8 +193,66 @@ class WorkloadInstance:
 
     @property
     def gpu_ns(self) -> int | None:
-        """GPU duration, when both times are known and in order."""
-        begin, end = self.gpu_begin_ns, self.gpu_end_ns
-        if begin is None or end is None or end < begin:
-            return None
-        return end - begin
+        """Its usable GPU time (gpu_time.py), or None."""
+        return usable_gpu_ns(self.gpu_begin_ns, self.gpu_end_ns)
+
+    @property
+    def frame_key(self) -> FrameKey | None:
+        """The frame it was submitted in, or None for a submit outside any frame."""
+        return None if self.frame is None else FrameKey(self.process, self.device, self.frame)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameKey:
+    """A frame of a capture: its process, device and frame number."""
+
+    process: int
+    device: int | None
+    frame: int
+
+    def order(self) -> tuple[int, bool, int, int]:
+        """The order SQLite sorts (process, device, frame) in: a NULL device first."""
+        return (self.process, self.device is not None, self.device or 0, self.frame)
+
+
+@dataclass(frozen=True, slots=True)
+class Submit:
+    """One SUBMIT: a command buffer's submission and the workload instances it listed."""
+
+    process: int
+    submit_id: int
+    device: int | None
+    queue: int | None
+    frame: int | None
+    cpu_ns: int | None
+    instances: int
+    api: str | None
+    batch: int | None
+    cpu_complete_ns: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimingCount:
+    """How many instances share one combination of how they were timed (timing_counts())."""
+
+    serialization: str | None
+    timing: str | None
+    timing_reason: str | None
+    instances: int
+    with_begin: int  # of those, with a GPU begin time
+
+
+class IdentifiedValue(NamedTuple):
+    """One instance in a stream sorted by identity (queries.by_identity): its identity's order,
+    the queue id it ran on in its capture, and its value (GPU time or a counter; None: none)."""
+
+    queue_key: str
+    labels_json: str
+    type_text: str  # "" for a workload never described
+    ordinal: int
+    queue: int | None
+    value: int | float | None
+
+    @property
+    def order(self) -> IdentityOrder:
+        return (self.queue_key, self.labels_json, self.type_text, self.ordinal)

@@ -1,8 +1,11 @@
-"""Every counter vkscope collects: its source, name, unit and one line on what it counts.
+"""The pipeline statistics vkscope collects: each one's name, unit and one line on what it counts,
+in Vulkan's bit order.
 
-Pipeline statistics are Vulkan's VkQueryPipelineStatisticFlagBits; their names are the protocol
-definition's (enums.pipeline_statistic), so the layer and the host cannot disagree. The layer
-announces only names for them (COUNTERS): units and descriptions come from here.
+At the package's bottom, beside the protocol, so that the capture reader (which orders and
+describes a capture's counters) and the counters package both use it. Pipeline statistics are
+Vulkan's VkQueryPipelineStatisticFlagBits; their names are the protocol definition's
+(enums.pipeline_statistic), so the layer and the host cannot disagree. The layer announces only
+names for them (COUNTERS): units and descriptions come from here.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ..protocol import PIPELINE_STATISTIC
+from .protocol import PIPELINE_STATISTIC
 
 SOURCE: Final = "pipeline_statistics"
 

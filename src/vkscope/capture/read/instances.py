@@ -1,0 +1,152 @@
+"""Workload instances as typed records: the one place where a capture's stored rows are decoded.
+
+An instance is its WORKLOAD's fields (the `workloads` row of its tagID: extracted columns and
+the payload as sent), its own place (submit, queue, frame, label stack), every ANNEX merged
+(timing in its columns, the rest as annex JSON) and, for khr counters, the values joined over
+their passes (performance_query.py). `Instances` streams them in submission order, each with its
+identity (identity.py), and decodes each stored payload once: a WORKLOAD's JSON once per tagID
+for the whole stream (its instances share it), an annex once for its instance.
+
+Memory does not grow with the capture: rows stream from SQLite, the decoded workloads are a
+bounded cache, and the identity's ordinals are counted only for the frames the stream is in (a
+second, small query over `submits` says where each frame's last submit is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any, Final
+
+import msgspec
+
+from ..schema import from_sql_id
+from .identity import QUEUE_SQL, QUEUES_JOIN, FrameKeyTuple, Ordinals, WorkloadIdentity
+from .records import WorkloadInstance
+
+_SELECT: Final = f"""
+SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
+       w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns,
+       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns, k.counters, k.missing,
+       s.id, {QUEUE_SQL}
+FROM submits s
+CROSS JOIN workload_instances i
+  ON i.id >= s.first_instance AND i.id < s.first_instance + s.instance_count
+{{workloads_join}} {{workloads}} w ON w.process = i.process AND w.tag_id = i.tag_id
+LEFT JOIN label_stacks l
+  ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
+{QUEUES_JOIN}
+LEFT JOIN temp.khr_joined k ON k.id = i.id
+"""
+# CROSS JOIN pins the loop order: submits (found by index when filtered by frame) outside, their
+# instances by rowid range inside. Left to itself, the planner may start from a filter on
+# workloads and scan the instances once per workload.
+
+# Where each frame's last submit is, in submission order: past it, its ordinals are released.
+# (One frame, filtered by its number, has nothing to release before the stream ends.)
+_FRAME_ENDS: Final = """
+SELECT max(s.id), s.process, s.device, s.frame FROM submits s{where}
+GROUP BY s.process, s.device, s.frame ORDER BY 1
+"""
+
+_WORKLOADS_CACHED: Final = 16_384  # decoded WORKLOAD payloads kept for the stream
+
+_decode_object = msgspec.json.Decoder(dict[str, Any]).decode
+_decode_labels = msgspec.json.Decoder(list[str]).decode
+
+
+@lru_cache(maxsize=4096)
+def labels_of(path: str | None) -> tuple[str, ...]:
+    """A label stack's labels, from its JSON path (None: no labels)."""
+    return tuple(_decode_labels(path)) if path else ()
+
+
+class Query:
+    """The statements of one stream: its instances, and where each of its frames ends."""
+
+    def __init__(
+        self,
+        workloads: str,
+        frame: int | None = None,
+        queue: int | None = None,
+        type: str | None = None,
+        process: int | None = None,
+        device: int | None = None,
+    ) -> None:
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("s.frame", frame), ("s.queue", queue), ("s.process", process),
+                              ("s.device", device)):  # fmt: skip
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        # Where each frame ends, among the same submits.
+        self.ends_sql: str | None = None
+        self.ends_params = tuple(params)
+        if frame is None:
+            filters = " WHERE " + " AND ".join(where) if where else ""
+            self.ends_sql = _FRAME_ENDS.format(where=filters)
+        if type is not None:
+            where.append("w.type = ?")
+            params.append(type)
+        # Filtering on the type makes the join an inner one anyway; saying so keeps it in order.
+        sql = _SELECT.format(
+            workloads_join="CROSS JOIN" if type is not None else "LEFT JOIN", workloads=workloads
+        )
+        sql += (" WHERE " + " AND ".join(where)) if where else ""
+        self.sql = sql + " ORDER BY s.id, i.id"
+        self.params = tuple(params)
+
+
+class Instances:
+    """Turns a stream's rows into WorkloadInstance records (see the module's docstring).
+
+    `ends`: (last submit row, process, device, frame) of each frame of the stream, ordered by
+    the submit row; None when the stream is one frame.
+    """
+
+    def __init__(self, ends: Iterator[tuple[Any, ...]] | None) -> None:
+        self._workloads: dict[tuple[int, int], dict[str, Any]] = {}
+        self._ordinals = Ordinals()
+        self._ends = ends
+        self._next_end: tuple[Any, ...] | None = next(ends, None) if ends is not None else None
+
+    def _metadata(self, process: int, tag: int, text: str | None) -> dict[str, Any]:
+        found = self._workloads.get((process, tag))
+        if found is None:
+            if len(self._workloads) >= _WORKLOADS_CACHED:
+                self._workloads.clear()
+            found = self._workloads[(process, tag)] = _decode_object(text) if text else {}
+        return dict(found)  # its own: the annex merges into it
+
+    def _release(self, submit_row: int) -> None:
+        end = self._next_end
+        ends = self._ends
+        assert ends is not None
+        while end is not None and end[0] < submit_row:
+            self._ordinals.release((end[1], end[2], end[3]))
+            end = next(ends, None)
+        self._next_end = end
+
+    def record(self, r: tuple[Any, ...]) -> WorkloadInstance:
+        """The record of one row of the stream's statement."""
+        metadata = self._metadata(r[1], r[3], r[11])
+        if r[12]:
+            metadata.update(_decode_object(r[12]))
+        if r[20] is not None:  # joined over their passes (performance_query.py)
+            values = _decode_object(r[20])
+            if values or metadata.get("counters") is not None:
+                metadata["counters"] = values or None
+            missing = _decode_object(r[21])
+            if missing:
+                metadata["counters_missing"] = missing
+        if self._next_end is not None and self._next_end[0] < r[22]:
+            self._release(r[22])
+        labels = labels_of(r[10])
+        frame: FrameKeyTuple = (r[1], r[5], r[7])
+        ordinal = self._ordinals.next(frame, (r[6], r[10] or "[]", r[8] or ""))
+        identity = WorkloadIdentity(r[23], labels, r[8] or None, ordinal)
+        return WorkloadInstance(
+            r[0], r[1], from_sql_id(r[2]), from_sql_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
+            labels, metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19], identity,
+        )  # fmt: skip
