@@ -10,10 +10,11 @@ themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from support.structure import find_cycle
 
 SRC = Path(__file__).resolve().parent.parent / "layer" / "src"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
@@ -45,33 +46,6 @@ def folder_edges(root: Path) -> dict[tuple[str, str], list[str]]:
             if edge[0] != edge[1]:
                 edges.setdefault(edge, []).append(f"{path.relative_to(root)} -> {name}")
     return edges
-
-
-def find_cycle(edges: Iterable[tuple[str, str]]) -> list[str] | None:
-    """A cycle of folders, as a path that starts and ends at the same folder, or None."""
-    graph: dict[str, set[str]] = {}
-    for a, b in edges:
-        graph.setdefault(a, set()).add(b)
-        graph.setdefault(b, set())
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return [*path[path.index(nxt) :], nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
 
 
 def allowed(source: str, target: str) -> bool:

@@ -216,7 +216,7 @@ def probe() -> list[DeviceInfo]:
 
     Raises VulkanUnavailable when the loader, a driver or any physical device is missing.
     """
-    vk = _import_vulkan()
+    vk = import_vulkan()
     with _layers_disabled():
         try:
             return _probe(vk)
@@ -226,7 +226,8 @@ def probe() -> list[DeviceInfo]:
             ) from exc
 
 
-def _import_vulkan() -> Any:
+def import_vulkan() -> Any:
+    """The `vulkan` bindings module; raises VulkanUnavailable saying what is missing."""
     try:
         import vulkan
     except OSError as exc:
@@ -457,8 +458,8 @@ def _query2_commands(
         return vk.lib.vkGetPhysicalDeviceProperties2, vk.lib.vkGetPhysicalDeviceFeatures2
     if config.properties2_khr:
         return (
-            _instance_proc(vk, instance, "vkGetPhysicalDeviceProperties2KHR"),
-            _instance_proc(vk, instance, "vkGetPhysicalDeviceFeatures2KHR"),
+            instance_proc(vk, instance, "vkGetPhysicalDeviceProperties2KHR"),
+            instance_proc(vk, instance, "vkGetPhysicalDeviceFeatures2KHR"),
         )
     return None, None
 
@@ -495,7 +496,7 @@ def _chain_features(
     return sources
 
 
-def _instance_proc(vk: Any, instance: Any, name: str) -> Any:
+def instance_proc(vk: Any, instance: Any, name: str) -> Any:
     """A raw, typed pointer to an instance-level command, or None where nothing provides it.
 
     The bindings' own wrappers from vkGetInstanceProcAddr are avoided on purpose: the one for
@@ -514,7 +515,7 @@ def _time_domains(vk: Any, instance: Any, handle: Any, present: set[str]) -> lis
     for extension, command in _CALIBRATION_EXTENSIONS:
         if extension not in present:
             continue
-        function = _instance_proc(vk, instance, command)
+        function = instance_proc(vk, instance, command)
         if function is None:
             continue
         count = ffi.new("uint32_t *")
@@ -536,7 +537,7 @@ def _queue_families(
     ffi = vk.ffi
     counters = None
     if _EXT_PERFORMANCE_QUERY in present:
-        counters = _instance_proc(
+        counters = instance_proc(
             vk, instance, "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR"
         )
     families = []

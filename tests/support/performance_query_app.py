@@ -12,7 +12,7 @@ from typing import Any
 
 import vulkan as vk
 
-from vkscope.devices import _instance_proc
+from vkscope.devices import instance_proc
 
 STYPE_FEATURES = 1000116000
 STYPE_POOL_INFO = 1000116002
@@ -29,10 +29,10 @@ def main() -> None:
     app = vk.VkApplicationInfo(apiVersion=(1 << 22) | (2 << 12))
     instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
     physical = vk.vkEnumeratePhysicalDevices(instance)[0]
-    enumerate_counters = _instance_proc(
+    enumerate_counters = instance_proc(
         vk, instance, "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR"
     )
-    get_passes = _instance_proc(
+    get_passes = instance_proc(
         vk, instance, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR"
     )
     count = ffi.new("uint32_t *")

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from .command import Command, say
+from ..guard import say
+from .command import Command
 from .run import RunOptions, execute
 
 SCENARIO = "game"

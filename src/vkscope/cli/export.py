@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .command import Command, CommandError, say
+from ..guard import CommandError, say
+from .command import Command
 from .fleet_options import run_fleet
 
 

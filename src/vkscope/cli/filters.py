@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..analysis.selection import Selection, SelectionError
-from .command import CommandError
+from ..guard import CommandError
 
 
 def add_filters(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .command import Command, CommandError, output, say
+from ..guard import CommandError, say
+from .command import Command, output
 from .fleet_options import add_engine, add_output, run_fleet
 
 

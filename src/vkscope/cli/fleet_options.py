@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.query import FORMATS
-from .command import BAD_INPUT, guarded, say
+from ..guard import BAD_INPUT, guarded, say
 
 
 def add_engine(parser: argparse.ArgumentParser) -> None:

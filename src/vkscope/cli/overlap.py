@@ -12,7 +12,8 @@ from ..analysis.overlap import OverlapError, order_captures
 from ..analysis.overlap_report import TABLES, write_overlap
 from ..analysis.report import FORMATS
 from ..analysis.selection import SelectionError
-from .command import Command, guarded, opened, output
+from ..guard import guarded
+from .command import Command, opened, output
 from .filters import add_filters, add_output, chosen_tables, selection
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .command import Command, guarded
+from ..guard import guarded
+from .command import Command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

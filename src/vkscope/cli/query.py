@@ -8,7 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ..analysis import query
-from .command import Command, guarded, opened, output
+from ..guard import guarded
+from .command import Command, opened, output
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

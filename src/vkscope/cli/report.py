@@ -14,7 +14,8 @@ from ..analysis.report import FORMATS, TerminalWriter, default_tables, write_rep
 from ..analysis.rows import TABLES
 from ..analysis.selection import SelectionError
 from ..analysis.writers import ReportWriter
-from .command import Command, CommandError, guarded, opened, output, say
+from ..guard import CommandError, guarded, say
+from .command import Command, opened, output
 from .filters import add_filters, add_output, chosen_tables, selection
 
 

@@ -24,11 +24,12 @@ from .. import launch, paths, recording
 from ..capture import CaptureError, CaptureServerError, CaptureSummary, open_capture
 from ..capture_summary import FrameCounts
 from ..frame_selection import FrameSelectionError, parse_frame_selection
+from ..guard import say
 from ..protocol import SERIALIZATION
 from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
 from ..supervisor import Stopped, Supervisor, signal_name
 from ..tags import TagError, parse_tags
-from .command import Command, say
+from .command import Command
 from .report import ReportOptions, report
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .command import Command, output, say
+from ..guard import say
+from .command import Command, output
 from .fleet_options import add_engine, add_output, run_fleet
 
 GATE_FAILED = 1

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..devices import VulkanUnavailable, _import_vulkan, _instance_proc
+from ..devices import VulkanUnavailable, import_vulkan, instance_proc
 
 # The scopes vkscope queries around workloads (a render pass scope one around render passes).
 PER_WORKLOAD = ("command", "render_pass")
@@ -129,7 +129,7 @@ def _without_vkscope() -> Iterator[None]:
 def probe_khr(selections: Sequence[Sequence[str]] = ()) -> list[KhrDevice]:
     """Every device's performance counters; for each selection of counter keys a family has,
     the passes it needs there. Raises VulkanUnavailable without a loader or device."""
-    vk = _import_vulkan()
+    vk = import_vulkan()
     with _without_vkscope():
         try:
             return _probe(vk, selections)
@@ -141,10 +141,10 @@ def _probe(vk: Any, selections: Sequence[Sequence[str]]) -> list[KhrDevice]:
     app = vk.VkApplicationInfo(pApplicationName="vkscope-counters", apiVersion=_API_1_1)
     instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
     try:
-        enumerate_counters = _instance_proc(
+        enumerate_counters = instance_proc(
             vk, instance, "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR"
         )
-        get_passes = _instance_proc(
+        get_passes = instance_proc(
             vk, instance, "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR"
         )
         found = []

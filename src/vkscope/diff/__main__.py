@@ -1,7 +1,10 @@
 """`python -m vkscope.diff BASE NEW ...`: the same as `vkscope diff BASE NEW ...`."""
 
+import argparse
 import sys
 
-from ..cli import main
+from .options import configure, run
 
-sys.exit(main(["diff", *sys.argv[1:]]))
+parser = argparse.ArgumentParser(prog="python -m vkscope.diff", description=__doc__)
+configure(parser)
+sys.exit(run(parser.parse_args()))
