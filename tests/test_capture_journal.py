@@ -134,9 +134,9 @@ def fed_in_pieces(
         piece = data[pos : pos + rng.randint(1, largest)]
         pos += len(piece)
         if decoded:
-            store.ingest(conn, decoder.feed(piece))  # decoded messages: the same journal
+            store.rows.ingest(conn, decoder.feed(piece))  # decoded messages: the same journal
         else:
-            store.ingest_frames(conn, decoder.feed_frames(piece))
+            store.rows.ingest_frames(conn, decoder.feed_frames(piece))
         if rng.random() < commits:
             store.commit()
     store.commit()
@@ -147,7 +147,7 @@ def committed(path: Path, stream: Stream) -> tuple[CaptureStore, Connection]:
     """A new store that has taken the whole stream in one piece and committed it."""
     store = CaptureStore(path)
     conn = store.connect("test")
-    store.ingest_frames(conn, Decoder().feed_frames(stream.data()))
+    store.rows.ingest_frames(conn, Decoder().feed_frames(stream.data()))
     store.commit()
     return store, conn
 
@@ -358,7 +358,7 @@ def test_submits_and_their_completions_wait_in_the_journal(tmp_path: Path) -> No
     conn = store.connect("test")
     decoder = Decoder()
     for pos in range(0, len(data), 333):
-        store.ingest_frames(conn, decoder.feed_frames(data[pos : pos + 333]))
+        store.rows.ingest_frames(conn, decoder.feed_frames(data[pos : pos + 333]))
         store.commit()
     assert store.counters().submits == 33
     with contextlib.closing(sqlite3.connect(path)) as db:

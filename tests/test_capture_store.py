@@ -23,7 +23,7 @@ class Feeder:
     def send(self, stream: Stream) -> None:
         data = stream.data()
         stream.frames.clear()
-        self.store.ingest(self.conn, self.decoder.feed(data))
+        self.store.rows.ingest(self.conn, self.decoder.feed(data))
 
 
 def new_store(tmp_path: Path) -> CaptureStore:

@@ -18,12 +18,13 @@ from typing import Any, Final
 import msgspec
 
 from ... import protocol as m
+from ...protocol import header_bytes
 from .. import schema
 from ..errors import JournalError
 from . import journal
 from .annexes import InstanceMerger, Note
 from .completions import Completions
-from .wire import bad_payload, header_bytes, split_run
+from .wire import bad_payload
 from .workload_rows import WorkloadRows, insert_rows
 
 CHUNK_INSTANCES: Final = 100_000  # instance rows held in memory before they are inserted
@@ -131,7 +132,7 @@ class JournalBuild:
     def _build_workloads(
         self, row_id: int, conn_id: int, process: int, runs: list[journal.RunEntry]
     ) -> None:
-        entries = _split(row_id, runs, m.WORKLOAD)
+        entries = journal.frames(row_id, journal.WORKLOADS, runs)
         rows = self._workloads
         add = rows.add
         decoded = self._decode(conn_id, entries, m.WORKLOAD)
@@ -143,7 +144,7 @@ class JournalBuild:
     def _build_frames(
         self, row_id: int, conn_id: int, process: int, runs: list[journal.RunEntry]
     ) -> None:
-        entries = _split(row_id, runs, m.FRAME)
+        entries = journal.frames(row_id, journal.FRAMES, runs)
         rows = [
             (process, f.device, tag, f.queue, f.cpu_ns, f.reason, f.captured)
             for (tag, _, _), f in zip(entries, self._decode(conn_id, entries, m.FRAME), strict=True)
@@ -175,14 +176,6 @@ class JournalBuild:
                 self._note(conn_id, bad.kind, bad.reason, offset, message_type, bad.excerpt)
                 out.append(None)
         return out
-
-
-def _split(row_id: int, runs: list[journal.RunEntry], message_type: int) -> list[Any]:
-    """(tag, stream offset, payload) of every frame of a journal row's runs."""
-    try:
-        return [f for run in runs for f in split_run(*run, message_type)]
-    except ValueError as exc:
-        raise JournalError(f"journal row {row_id}: {exc}") from None
 
 
 def index_workloads(db: sqlite3.Connection, target: str) -> None:

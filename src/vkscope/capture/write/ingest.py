@@ -18,6 +18,7 @@ from typing import Any, Final
 import msgspec
 
 from ... import protocol as m
+from ...protocol import header_bytes, split_run
 from .. import schema
 from . import journal
 from .wire import (
@@ -27,8 +28,6 @@ from .wire import (
     Diagnostic,
     Frames,
     Message,
-    header_bytes,
-    split_run,
 )
 
 SQL: Final = {

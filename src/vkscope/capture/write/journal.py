@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
+from ...protocol import FRAME, WORKLOAD, split_run
 from ..errors import JournalError
 from ..schema import storable
 
@@ -29,7 +30,7 @@ SUBMIT_ROWS: Final = "submit_rows"
 COMPLETIONS: Final = "completions"
 
 # (stream offset of the first frame, frames): consecutive frames of one message type, as they
-# were sent (wire.split_run reads them): WORKLOADs in a WORKLOADS row, FRAMEs in a FRAMES row.
+# were sent (frames() reads them): WORKLOADs in a WORKLOADS row, FRAMEs in a FRAMES row.
 RunEntry = tuple[int, bytes]
 # (submits.id, id of its first instance, submitID, [(tagID, label stack id), ...]): a SUBMIT.
 SubmitEntry = tuple[int, int, int, list[tuple[int, int]]]
@@ -83,3 +84,14 @@ def decode(row_id: int, kind: str, data: bytes) -> list[Any]:
         return decoder.decode(data)  # type: ignore[no-any-return]
     except (msgspec.DecodeError, TypeError) as exc:
         raise JournalError(f"journal row {row_id} ({kind}) cannot be read: {exc}") from None
+
+
+_RUN_TYPES: Final = {WORKLOADS: WORKLOAD, FRAMES: FRAME}  # the message type of each kind's runs
+
+
+def frames(row_id: int, kind: str, runs: list[RunEntry]) -> list[tuple[int, int, bytes]]:
+    """(tag, stream offset, payload) of every frame of a WORKLOADS or FRAMES row's runs."""
+    try:
+        return [f for run in runs for f in split_run(*run, _RUN_TYPES[kind])]
+    except ValueError as exc:
+        raise JournalError(f"journal row {row_id}: {exc}") from None

@@ -313,7 +313,7 @@ class CaptureServer:
     @staticmethod
     def _take(client: _Client, store: CaptureStore, data: bytes) -> None:
         client.conn.bytes += len(data)
-        store.ingest_frames(client.conn, client.decoder.feed_frames(data))
+        store.rows.ingest_frames(client.conn, client.decoder.feed_frames(data))
         if client.conn.refused_at is not None and not client.decoder.ignoring:
             # A protocol this host does not read: the rest is read (so that the layer is not
             # left blocked on a full socket) and dropped.
@@ -355,7 +355,7 @@ class CaptureServer:
         clients: dict[int, _Client],
         store: CaptureStore,
     ) -> None:
-        store.ingest(client.conn, client.decoder.finish())
+        store.rows.ingest(client.conn, client.decoder.finish())
         store.disconnect(client.conn)
         selector.unregister(client.sock)
         del clients[client.sock.fileno()]
@@ -417,7 +417,7 @@ class CaptureServer:
             end.close()
         store = self._store
         if self._error is not None:
-            store.note(None, "server_error", self._error.strip().splitlines()[-1])
+            store.rows.note(None, "server_error", self._error.strip().splitlines()[-1])
         try:
             status = store.finalize(progress)
         except Exception as exc:

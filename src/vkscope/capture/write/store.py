@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -26,7 +26,7 @@ from .checkpoint import Checkpointer
 from .checks import final_checks
 from .ingest import SQL, Connection, GcPause, Rows, utc_now
 from .journal import INSERT as JOURNAL_INSERT
-from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder, Diagnostic, Frames, Message
+from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder
 from .workload_rows import insert_rows
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
@@ -94,7 +94,9 @@ class CaptureStore:
         self.status: str = schema.STATUS_CAPTURING
         self.connections: list[Connection] = []
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._rows = Rows(self.connections, max_diagnostics_per_connection)
+        # What the connections sent, waiting for the next commit: the capture server hands each
+        # piece of a stream to it (Rows.ingest_frames), and each commit takes it from there.
+        self.rows = Rows(self.connections, max_diagnostics_per_connection)
         self._bytes_at_commit = 0  # connection bytes received up to the last commit
         self._last_commit = time.monotonic()
         self._create()
@@ -134,7 +136,7 @@ class CaptureStore:
         number = len(self.connections) + 1
         conn = Connection(number, peer, utc_now(), process=number)
         self.connections.append(conn)
-        self._rows.uncommitted += 1
+        self.rows.uncommitted += 1
         return conn
 
     def disconnect(self, conn: Connection) -> None:
@@ -142,23 +144,11 @@ class CaptureStore:
             idle = conn.messages == 0 and conn.bad == 0 and conn.skipped == 0
             conn.state = EMPTY if idle else schema.DISCONNECTED
         conn.closed_utc = utc_now()
-        self._rows.uncommitted += 1
-
-    def ingest(self, conn: Connection, items: Sequence[Message | Diagnostic]) -> None:
-        """Takes decoded messages (Decoder.feed)."""
-        self._rows.ingest(conn, items)
-
-    def ingest_frames(self, conn: Connection, frames: Frames) -> None:
-        """Takes a piece of stream as Decoder.feed_frames hands it over: the fast path."""
-        self._rows.ingest_frames(conn, frames)
-
-    def note(self, conn: Connection | None, kind: str, reason: str) -> None:
-        """Records a diagnostic that is about no particular frame."""
-        self._rows.note(conn, kind, reason)
+        self.rows.uncommitted += 1
 
     def counters(self) -> Counters:
         conns = list(self.connections)
-        count = self._rows.count
+        count = self.rows.count
         return Counters(
             connections=len(conns),
             open_connections=sum(1 for c in conns if c.closed_utc is None),
@@ -171,7 +161,7 @@ class CaptureStore:
             dropped=_dropped(conns),
             bad_messages=sum(c.bad for c in conns),
             skipped_messages=sum(c.skipped for c in conns),
-            uncommitted=self._rows.uncommitted,
+            uncommitted=self.rows.uncommitted,
         )
 
     # -- commits ----------------------------------------------------------------------------
@@ -181,11 +171,11 @@ class CaptureStore:
 
         Full: `batch_messages` messages and instances (a SUBMIT's list of them is what makes a
         batch big in memory), or `batch_bytes` of stream received."""
-        waiting = self._rows.uncommitted
+        waiting = self.rows.uncommitted
         if not waiting:
             return False
         young = time.monotonic() - self._last_commit < self.commit_interval_s
-        if waiting + self._rows.pending_instances < self.batch_messages and young:
+        if waiting + self.rows.pending_instances < self.batch_messages and young:
             received = sum(c.bytes for c in self.connections)
             if received - self._bytes_at_commit < self.batch_bytes:
                 return False
@@ -199,7 +189,7 @@ class CaptureStore:
             tables = ("labels", "devices", "device_counters", "queues", "command_buffer_counters")
             for name in tables:
                 self._insert(name)
-            journal = self._rows.take_journal()
+            journal = self.rows.take_journal()
             if journal:
                 db.executemany(JOURNAL_INSERT, journal)
             self._insert("logs")
@@ -210,12 +200,12 @@ class CaptureStore:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        self._rows.uncommitted = 0
+        self.rows.uncommitted = 0
         self._last_commit = time.monotonic()
         self._bytes_at_commit = sum(c.bytes for c in self.connections)
 
     def _insert(self, name: str) -> None:
-        rows = self._rows.lists[name]
+        rows = self.rows.lists[name]
         if not rows:
             return
         insert_rows(self._db, SQL[name], rows)
@@ -260,12 +250,14 @@ class CaptureStore:
         try:
             JournalBuild(db, self._build_note, final=True).run(progress)
             index_workloads(db, "main")
-            final_checks(db, self.connections, self.note)
+            final_checks(db, self.connections, self.rows.note)
             for conn in self.connections:
                 left_out = conn.diagnostics - self.max_diagnostics
                 if left_out > 0:
                     conn.diagnostics = 0  # lets this summary past the cap
-                    self.note(conn, "suppressed", f"{left_out} more diagnostics were not recorded")
+                    self.rows.note(
+                        conn, "suppressed", f"{left_out} more diagnostics were not recorded"
+                    )
             counted = [c for c in self.connections if c.state != EMPTY]
             complete = bool(counted) and all(c.state == schema.GOODBYE for c in counted)
             self.status = schema.STATUS_COMPLETE if complete else schema.STATUS_INCOMPLETE
@@ -277,7 +269,7 @@ class CaptureStore:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        self._rows.uncommitted = 0
+        self.rows.uncommitted = 0
         self._checkpointer.stop()
         # One file again: fold the write-ahead log back in so the capture can be copied as is.
         db.execute("PRAGMA journal_mode=DELETE")
@@ -297,7 +289,7 @@ class CaptureStore:
         if conn is not None and kind in (INVALID_PAYLOAD, MALFORMED_JSON):
             conn.bad += 1  # a WORKLOAD the protocol does not allow: counted as bad, not stored
             conn.messages -= 1
-        self._rows.note(conn, kind, reason, offset, message_type, excerpt)
+        self.rows.note(conn, kind, reason, offset, message_type, excerpt)
 
     def abandon(self) -> None:
         """Closes the file without finalizing; what was committed stays."""
@@ -314,11 +306,11 @@ def ingest_stream(store: CaptureStore, peer: str, chunks: Iterable[bytes]) -> Co
         for chunk in chunks:
             conn.bytes += len(chunk)
             pause.hold()
-            store.ingest_frames(conn, decoder.feed_frames(chunk))
+            store.rows.ingest_frames(conn, decoder.feed_frames(chunk))
             if store.maybe_commit():
                 pause.release()
     finally:
         pause.release()
-    store.ingest(conn, decoder.finish())
+    store.rows.ingest(conn, decoder.finish())
     store.disconnect(conn)
     return conn

@@ -13,14 +13,25 @@ from typing import Any, Final
 
 import msgspec
 
-from ...protocol import ANNEX, FRAME, MAX_PAYLOAD, PAYLOAD_TYPES, WORKLOAD, type_name
+from ...protocol import (
+    ANNEX,
+    FRAME,
+    MAX_PAYLOAD,
+    PAYLOAD_TYPES,
+    PLAIN,
+    PLAIN_HEADER,
+    SEQUENCED,
+    SEQUENCED_HEADER,
+    WORKLOAD,
+    header_bytes,
+    split_run,
+    type_name,
+)
 from ...protocol import SEQUENCE_BIT as SEQUENCED_BIT
 
-_PLAIN = struct.Struct("<BQI")  # type, tag, length
-_SEQUENCED = struct.Struct("<BQQI")  # type, sequence, tag, length
+_PLAIN = PLAIN  # type, tag, length
+_SEQUENCED = SEQUENCED  # type, sequence, tag, length
 _LENGTH_AT: Final = struct.Struct("<I").unpack_from  # a plain frame's length, at its byte 9
-PLAIN_HEADER: Final = _PLAIN.size
-SEQUENCED_HEADER: Final = _SEQUENCED.size
 _EXCERPT = 32
 
 # Diagnostic kinds. Only UNKNOWN_TYPE is benign (a newer layer); the rest are bad messages.
@@ -79,27 +90,6 @@ class Frames(msgspec.Struct, gc=False):
     # (submitID, tagID, offset, payload, position): ANNEXes whose payload is a JSON object;
     # `position` is how many of `items` came before it in the stream.
     annexes: list[tuple[int, int, int, bytes, int]]
-
-
-def split_run(offset: int, run: bytes, message_type: int) -> list[tuple[int, int, bytes]]:
-    """(tag, stream offset, payload) of each frame of a run of unsequenced frames of one type,
-    as sent (Frames.workloads, Frames.frame_ends). Raises ValueError on bytes that are not such
-    a run."""
-    out = []
-    pos, end = 0, len(run)
-    plain = _PLAIN.unpack_from
-    try:
-        while pos < end:
-            mtype, tag, length = plain(run, pos)
-            stop = pos + PLAIN_HEADER + length
-            if mtype != message_type or stop > end:
-                raise ValueError(f"not a run of {type_name(message_type)} frames at byte {pos}")
-            out.append((tag, offset + pos, run[pos + PLAIN_HEADER : stop]))
-            pos = stop
-    except struct.error as exc:
-        name = type_name(message_type)
-        raise ValueError(f"not a run of {name} frames at byte {pos}: {exc}") from None
-    return out
 
 
 class _AnyObject(msgspec.Struct):
@@ -299,12 +289,6 @@ def _message(
     except (msgspec.DecodeError, ValueError) as exc:
         frame = header_bytes(mtype, sequence, tag, len(payload)) + payload[:_EXCERPT]
         return bad_payload(frame, offset, mtype, exc)
-
-
-def header_bytes(mtype: int, sequence: int | None, tag: int, length: int) -> bytes:
-    if sequence is None:
-        return _PLAIN.pack(mtype, tag, length)
-    return _SEQUENCED.pack(mtype, sequence, tag, length)
 
 
 def _offset(item: Message | Diagnostic) -> int:
