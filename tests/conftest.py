@@ -12,6 +12,10 @@ import pytest
 
 from vkscope import paths
 
+# Fixtures of support modules that several test modules use (test modules never import each
+# other): pages in headless Chromium, the workload program on the performance query fixture.
+pytest_plugins = ["support.browser", "support.performance_query"]
+
 
 @pytest.fixture(scope="session")
 def layer_dir() -> Path:

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.demo import FRAMES, PASS_TYPES
 from support.env import base_env, run, vkscope_cli
 
 from vkscope.capture import open_capture
@@ -15,18 +16,6 @@ from vkscope.capture_summary import FrameCounts
 
 pytestmark = pytest.mark.vulkan
 
-FRAMES = 5
-PASSES = ("Particles", "Upload", "Shadows", "GBuffer", "Lighting", "PostProcess", "Readback")
-# What the game scenario records in each pass (workloads/src/scenarios/game.cpp).
-PASS_TYPES = {
-    "Particles": ["dispatch", "dispatch"],
-    "Upload": ["buffer_transfer", "buffer_transfer"],
-    "Shadows": ["renderpass"],
-    "GBuffer": ["renderpass"],
-    "Lighting": ["renderpass"],
-    "PostProcess": ["dispatch", "dispatch"],
-    "Readback": ["image_transfer"] * 3 + ["buffer_transfer"] * 2,
-}
 LOADER_NOTE = re.compile(r"note: loader|Loader Message|VK_INSTANCE_LAYERS")
 
 

@@ -12,9 +12,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.browser import REPO, SCREENSHOTS, Loaded
+from support.demo import FRAMES, PASSES
 from support.env import base_env, run, vkscope_cli
-from test_demo import FRAMES, PASSES
-from test_html_browser import REPO, SCREENSHOTS, Loaded, browser, load  # noqa: F401 (fixtures)
 
 from vkscope.capture import open_capture
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_diff_captures import W, capture, diff, diff_json, layer_stream, scene, served, steady
+from support.diff_scenes import W, capture, diff, diff_json, layer_stream, scene, served, steady
 
 from vkscope.capture import SCHEMA_VERSION
 from vkscope.capture.write.store import CaptureStore, ingest_stream

@@ -8,90 +8,23 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import SCREENSHOTS, Loaded
+from support.captures import capture_from
 from support.env import base_env, run, vkscope_cli
-from test_html_data import BIG, capture_from, timeline_stream
+from support.html_scenes import BIG, timeline_stream
 
 from vkscope.capture import WorkloadInstance, open_capture
 from vkscope.capture.write.client import Stream
 from vkscope.html import write_html
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-
-CHROMIUM = Path("/usr/bin/chromium")
-REPO = Path(__file__).resolve().parents[1]
-PAGE_URL = "http://vkscope.invalid/report.html"  # served from memory by the route handler
-SCREENSHOTS = REPO / "build"
-
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)",
-                allow_module_level=True)  # fmt: skip
-
-
-@dataclass
-class Loaded:
-    page: Any  # playwright Page
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-
-    def js(self, expression: str, arg: Any = None) -> Any:
-        return self.page.evaluate(expression, arg)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def load(browser: Any) -> Iterator[Any]:
-    """Opens a page written by write_html in a fresh context where every request fails."""
-    contexts: list[Any] = []
-
-    def open_page(html_path: Path) -> Loaded:
-        # The page's content-security policy forbids eval, which Playwright's polling
-        # wait_for_function needs; requests stay blocked by the route handler below.
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
-        contexts.append(context)
-        page = context.new_page()
-        loaded = Loaded(page)
-        body = html_path.read_bytes()
-
-        def route(r: Any) -> None:
-            if r.request.url == PAGE_URL:
-                r.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
-            else:
-                loaded.requests.append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
-
-        def console(message: Any) -> None:
-            if message.type == "error":
-                loaded.errors.append(message.text)
-
-        page.on("console", console)
-        page.on("pageerror", lambda e: loaded.errors.append(str(e)))
-        page.goto(PAGE_URL)
-        page.wait_for_function("document.documentElement.dataset.ready === '1'", timeout=10_000)
-        return loaded
-
-    yield open_page
-    for context in contexts:
-        context.close()
-
 
 @pytest.fixture
 def timed_page(tmp_path: Path, load: Any) -> tuple[Loaded, Path]:
-    cap = capture_from(timeline_stream(), tmp_path / "timed.vkscope")
+    cap = capture_from(tmp_path, timeline_stream(), name="timed.vkscope")
     out = tmp_path / "report.html"
     write_html(cap, out)
     return load(out), cap
@@ -366,7 +299,7 @@ def test_zoom_and_pan(timed_page: tuple[Loaded, Path]) -> None:
 
 
 def test_untimed_capture_is_laid_out_in_submission_order(tmp_path: Path, load: Any) -> None:
-    cap = capture_from(timeline_stream(timed=False), tmp_path / "untimed.vkscope")
+    cap = capture_from(tmp_path, timeline_stream(timed=False), name="untimed.vkscope")
     out = tmp_path / "report.html"
     write_html(cap, out)
     loaded = load(out)
@@ -420,7 +353,7 @@ def test_capture_without_workloads(tmp_path: Path, load: Any) -> None:
     s.device(1)
     s.goodbye()
     out = tmp_path / "report.html"
-    write_html(capture_from(s, tmp_path / "empty.vkscope"), out)
+    write_html(capture_from(tmp_path, s, name="empty.vkscope"), out)
     loaded = load(out)
     assert loaded.errors == [] and loaded.requests == []
     assert "This capture holds no workloads" in loaded.page.inner_text("#notes")
@@ -434,7 +367,7 @@ def test_counters_column_and_per_frame_chart(tmp_path: Path, load: Any) -> None:
     from vkscope import protocol as m
 
     # The same stream without counters first: which instances there are.
-    work = instances(capture_from(timeline_stream(), tmp_path / "plain.vkscope"))
+    work = instances(capture_from(tmp_path, timeline_stream(), name="plain.vkscope"))
     s = timeline_stream()
     goodbye = s.frames.pop()  # the counters go before it
     names = ["fragment_shader_invocations", "compute_shader_invocations"]
@@ -449,7 +382,7 @@ def test_counters_column_and_per_frame_chart(tmp_path: Path, load: Any) -> None:
         values[w.id] = 100 + 7 * k
         s.annex(w.submit_id, w.tag_id, counters={names[0]: values[w.id], names[1]: 1})
     s.frames.append(goodbye)
-    cap = capture_from(s, tmp_path / "counted.vkscope")
+    cap = capture_from(tmp_path, s, name="counted.vkscope")
     out = tmp_path / "counted.html"
     write_html(cap, out)
     loaded = load(out)

@@ -9,157 +9,32 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from support.captures import capture_from
+from support.html_scenes import (
+    BASE_NS,
+    BIG,
+    device,
+    timeline_stream,
+)
 
-from vkscope import protocol as m
-from vkscope.capture import CaptureError, CaptureServer, open_capture
-from vkscope.capture.write.client import Stream, connect
+from vkscope.capture import CaptureError, open_capture
+from vkscope.capture.write.client import Stream
 from vkscope.html import build_page, page_data, write_html
-
-BASE_NS = 5_000_000_000_000  # GPU clock at the first workload, like a real CLOCK_MONOTONIC
-FRAME_NS = 16_000_000
-BIG = 2**60 + 1  # past what a JavaScript number holds exactly
-
-LABELS = {
-    1: ["frame"],
-    2: ["frame", "shadows"],
-    3: ["frame", "shadows", "cascade 0"],
-    4: ["frame", "shadows", "cascade 1"],
-    5: ["frame", "lighting"],
-    6: ["frame", "post </script><b>x</b>"],
-    7: ["upload"],
-}
-
-
-def _attachment(index: int, kind: str, fmt: int) -> dict[str, Any]:
-    return {"index": index, "kind": kind, "format": fmt, "samples": 1, "load": 1, "store": 0,
-            "stencil_load": 2, "stencil_store": 1, "resolve": False}  # fmt: skip
-
-
-def _describe(s: Stream) -> None:
-    """The WORKLOAD messages: one or more of every type, and one of a type from the future."""
-    color, depth = _attachment(0, "color", 37), _attachment(1, "depth_stencil", 126)
-    rp = {"layers": 1, "subpasses": 1, "view_mask": 0, "split": False}
-    s.workload(10, "renderpass", api="vkCmdBeginRenderPass2", width=1920, height=1080, draws=12,
-               attachments=[color, depth], **rp)  # fmt: skip
-    s.workload(11, "renderpass", api="vkCmdBeginRendering", width=2048, height=2048, draws=40,
-               attachments=[depth], **rp)  # fmt: skip
-    s.workload(12, "renderpass", api="vkCmdBeginRendering", width=2048, height=2048, draws=31,
-               attachments=[depth], **rp)  # fmt: skip
-    s.workload(13, "renderpass", api="vkCmdBeginRenderPass", width=1920, height=1080, draws=1,
-               attachments=[color], **rp)  # fmt: skip
-    s.workload(20, "dispatch", api="vkCmdDispatch", groups=[8, 8, 1], base=[0, 0, 0],
-               local_size=[8, 8, 1], invocations=4096)  # fmt: skip
-    s.workload(21, "dispatch", api="vkCmdDispatchIndirect", groups=None, base=[0, 0, 0],
-               local_size=[64, 1, 1], invocations=None)  # fmt: skip
-    s.workload(22, "trace_rays", api="vkCmdTraceRaysKHR", width=1920, height=1080, depth=1)
-    s.workload(30, "buffer_transfer", api="vkCmdCopyBuffer", kind="copy", bytes=65536)
-    s.workload(31, "image_transfer", api="vkCmdBlitImage2", kind="blit", pixels=2073600)
-    s.workload(32, "acceleration_structure", api="vkCmdBuildAccelerationStructuresKHR",
-               kind="build", count=3)  # fmt: skip
-    s.workload(40, "mesh_magic", api="vkCmdFutureEXT", factor=7, big=BIG,
-               nested={"a": [1, 2], "b": None})  # fmt: skip
-
-
-# Per frame: (queue, [(tagID, label stack)] per submit). Each tag once per submit.
-SUBMITS = [
-    (0, [(11, 3), (12, 4), (20, 5)]),
-    (0, [(10, 5), (22, 5), (13, 6)]),
-    (1, [(30, 7), (31, 7), (21, 2), (32, 0), (40, 1)]),
-]
-
-
-def duration_ns(tag: int, frame: int, ordinal: int) -> int:
-    return ((tag * 37 + frame * 11 + ordinal * 5) % 90) * 10_000 + 50_000
-
-
-def timeline_stream(frames: int = 3, *, timed: bool = True, untimed_frame: int = 1) -> Stream:
-    """A capture's worth of protocol frames: two queues, nested labels, GPU times in annexes
-    (one instance left untimed, as the layer reports it) unless `timed` is false."""
-    s = Stream()
-    s.hello(process="html-test", pid=4242)
-    device(s, 1, "Test GPU", "clock_monotonic" if timed else None)
-    for stack, labels in LABELS.items():
-        s.labels(stack, labels)
-    _describe(s)
-    for frame in range(frames):
-        cursor = [BASE_NS + frame * FRAME_NS, BASE_NS + frame * FRAME_NS + 100_000]
-        for n, (queue, listed) in enumerate(SUBMITS):
-            cpu = 1_000_000_000 + frame * FRAME_NS + n * 1000
-            submit = s.submit(listed, frame=frame, queue=queue, cpu_ns=cpu)
-            for ordinal, (tag, _) in enumerate(listed):
-                fields: dict[str, Any] = {}
-                if tag == 21:
-                    fields |= {"groups": [4, 2, 1], "invocations": 512}
-                if timed and tag == 40 and frame == untimed_frame:
-                    fields |= {"timing": "untimed", "serialization": "none",
-                               "timing_reason": "recorded outside a captured frame",
-                               "gpu_begin_ns": None, "gpu_end_ns": None}  # fmt: skip
-                elif timed:
-                    begin = cursor[queue] + 5_000
-                    end = begin + duration_ns(tag, frame, ordinal)
-                    cursor[queue] = end
-                    fields |= {"gpu_begin_ns": begin, "gpu_end_ns": end, "timing": "ok",
-                               "serialization": "queue"}  # fmt: skip
-                if fields:
-                    s.annex(submit, tag, **fields)
-            if timed:
-                s.add(m.SUBMIT_DONE, 0, {"cpu_ns": cpu + 3_000_000}, submit)
-        ended = {"device": 1, "queue": 0, "cpu_ns": 1_000_000_000 + (frame + 1) * FRAME_NS,
-                 "reason": "present"}  # fmt: skip
-        if timed:  # the layer says which frames it captured when it times
-            ended["captured"] = True
-        s.add(m.FRAME, frame, ended)
-    s.goodbye()
-    return s
-
-
-def device(s: Stream, device_id: int, name: str, clock: str | None, queues: int = 2) -> None:
-    """A DEVICE message; with `clock`, the clock domain the layer reports when it times."""
-    qs = [{"id": q, "family": q, "index": 0, "flags": ["graphics", "compute", "transfer"],
-           "timestamp_valid_bits": 64} for q in range(queues)]  # fmt: skip
-    body: dict[str, Any] = {"name": name, "vendor_id": 0x10DE, "device_id": 0x2684,
-                            "driver_name": "test", "driver_info": "1.0", "api_version": "1.3.230",
-                            "timestamp_period_ns": 1.0, "queues": qs}  # fmt: skip
-    if clock is not None:
-        body["clock"] = {"domain": clock, "max_deviation_ns": 1500}
-    s.add(m.DEVICE, device_id, body)
-
-
-def capture_from(stream: Stream, path: Path) -> Path:
-    """Sends the stream to a real capture server writing `path`; returns the finished file."""
-    server = CaptureServer(path, [f"unix:@vkscope-html-test-{uuid.uuid4().hex}"])
-    server.start()
-    try:
-        with connect(server.addresses[0]) as sock:
-            sock.sendall(stream.data())
-        deadline = time.monotonic() + 30
-        while True:
-            c = server.counters()
-            if c.connections >= 1 and c.open_connections == 0:
-                break
-            assert time.monotonic() < deadline, f"the server did not take the stream: {c}"
-            time.sleep(0.01)
-    finally:
-        summary = server.stop()
-    assert summary.status == "complete"
-    return summary.path
 
 
 @pytest.fixture
 def timed_capture(tmp_path: Path) -> Path:
-    return capture_from(timeline_stream(), tmp_path / "timed.vkscope")
+    return capture_from(tmp_path, timeline_stream(), name="timed.vkscope")
 
 
 @pytest.fixture
 def untimed_capture(tmp_path: Path) -> Path:
-    return capture_from(timeline_stream(timed=False), tmp_path / "untimed.vkscope")
+    return capture_from(tmp_path, timeline_stream(timed=False), name="untimed.vkscope")
 
 
 def embedded_data(page: str) -> dict[str, Any]:
@@ -293,7 +168,7 @@ def test_capture_without_workloads(tmp_path: Path) -> None:
     s.hello()
     s.device(1)
     s.goodbye()
-    path = capture_from(s, tmp_path / "empty.vkscope")
+    path = capture_from(tmp_path, s, name="empty.vkscope")
     with open_capture(path) as cap:
         data = decoded(page_data(cap))
     assert data["workloads"]["count"] == 0 and data["frames"] == [] and data["queues"] == []
@@ -312,14 +187,14 @@ def two_device_stream(clock: str | None) -> Stream:
 
 
 def test_clocks_of_several_devices(tmp_path: Path) -> None:
-    own = capture_from(two_device_stream(None), tmp_path / "own.vkscope")
+    own = capture_from(tmp_path, two_device_stream(None), name="own.vkscope")
     with open_capture(own) as cap:
         data = decoded(page_data(cap))
     # Clocks that cannot be compared: each device starts at 0.
     assert data["timing"]["per_device_clocks"] is True
     assert data["workloads"]["b"] == [0, 0] and data["workloads"]["e"] == [1000, 1000]
     assert [q["device_name"] for q in data["queues"]] == ["GPU A", "GPU B"]
-    shared = capture_from(two_device_stream("clock_monotonic"), tmp_path / "shared.vkscope")
+    shared = capture_from(tmp_path, two_device_stream("clock_monotonic"), name="shared.vkscope")
     with open_capture(shared) as cap:
         data = decoded(page_data(cap))
     assert data["timing"]["per_device_clocks"] is False

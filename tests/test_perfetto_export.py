@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.captures import capture_from
 from support.perfetto import (
     ATTACHMENTS,
     BEGIN,
@@ -16,7 +17,6 @@ from support.perfetto import (
     MONOTONIC,
     ReadTrace,
     Slice,
-    capture_from,
     device_message,
     game_stream,
     timed,

@@ -14,7 +14,8 @@ import pytest
 from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped,unused-ignore]
     perfetto_trace_pb2 as pb,
 )
-from support.perfetto import ReadTrace, capture_from, game_stream
+from support.captures import capture_from
+from support.perfetto import ReadTrace, game_stream
 
 from vkscope.export import PerfettoExportError, export_perfetto
 

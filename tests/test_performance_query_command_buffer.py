@@ -14,16 +14,20 @@ from typing import Any
 import pytest
 from support import protocol
 from support.env import run, vkscope_cli
+from support.performance_query import (
+    Runner,
+    announced,
+    fixture_env,
+    validation_errors,
+    values,
+    vkscope_run,
+)
 from support.timeline import Capture
 from support.timing import instances, scenario_ran
-from test_performance_query_host import fixture_env, vkscope_run
-from test_performance_query_layer import Runner, announced, khr, validation_errors, values
 
 from vkscope.capture.read.reader import open_capture
 
 pytestmark = pytest.mark.vulkan
-
-__all__ = ["khr"]  # the fixture, used by name
 
 CB_COUNTERS = protocol.CODES["COMMAND_BUFFER_COUNTERS"]
 SUBMIT = protocol.CODES["SUBMIT"]

@@ -11,26 +11,12 @@ from pathlib import Path
 
 import pytest
 from support.env import base_env, run, vkscope_cli
+from support.performance_query import fixture_env, vkscope_run
 
 from vkscope.capture.read.reader import open_capture
 from vkscope.counters.performance_query import split, widen_frames
 
 pytestmark = pytest.mark.vulkan
-
-FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
-
-
-def fixture_env(layer_dir: Path, **extra: str) -> dict[str, str]:
-    env = base_env()
-    env["VK_ADD_LAYER_PATH"] = str(layer_dir / "testing")
-    env["VK_INSTANCE_LAYERS"] = FIXTURE
-    env.update(extra)
-    return env
-
-
-def vkscope_run(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str]:
-    res = run([vkscope_cli(), "run", "--no-html", "-o", "app.vkscope", *args], env, cwd=cwd)
-    return res.returncode, res.stdout + res.stderr
 
 
 def test_selection_text_and_frame_cycles() -> None:

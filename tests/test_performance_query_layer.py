@@ -6,99 +6,28 @@ selection cover it over consecutive frames, and the validation layer sees nothin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support import protocol
 from support.env import layer_env, run
-from support.timeline import Capture, Receiver
-from support.timing import Timed, instances, scenario_ran
+from support.performance_query import (
+    ALL,
+    COUNTERS_CODE,
+    FIXTURE,
+    TRUTH,
+    Runner,
+    announced,
+    by_frame,
+    validation_errors,
+    values,
+)
+from support.timeline import Receiver
+from support.timing import instances, scenario_ran
 
 from vkscope.settings import LAYER_NAME
 
 pytestmark = pytest.mark.vulkan
-
-COUNTERS_CODE = protocol.CODES["COUNTERS"]
-FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
-VALIDATION = "VK_LAYER_KHRONOS_validation"
-ALL = ["ia_vertices", "ia_primitives", "fragment_invocations", "compute_invocations", "elapsed_ns"]
-# The fixture's counters and the pipeline statistics they stand for.
-TRUTH = {
-    "ia_vertices": "input_assembly_vertices",
-    "ia_primitives": "input_assembly_primitives",
-    "fragment_invocations": "fragment_shader_invocations",
-    "compute_invocations": "compute_shader_invocations",
-    "render_pass_fragments": "fragment_shader_invocations",  # RENDER_PASS scope
-}
-MANIFEST_DIRS = [
-    Path(p) / "vulkan" / "explicit_layer.d"
-    for p in ("/usr/local/share", "/usr/share", "/etc")
-]  # fmt: skip
-
-
-def validation_dir() -> Path:
-    for d in MANIFEST_DIRS:
-        if (d / "VkLayer_khronos_validation.json").is_file():
-            return d
-    pytest.skip("the Khronos validation layer is not installed")
-
-
-Runner = Any
-
-
-@pytest.fixture
-def khr(layer_dir: Path, workload: Path) -> Iterator[Runner]:
-    receivers: list[Receiver] = []
-
-    def go(
-        *args: str,
-        validation: bool = True,
-        extra_env: dict[str, str] | None = None,
-        **settings: str,
-    ) -> tuple[Any, Capture]:
-        receiver = Receiver()
-        receivers.append(receiver)
-        env = layer_env(layer_dir, host=receiver.address, **settings)
-        # This loader stacks VK_INSTANCE_LAYERS in the order it finds their manifests (the
-        # folders of VK_ADD_LAYER_PATH first to last), closest to the application first.
-        folders = [layer_dir, *([validation_dir()] if validation else []), layer_dir / "testing"]
-        env["VK_ADD_LAYER_PATH"] = ":".join(str(f) for f in folders)
-        env["VK_INSTANCE_LAYERS"] = ":".join(
-            [LAYER_NAME, *([VALIDATION] if validation else []), FIXTURE]
-        )
-        env.update(extra_env or {})
-        res = run([workload, *args], env)
-        return res, receiver.finish()
-
-    yield go
-    for r in receivers:
-        r.close()
-
-
-def validation_errors(res: Any) -> list[str]:
-    # The loader names the layers it adds from VK_INSTANCE_LAYERS: validation was among them.
-    assert VALIDATION in res.stdout + res.stderr
-    return [ln for ln in (res.stdout + res.stderr).splitlines() if "Validation Error" in ln]
-
-
-def values(t: Timed) -> dict[str, Any]:
-    found = t.fields.get("counters")
-    return dict(found) if isinstance(found, dict) else {}
-
-
-def announced(capture: Capture) -> dict[str, dict[str, Any]]:
-    (family,) = [m.payload for m in capture.of(COUNTERS_CODE)]  # lavapipe: one family
-    assert family["source"] == "performance_query", family
-    return {c["name"]: c for c in family["counters"]}
-
-
-def by_frame(items: list[Timed]) -> dict[int, list[Timed]]:
-    out: dict[int, list[Timed]] = {}
-    for t in items:
-        out.setdefault(int(t.submit.payload["frame"]), []).append(t)
-    return out
 
 
 @pytest.mark.parametrize("chosen", [ALL[3:4], ALL[3:5], ALL])

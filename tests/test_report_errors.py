@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_timing_host_analysis import scene
-from test_timing_host_ingest import capture_from
+from support.analysis_scenes import scene
+from support.captures import capture_from
 
 from vkscope.capture import SCHEMA_VERSION
 from vkscope.capture.write.store import CaptureStore

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from test_timing_host_analysis import scene
-from test_timing_host_ingest import capture_from
+from support.analysis_scenes import scene
+from support.captures import capture_from
 
 from vkscope.analysis.report import render_report
 from vkscope.analysis.selection import Selection

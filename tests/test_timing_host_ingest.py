@@ -7,57 +7,16 @@ a real CaptureServer, read back from the SQLite file with open_capture and plain
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
-from vkscope.capture import SCHEMA_VERSION, CaptureServer, open_capture
+from support.captures import capture_from
+
+from vkscope.capture import SCHEMA_VERSION, open_capture
 from vkscope.capture.schema import INSTANCES_VIEW_SELECT
-from vkscope.capture.write.client import Stream, connect
+from vkscope.capture.write.client import Stream
 from vkscope.protocol import SUBMIT_DONE
 
 GPU = 1_000_000_000  # where the synthetic GPU clock starts
-
-
-def capture_from(
-    tmp_path: Path,
-    streams: list[Stream] | Stream,
-    *,
-    name: str = "cap.vkscope",
-    one_by_one: bool = False,
-) -> Path:
-    """Sends each stream over its own connection to a real capture server; returns the file.
-
-    `one_by_one` sends one message at a time and waits for the server to commit it, so that
-    every annex meets an instance that is already in the file (or not there yet).
-    """
-    streams = streams if isinstance(streams, list) else [streams]
-    path = tmp_path / name
-    server = CaptureServer(path, [f"unix:{tmp_path / (name + '.sock')}"],
-                           batch_messages=1 if one_by_one else 50_000,
-                           commit_interval_s=0.01)  # fmt: skip
-    with server:
-        for s in streams:
-            with connect(server.addresses[0]) as sock:
-                for piece in s.frames if one_by_one else [s.data()]:
-                    sock.sendall(piece)
-                    if one_by_one:
-                        _settle(server)
-        deadline = time.monotonic() + 10
-        while True:
-            c = server.counters()
-            if c.connections == len(streams) and not c.open_connections and not c.uncommitted:
-                break
-            assert time.monotonic() < deadline, f"server did not settle: {c}"
-            time.sleep(0.01)
-        assert server.stop().status == "complete"
-    return path
-
-
-def _settle(server: CaptureServer) -> None:
-    deadline = time.monotonic() + 5
-    time.sleep(0.005)
-    while server.counters().uncommitted and time.monotonic() < deadline:
-        time.sleep(0.005)
 
 
 def rows(path: Path, sql: str) -> list[tuple[object, ...]]:

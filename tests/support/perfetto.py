@@ -5,8 +5,6 @@ nesting resolved the way the trace processor does)."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +14,7 @@ from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped,unus
 )
 
 from vkscope import protocol as m
-from vkscope.capture import CaptureServer
-from vkscope.capture.write.client import Stream, connect
+from vkscope.capture.write.client import Stream
 
 MONOTONIC = pb.BUILTIN_CLOCK_MONOTONIC
 BEGIN, END = pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END
@@ -57,27 +54,6 @@ def timed(
     status = "ok" if begin is not None else "untimed"
     s.annex(submit, tag, gpu_begin_ns=begin, gpu_end_ns=end, serialization="queue",
             timing=status, **extra)  # fmt: skip
-
-
-def capture_from(tmp: Path, streams: Iterable[Stream], name: str = "cap.vkscope") -> Path:
-    """Sends each stream over its own connection to a real CaptureServer; the finished file."""
-    path = tmp / name
-    server = CaptureServer(path, [f"unix:{tmp / (name + '.sock')}"])
-    server.start()
-    sent = 0
-    try:
-        for s in streams:
-            with connect(server.addresses[0]) as sock:
-                sock.sendall(s.data())
-            sent += 1
-            deadline = time.monotonic() + 20
-            while server.counters().connections < sent or server.counters().open_connections:
-                assert time.monotonic() < deadline, server.counters()
-                time.sleep(0.01)
-    finally:
-        summary = server.stop()
-    assert summary.status == "complete", summary
-    return path
 
 
 ATTACHMENTS = [
