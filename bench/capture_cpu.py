@@ -30,13 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-for p in (BENCH, BENCH.parent / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-from frame_cost import App, Tools, missing_tools, started_app  # noqa: E402
-from resultfile import (  # noqa: E402
+from bench.frame_cost import App, Tools, missing_tools, started_app
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     median,
@@ -47,7 +42,7 @@ from resultfile import (  # noqa: E402
     results_path,
     spread,
 )
-from support.env import layer_env  # noqa: E402
+from harness.env import layer_env
 
 NAME = "capture_cpu"
 DOC = DOCS_DIR / "capture-cpu.md"

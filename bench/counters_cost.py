@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "tests"))
 
-from record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths  # noqa: E402
-from resultfile import (  # noqa: E402
+from bench.record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths  # noqa: E402
+from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     added_table,
     banner,
@@ -44,7 +42,7 @@ from resultfile import (  # noqa: E402
     results_path,
     spread,
 )
-from workload_runs import (  # noqa: E402
+from bench.workload_runs import (  # noqa: E402
     FrameConfig,
     instances_per_frame,
     measure_frames,

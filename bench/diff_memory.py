@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from resultfile import (
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     median,

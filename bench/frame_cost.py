@@ -40,13 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-for p in (BENCH, BENCH.parent / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-from bare_reader import BareReader  # noqa: E402
-from resultfile import (  # noqa: E402
+from bench.bare_reader import BareReader
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     median,
@@ -59,12 +54,12 @@ from resultfile import (  # noqa: E402
     results_path,
     spread,
 )
-from support.env import base_env, layer_env  # noqa: E402
+from harness.env import base_env, layer_env
 
 NAME = "frame_cost"
 DOC = DOCS_DIR / "frame-cost.md"
 COMMAND = ".venv/bin/python bench/frame_cost.py"
-CHILD_TIME = BENCH / "child_time.py"
+CHILD_TIME = Path(__file__).resolve().parent / "child_time.py"
 QUEUE_TARGET_PERCENT = 10.0  # `vkscope run --timing queue`
 TIMELINE_TARGET_PERCENT = 3.0  # `vkscope run` (the timeline)
 SYSCALL_FLOOR = 0.05  # calls per frame below this are start-up noise, not per-frame work

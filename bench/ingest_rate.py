@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from resultfile import (
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     new,

@@ -7,7 +7,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +53,8 @@ def loadavg() -> str | None:
 
 
 def vulkan_driver() -> dict[str, Any]:
-    """Device 0 as its driver describes it, probed without any layer (tests/support/driver.py)."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from support.driver import probe
+    """Device 0 as its driver describes it, probed without any layer (harness/driver.py)."""
+    from harness.driver import probe
 
     d = probe()
     return {

@@ -33,10 +33,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "tests"))
 
-from resultfile import (  # noqa: E402
+from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     banner,
     new,
@@ -90,7 +88,7 @@ def run_program(program: Path, args: Sequence[str], env: Mapping[str, str], fram
 def capture(
     program: Path, layer_dir: Path, args: Sequence[str], settings: Mapping[str, str]
 ) -> Any:
-    from support.timeline import Receiver
+    from harness.timeline import Receiver
 
     receiver = Receiver()
     try:
@@ -116,7 +114,7 @@ def measure_frames(
 
 
 def measure_passes(program: Path, layer_dir: Path) -> list[dict[str, Any]]:
-    from support.timing import instances
+    from harness.timing import instances
 
     out = []
     for k in range(1, len(COUNTERS) + 1):
@@ -210,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "long_frames": args.long_frames,
         "LP_NUM_THREADS": "0",
     }
-    from support.timing import instances
+    from harness.timing import instances
 
     results = new(NAME, settings, vulkan=True)
     results["frames"] = {}

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from resultfile import (
+
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     median,

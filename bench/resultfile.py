@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from machine import REPO, describe, source
+from bench.machine import REPO, describe, source
 
 RESULTS_DIR = REPO / "bench" / "results"
 DOCS_DIR = REPO / "docs" / "bench"

@@ -34,10 +34,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "tests"))
 
-from resultfile import (  # noqa: E402
+from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     added_table,
     banner,
@@ -47,7 +45,7 @@ from resultfile import (  # noqa: E402
     publish,
     results_path,
 )
-from support.timeline import Receiver  # noqa: E402
+from harness.timeline import Receiver  # noqa: E402
 
 NAME = "samplers_cost"
 DOC = DOCS_DIR / "samplers.md"

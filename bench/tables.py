@@ -20,9 +20,8 @@ from pathlib import Path
 from types import ModuleType
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
 
-from resultfile import load  # noqa: E402
+from bench.resultfile import load  # noqa: E402
 
 # Every benchmark with a page under docs/bench/, by its module's path under bench/.
 MODULES = (

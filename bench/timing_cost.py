@@ -29,10 +29,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "tests"))
 
-from record_cost import (  # noqa: E402
+from bench.record_cost import (  # noqa: E402
     COUNTING_LAYER,
     IDLE_CONFIG,
     IDLE_TARGET_NS,
@@ -42,7 +40,7 @@ from record_cost import (  # noqa: E402
     Paths,
     instructions_per_call,
 )
-from resultfile import (  # noqa: E402
+from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     added_table,
     banner,
@@ -55,7 +53,7 @@ from resultfile import (  # noqa: E402
     results_path,
     spread,
 )
-from workload_runs import (  # noqa: E402
+from bench.workload_runs import (  # noqa: E402
     FrameConfig,
     instances_per_frame,
     measure_frames,

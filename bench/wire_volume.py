@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from resultfile import (
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     new,
@@ -37,7 +37,6 @@ from resultfile import (
     results_path,
     spread,
 )
-
 from vkscope import paths
 from vkscope.capture.write.wire import Decoder, Message
 from vkscope.protocol import SUBMIT, type_name

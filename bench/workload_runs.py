@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-for p in (BENCH, BENCH.parent / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-from record_cost import VKSCOPE_LAYER, Config, Paths, run_once  # noqa: E402
-from support.timeline import Receiver  # noqa: E402
+from bench.record_cost import VKSCOPE_LAYER, Config, Paths, run_once
+from harness.timeline import Receiver
 
 
 @dataclass(frozen=True)

@@ -29,4 +29,7 @@ python3 -m venv .venv
 # The package's generated protocol module, also in the source tree for mypy and the benchmarks
 # (which run on the tree); the build puts its own copy into the installed package.
 bash scripts/generate.sh
+# The repository's root on the environment's path: the benchmarks (bench/) and the harness that
+# tests and benchmarks share (harness/) import as packages from anywhere, without sys.path edits.
+.venv/bin/python -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "vkscope-repository.pth").write_text(str(pathlib.Path.cwd()) + "\n")'
 echo "vkscope installed in $(pwd)/.venv: run .venv/bin/vkscope --help"

@@ -20,8 +20,8 @@ mapfile -t extra < <(.venv/bin/python -c \
 
 echo "== lint"
 bash scripts/generate.sh
-.venv/bin/ruff check src generator tests bench
-.venv/bin/ruff format --check src generator tests bench
+.venv/bin/ruff check src generator tests bench harness
+.venv/bin/ruff format --check src generator tests bench harness
 .venv/bin/mypy
 find include layer workloads bench tests -name '*.cpp' -o -name '*.hpp' -o -name '*.h' | \
     xargs clang-format --dry-run --Werror

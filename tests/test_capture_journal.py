@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import CaptureServer, open_capture
 from vkscope.capture.errors import CorruptCaptureError
 from vkscope.capture.write import build

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.env import base_env, layer_env, run, vkscope_cli
-from support.timeline import Receiver
 
+from harness.env import base_env, layer_env, run, vkscope_cli
+from harness.timeline import Receiver
 from vkscope.capture import open_capture
 
 pytestmark = pytest.mark.vulkan

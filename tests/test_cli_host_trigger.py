@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 
 # Frames short enough to run a few thousand in seconds on lavapipe, long enough to still be

@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
+
+from harness.env import base_env, run, vkscope_cli
 
 NOT_LOADED = "the vkscope layer was not loaded"
 

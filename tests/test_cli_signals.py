@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.env import base_env, vkscope_cli
 
+from harness.env import base_env, vkscope_cli
 from vkscope.capture import CaptureError, open_capture
 
 pytestmark = pytest.mark.vulkan

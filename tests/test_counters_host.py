@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.driver import driver_lacks
-from support.env import base_env, run, vkscope_cli
 
+from harness.driver import driver_lacks
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 from vkscope.capture.schema import SCHEMA_VERSION
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import protocol
-from support.driver import driver_lacks, verdicts
-from support.env import layer_env, run
-from support.timeline import DEVICE, Capture, Receiver
-from support.timing import Runner, Timed, instances, make_runner, scenario_ran
+
+from harness import protocol
+from harness.driver import driver_lacks, verdicts
+from harness.env import layer_env, run
+from harness.timeline import DEVICE, Capture, Receiver
+from harness.timing import Runner, Timed, instances, make_runner, scenario_ran
 
 pytestmark = pytest.mark.vulkan
 

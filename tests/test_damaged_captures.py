@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import CaptureError, open_capture
 from vkscope.capture.schema import SCHEMA_VERSION
 from vkscope.cli import main

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from support.demo import FRAMES, PASS_TYPES
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 from vkscope.capture_summary import FrameCounts
 

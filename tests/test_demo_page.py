@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from support.browser import REPO, SCREENSHOTS, Loaded
 from support.demo import FRAMES, PASSES
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 
 pytestmark = pytest.mark.vulkan

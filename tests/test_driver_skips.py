@@ -1,5 +1,5 @@
 """The skip rule: a test or scenario may skip only where the driver, probed without vkscope, lacks
-what it needs (tests/support/driver.py). On lavapipe that is exactly ray tracing and a second
+what it needs (harness/driver.py). On lavapipe that is exactly ray tracing and a second
 queue, so exactly `ray_tracing` and `multi_queue` skip; anything else skipping is a failure."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.driver import (
+
+from harness.driver import (
     FEATURES,
     LAVAPIPE_LACKS,
     LAVAPIPE_SKIPS,
@@ -17,7 +18,7 @@ from support.driver import (
     probe,
     verdicts,
 )
-from support.env import base_env, layer_env, run
+from harness.env import base_env, layer_env, run
 
 ALL = sorted(SCENARIO_NEEDS)
 

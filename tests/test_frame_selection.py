@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.env import base_env, layer_env, run, vkscope_cli
 
+from harness.env import base_env, layer_env, run, vkscope_cli
 from vkscope.frame_selection import (
     U64_MAX,
     FrameSelection,

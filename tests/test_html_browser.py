@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from support.browser import SCREENSHOTS, Loaded
 from support.captures import capture_from
-from support.env import base_env, run, vkscope_cli
 from support.html_scenes import BIG, timeline_stream
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import WorkloadInstance, open_capture
 from vkscope.capture.write.client import Stream
 from vkscope.html import write_html

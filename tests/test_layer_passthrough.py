@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from support.env import base_env, layer_env, run
 
+from harness.env import base_env, layer_env, run
 from vkscope.settings import LAYER_NAME
 
 pytestmark = pytest.mark.vulkan

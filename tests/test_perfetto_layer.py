@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
 from support.perfetto import MONOTONIC, ReadTrace
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 from vkscope.export import UNTIMED_DURATION_NS, export_perfetto
 

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import protocol
-from support.env import run, vkscope_cli
 from support.performance_query import (
     Runner,
     announced,
@@ -22,9 +20,11 @@ from support.performance_query import (
     values,
     vkscope_run,
 )
-from support.timeline import Capture
-from support.timing import instances, scenario_ran
 
+from harness import protocol
+from harness.env import run, vkscope_cli
+from harness.timeline import Capture
+from harness.timing import instances, scenario_ran
 from vkscope.capture.read.reader import open_capture
 
 pytestmark = pytest.mark.vulkan

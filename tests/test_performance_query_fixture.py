@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run
 
+from harness.env import base_env, run
 from vkscope.counters.performance_query_probe import probe_khr
 
 pytestmark = pytest.mark.vulkan

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
 from support.performance_query import fixture_env, vkscope_run
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture.read.reader import open_capture
 from vkscope.counters.performance_query import split, widen_frames
 

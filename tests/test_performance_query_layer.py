@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import protocol
-from support.env import layer_env, run
 from support.performance_query import (
     ALL,
     COUNTERS_CODE,
@@ -22,9 +20,11 @@ from support.performance_query import (
     validation_errors,
     values,
 )
-from support.timeline import Receiver
-from support.timing import instances, scenario_ran
 
+from harness import protocol
+from harness.env import layer_env, run
+from harness.timeline import Receiver
+from harness.timing import instances, scenario_ran
 from vkscope.settings import LAYER_NAME
 
 pytestmark = pytest.mark.vulkan

@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from support import protocol as oracle
 
+from harness import protocol as oracle
 from vkscope import protocol as messages
 from vkscope import settings
 from vkscope.capture.write import timing_fields

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import protocol
-from support.driver import driver, verdicts
-from support.env import base_env, layer_env, run, vkscope_cli
-from support.timeline import Capture, Receiver
-from support.timing import Timed, increments_ratio, instances, scenario_ran
+
+from harness import protocol
+from harness.driver import driver, verdicts
+from harness.env import base_env, layer_env, run, vkscope_cli
+from harness.timeline import Capture, Receiver
+from harness.timing import Timed, increments_ratio, instances, scenario_ran
 
 pytestmark = pytest.mark.vulkan
 

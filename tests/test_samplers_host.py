@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.env import base_env, layer_env, run, vkscope_cli
 
+from harness.env import base_env, layer_env, run, vkscope_cli
 from vkscope.capture.write.annexes import merge_annex
 from vkscope.counters.samplers import (
     SamplerError,

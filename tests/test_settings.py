@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.env import layer_env, run
+
+from harness.env import layer_env, run
 
 pytestmark = pytest.mark.vulkan
 

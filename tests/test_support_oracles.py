@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.perfetto import BEGIN, CLEARED, END, MONOTONIC, ReadTrace, pb
-from support.timeline import _PLAIN, _SEQUENCED, ANNEX, SUBMIT, WORKLOAD, Capture, Message, decode
+
+from harness.timeline import _PLAIN, _SEQUENCED, ANNEX, SUBMIT, WORKLOAD, Capture, Message, decode
 
 
 def test_decoder_reads_both_frame_shapes() -> None:

@@ -15,9 +15,10 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
-from support.driver import driver_lacks, skip_unless, verdicts
-from support.env import layer_env, run
-from support.timeline import SUBMIT, WORKLOAD, Capture, Message, Receiver
+
+from harness.driver import driver_lacks, skip_unless, verdicts
+from harness.env import layer_env, run
+from harness.timeline import SUBMIT, WORKLOAD, Capture, Message, Receiver
 
 pytestmark = pytest.mark.vulkan
 

@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from support.driver import verdicts
-from support.env import layer_env, run
-from support.timeline import GOODBYE, HELLO, SUBMIT, WORKLOAD, Receiver
+
+from harness.driver import verdicts
+from harness.env import layer_env, run
+from harness.timeline import GOODBYE, HELLO, SUBMIT, WORKLOAD, Receiver
 
 pytestmark = pytest.mark.vulkan
 

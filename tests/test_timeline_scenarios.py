@@ -13,9 +13,10 @@ from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
-from support.driver import driver
-from support.env import layer_env, run
-from support.timeline import (
+
+from harness.driver import driver
+from harness.env import layer_env, run
+from harness.timeline import (
     DEVICE,
     FRAME,
     GOODBYE,
@@ -25,7 +26,6 @@ from support.timeline import (
     Capture,
     Receiver,
 )
-
 from vkscope.protocol_gen import QUEUE_FLAG
 
 pytestmark = pytest.mark.vulkan

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.env import layer_env, run
-from support.timeline import ANNEX, FRAME, Receiver
-from support.timing import (
+
+from harness.env import layer_env, run
+from harness.timeline import ANNEX, FRAME, Receiver
+from harness.timing import (
     SUBMIT_DONE,
     Runner,
     instances,

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import protocol
-from support.driver import driver
-from support.env import layer_env, run
-from support.timeline import Receiver
-from support.timing import (
+
+from harness import protocol
+from harness.driver import driver
+from harness.env import layer_env, run
+from harness.timeline import Receiver
+from harness.timing import (
     NOT_SERIALIZED,
     REASONS,
     SUBMIT_DONE,

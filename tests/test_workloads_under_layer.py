@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from support.driver import verdicts
-from support.env import layer_env, run
+
+from harness.driver import verdicts
+from harness.env import layer_env, run
 
 pytestmark = pytest.mark.vulkan
 

@@ -7,7 +7,7 @@ recording cost per call, and the GPU tests of pytest.
 
 Each check is named (CHECKS below, in the order they run), writes its part of the results file
 as soon as it ends, and fails loudly: a FAILED line, its reasons in the JSON, exit status 1. A
-check that needs what the driver lacks (probed without the layer: tests/support/driver.py) says
+check that needs what the driver lacks (probed without the layer: harness/driver.py) says
 "not available on this device" with what the probe saw. A new check is one function and one line
 in CHECKS; its part of docs/bench/device.md is one function in device_render.py.
 
@@ -54,21 +54,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import frame_cost, samplers_cost
+from bench.device.device_context import Context, Outcome, run_check, timing_analysis
+from bench.device.device_render import render
+from bench.record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure
+from bench.resultfile import DOCS_DIR, new, results_path, write, write_doc
+from harness.driver import probe, verdicts
+from harness.timing import NOT_SERIALIZED
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-for p in (HERE, REPO / "bench", REPO / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-import frame_cost  # noqa: E402
-import samplers_cost  # noqa: E402
-from device_context import Context, Outcome, run_check, timing_analysis  # noqa: E402
-from device_render import render  # noqa: E402
-from record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure  # noqa: E402
-from resultfile import DOCS_DIR, new, results_path, write, write_doc  # noqa: E402
-from support.driver import probe, verdicts  # noqa: E402
-from support.timing import NOT_SERIALIZED  # noqa: E402
-
 NAME = "device"
 DOC = DOCS_DIR / "device.md"
 __all__ = ["CHECKS", "DOC", "NAME", "render"]
@@ -537,7 +532,7 @@ def run_pytest(files: Sequence[str], junit: Path) -> subprocess.CompletedProcess
 @dataclass(frozen=True)
 class Check:
     name: str
-    needs: tuple[str, ...]  # driver features (tests/support/driver.py), probed without the layer
+    needs: tuple[str, ...]  # driver features (harness/driver.py), probed without the layer
     run: Callable[[Context, Outcome], None]
 
 

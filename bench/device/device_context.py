@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.driver import Driver
-from support.env import base_env, layer_env
-from support.timeline import DEVICE, GOODBYE, Capture, Receiver
-from support.timing import NOT_SERIALIZED, REASONS, SUBMIT_DONE, TIMING_FIELDS
+from harness.driver import Driver
+from harness.env import base_env, layer_env
+from harness.timeline import DEVICE, GOODBYE, Capture, Receiver
+from harness.timing import NOT_SERIALIZED, REASONS, SUBMIT_DONE, TIMING_FIELDS
 
 # The one instance vkscope may leave untimed in every scenario: indirect_draw's secondary, executed
 # twice before its queries could be read (docs/timing.md, "Hard cases").

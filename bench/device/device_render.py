@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import samplers_cost
-from frame_cost import app_table, method_text, verdict_lines
-from record_cost import Grid, results_table, spread_table, thread_table, verdicts
-from resultfile import banner, median, met, not_run, provenance, spread
+from bench import samplers_cost
+from bench.frame_cost import app_table, method_text, verdict_lines
+from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
+from bench.resultfile import banner, median, met, not_run, provenance, spread
 
 NAME = "device"
 ACCURACY_TARGET_PERCENT = 2.0  # `queue`, dispatches over ACCURACY_FROM_US

@@ -31,9 +31,8 @@ site=$(.venv/bin/python -c 'import os, vkscope; print(os.path.dirname(vkscope.__
 cp -r "$site" .device/site/vkscope
 find .device -name __pycache__ -prune -exec rm -rf {} +
 .venv/bin/python - > .device/source.json <<'EOF'
-import json, sys
-sys.path.insert(0, "bench")
-from machine import source
+import json
+from bench.machine import source
 print(json.dumps(source()))
 EOF
 

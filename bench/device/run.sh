@@ -55,7 +55,8 @@ if [ "${1:-}" = --bring-up ]; then
     rm -rf /tmp/vkscope-site
     "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/vkscope-site .whl/*.whl
-    export PYTHONPATH=$PWD/.device/site:/tmp/vkscope-site${PYTHONPATH:+:$PYTHONPATH}
+    # The checkout's root too: bench/ and harness/ import as packages (scripts/setup.sh's .pth).
+    export PYTHONPATH=$PWD/.device/site:/tmp/vkscope-site:$PWD${PYTHONPATH:+:$PYTHONPATH}
     export VKSCOPE_DEVICE_BUNDLE=1  # the commit measured is the bundle's (.device/source.json)
     # The `vkscope` command, as pip installs it beside the interpreter (the CLI tests run it).
     mkdir -p /tmp/vkscope-bin

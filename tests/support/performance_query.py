@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from support import protocol
-from support.env import base_env, layer_env, run, vkscope_cli
-from support.timeline import Capture, Receiver
-from support.timing import Timed
+from harness import protocol
+from harness.env import base_env, layer_env, run, vkscope_cli
+from harness.timeline import Capture, Receiver
+from harness.timing import Timed
 from vkscope.settings import LAYER_NAME
 
 COUNTERS_CODE = protocol.CODES["COUNTERS"]

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from support import protocol
-from support.driver import verdicts
-from support.env import layer_env, run
-from support.timeline import DEVICE, GOODBYE, SUBMIT_DONE, Capture, Message, Receiver
+from harness import protocol
+from harness.driver import verdicts
+from harness.env import layer_env, run
+from harness.timeline import DEVICE, GOODBYE, SUBMIT_DONE, Capture, Message, Receiver
 
 TIMING_FIELDS = {"gpu_begin_ns", "gpu_end_ns", "serialization", "timing"}
 _REASON_TEXTS = protocol.DEFINITION["enums"]["timing_reason"]["values"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support import protocol
+from harness import protocol
 
 HELLO, DEVICE, WORKLOAD, LABELS, FRAME, DROPPED, LOG, GOODBYE = (
     protocol.CODES[name]

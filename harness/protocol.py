@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DEFINITION: dict[str, Any] = tomllib.loads((ROOT / "src/vkscope/protocol.toml").read_text())
 MESSAGES: dict[str, dict[str, Any]] = DEFINITION["messages"]
 CODES: dict[str, int] = {name: spec["code"] for name, spec in MESSAGES.items()}
