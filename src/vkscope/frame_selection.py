@@ -1,6 +1,7 @@
-"""The `frames` setting's grammar, exactly as the layer parses it (layer/src/frame_selection.cpp):
-`vkscope run` checks `--frames`, `-s frames=` and VK_VKSCOPE_FRAMES with it before the
-application starts, and `vkscope report --frames` reads its frame lists with the same rules.
+"""The `frames` setting's grammar, exactly as the layer parses it
+(layer/src/core/frame_selection.cpp): `vkscope run` checks `--frames`, `-s frames=` and
+VK_VKSCOPE_FRAMES with it before the application starts, and `vkscope report --frames` reads its
+frame lists with the same rules.
 
     SELECTION := ""                 every frame
                | "host"             the frames the capture server requests

@@ -34,7 +34,8 @@ _TAG: Final = re.compile(r"t(\d+)")
 _SUBMIT: Final = re.compile(r"s(\d+)")
 PREFIX: Final = "vkscope."
 # Command buffers sharing an `s` label are submitted together: the workload of an event under
-# `s<N>` is looked for in submits N to N + SUBMIT_LABEL_WINDOW - 1 (without the capture's s_label).
+# `s<N>` is looked for in submits N to N + SUBMIT_LABEL_WINDOW - 1 (a capture does not keep
+# SUBMIT's s_label).
 SUBMIT_LABEL_WINDOW: Final = 64
 
 _PACKET_FIELD: Final = 1  # Trace.packet
@@ -220,13 +221,8 @@ def _learn(capture: Capture, wanted: _Wanted) -> _Known:
         labels = wanted.submits.get(tag)
         if not labels:
             continue
-        exact = getattr(w, "s_label", None)  # a capture that records SUBMIT's s_label
         for label in labels:
-            if exact is not None:
-                fits = exact == label
-            else:
-                fits = label <= w.submit_id < label + SUBMIT_LABEL_WINDOW
-            if not fits:
+            if not label <= w.submit_id < label + SUBMIT_LABEL_WINDOW:
                 continue
             best = known.by_submit.get((tag, label))
             if best is None or w.submit_id < best[0]:

@@ -72,10 +72,6 @@ def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
     """Opens a capture file for reading; raises a CaptureError subclass saying what is wrong.
 
@@ -300,11 +296,6 @@ class Capture:
             except sqlite3.Error as exc:
                 raise from_sqlite(self.path, exc) from None
         return self._workloads
-
-    def columns(self, table: str) -> list[str]:
-        """The columns of a table (or view) as this reader presents it, in the current schema's
-        shape; empty when the capture has no such table."""
-        return [r[1] for r in self._rows(f"PRAGMA table_info({_quoted(table)})")]
 
     def submitted_frames(self) -> list[tuple[int, int | None, int | None]]:
         """(process, device, frame) of every frame that has submits, in submission order."""

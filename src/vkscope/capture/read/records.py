@@ -196,11 +196,6 @@ class WorkloadInstance:
         """Its usable GPU time (gpu_time.py), or None."""
         return usable_gpu_ns(self.gpu_begin_ns, self.gpu_end_ns)
 
-    @property
-    def frame_key(self) -> FrameKey | None:
-        """The frame it was submitted in, or None for a submit outside any frame."""
-        return None if self.frame is None else FrameKey(self.process, self.device, self.frame)
-
 
 @dataclass(frozen=True, slots=True)
 class FrameKey:

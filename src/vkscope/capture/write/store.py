@@ -234,10 +234,6 @@ class CaptureStore:
 
     # -- the end ----------------------------------------------------------------------------
 
-    def journal_size(self) -> int:
-        """Messages waiting in the journal (committed): what finalize() has to build."""
-        return JournalBuild(self._db, self._build_note).size()
-
     def finalize(self, progress: Progress | None = None) -> str:
         """Closes every connection, builds the journal into the tables, settles the status, and
         leaves a self-contained file. `progress(done, total)` follows the build, in messages."""

@@ -115,10 +115,6 @@ class Decoder:
         """Stream offset of the first byte not yet decoded."""
         return self._base
 
-    @property
-    def pending_bytes(self) -> int:
-        return len(self._rest)
-
     def ignore_rest(self) -> None:
         """Everything from now on is counted and dropped, unread (a connection refused)."""
         self.ignoring = True
