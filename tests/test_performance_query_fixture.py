@@ -11,24 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.performance_query import fixture_env
 
-from harness.env import base_env, run
+from harness.env import run
 from vkscope.counters.performance_query_probe import probe_khr
 
 pytestmark = pytest.mark.vulkan
 
-FIXTURE = "VK_LAYER_VKSCOPE_test_performance_query"
 COUNTERS = ["ia_vertices", "ia_primitives", "fragment_invocations", "compute_invocations",
             "elapsed_ns", "render_pass_fragments", "command_buffer_invocations"]  # fmt: skip
 APP = Path(__file__).parent / "support" / "performance_query_app.py"
-
-
-def fixture_env(layer_dir: Path, **extra: str) -> dict[str, str]:
-    env = base_env()
-    env["VK_ADD_LAYER_PATH"] = str(layer_dir / "testing")
-    env["VK_INSTANCE_LAYERS"] = FIXTURE
-    env.update(extra)
-    return env
 
 
 def test_the_driver_alone_has_no_performance_query() -> None:

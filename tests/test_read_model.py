@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.captures import capture_from
+from support.captures import capture_from, downgrade_to_version_1
 
 from vkscope.capture import open_capture
 from vkscope.capture.read.gpu_time import usable_gpu_ns
@@ -128,16 +128,7 @@ def test_a_version_1_capture_reads_its_annex_timing(capture: Path, tmp_path: Pat
             "'$.gpu_begin_ns', gpu_begin_ns, '$.gpu_end_ns', gpu_end_ns), "
             "gpu_begin_ns = NULL, gpu_end_ns = NULL"
         )
-        db.execute("DROP VIEW instances_view")
-        for table, column in (
-            ("devices", "clock_domain"), ("devices", "clock_max_deviation_ns"),
-            ("frames", "captured"), ("submits", "cpu_complete_ns"),
-            ("workload_instances", "timing"), ("workload_instances", "timing_reason"),
-            ("workload_instances", "serialization"),
-        ):  # fmt: skip
-            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-        db.execute("PRAGMA user_version = 1")
-        db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
+    downgrade_to_version_1(old)
     with open_capture(old) as cap, open_capture(capture) as new:
         assert [w.gpu_ns for w in cap.workloads()] == [w.gpu_ns for w in new.workloads()]
         assert queue_totals(cap, FrameKey(1, 1, 0)) == queue_totals(new, FrameKey(1, 1, 0))

@@ -9,10 +9,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from support.captures import capture_from
+from support.captures import capture_from, downgrade_to_version_1, downgrade_to_version_2
 
 from vkscope.capture import SCHEMA_VERSION, open_capture
-from vkscope.capture.schema import INSTANCES_VIEW_SELECT
 from vkscope.capture.write.client import Stream
 from vkscope.protocol import SUBMIT_DONE
 
@@ -170,39 +169,6 @@ def test_several_processes_keep_their_own_timing(tmp_path: Path) -> None:
     with open_capture(path) as cap:
         got = sorted((w.process, w.gpu_ns, w.submit_cpu_complete_ns) for w in cap.workloads())
     assert got == [(1, 10, 1000), (2, 11, 1001)]
-
-
-def downgrade_to_version_2(path: Path) -> None:
-    """What a version 2 vkscope wrote: no journal (its rows went straight to the tables), no
-    counters, no tags."""
-    with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE tags")
-        db.execute("DELETE FROM meta WHERE key = 'capture_id'")
-        db.execute("DROP TABLE journal")
-        db.execute("DROP TABLE device_counters")
-        db.execute("DROP TABLE command_buffer_counters")
-        db.execute("PRAGMA user_version = 2")
-        db.execute("UPDATE meta SET value = 2 WHERE key = 'schema_version'")
-
-
-def downgrade_to_version_1(path: Path) -> None:
-    """What a version 1 vkscope wrote: no timing columns, and the version 1 view."""
-    v1_view = INSTANCES_VIEW_SELECT.split("FROM workload_instances")[0].split(", i.gpu_end_ns -")[0]
-    downgrade_to_version_2(path)
-    with sqlite3.connect(path) as db:
-        db.execute("DROP VIEW instances_view")
-        for table, column in (
-            ("devices", "clock_domain"), ("devices", "clock_max_deviation_ns"),
-            ("frames", "captured"), ("submits", "cpu_complete_ns"),
-            ("workload_instances", "timing"), ("workload_instances", "timing_reason"),
-            ("workload_instances", "serialization"),
-        ):  # fmt: skip
-            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-        rest = INSTANCES_VIEW_SELECT[INSTANCES_VIEW_SELECT.index("FROM workload_instances") :]
-        db.execute(f"CREATE VIEW instances_view AS {v1_view}, i.gpu_end_ns\n{rest}")
-        db.execute("UPDATE workload_instances SET gpu_begin_ns = NULL, gpu_end_ns = NULL")
-        db.execute("PRAGMA user_version = 1")
-        db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
 
 
 def test_version_2_captures_still_open(tmp_path: Path) -> None:
