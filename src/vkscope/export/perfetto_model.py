@@ -3,7 +3,6 @@ instance is named and described in a trace."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -72,9 +71,9 @@ _RENAMED: Final = {"submit_id": "submit", "tag_id": "tag", "id": "instance_row"}
 _NOT_FIELDS: Final = {"metadata", "labels", "process", "gpu_begin_ns", "gpu_end_ns", "identity"}
 # The record's fields, including those a newer capture reader adds.
 _RECORD_FIELDS: Final = tuple(
-    (f.name, _RENAMED.get(f.name, f.name))
-    for f in dataclasses.fields(WorkloadInstance)
-    if f.name not in _NOT_FIELDS
+    (name, _RENAMED.get(name, name))
+    for name in WorkloadInstance.__struct_fields__
+    if name not in _NOT_FIELDS
 )
 
 

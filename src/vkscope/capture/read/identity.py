@@ -28,8 +28,9 @@ in submission order and sorting them would cost more than counting.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 # The SQL of the definition, over a statement's `s` (submits), `i` (workload_instances), `w`
 # (workloads), `l` (label_stacks) and `q` (queues: joined by QUEUES_JOIN) rows. Within one
@@ -52,8 +53,7 @@ ORDER_SQL: Final = "queue_key, labels_json, type_text, ordinal"
 IdentityOrder = tuple[str, str, str, int]  # (queue, labels as JSON, type or "", ordinal)
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadIdentity:
+class WorkloadIdentity(msgspec.Struct, frozen=True, gc=False):
     queue: str  # "family.index"; "id N" for a queue no DEVICE message listed; "?" for none
     labels: tuple[str, ...]
     type: str | None  # None: the layer never described the workload

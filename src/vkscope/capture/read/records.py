@@ -1,9 +1,14 @@
-"""What the Python API hands out when reading a capture: plain frozen records."""
+"""What the Python API hands out when reading a capture: plain frozen records.
+
+A workload instance, of which a capture holds millions, is a msgspec Struct (made several times
+faster than a frozen dataclass); the rest are dataclasses."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import msgspec
 
 from .gpu_time import usable_gpu_ns
 from .identity import IdentityOrder, WorkloadIdentity
@@ -138,8 +143,7 @@ class Diagnostic:
     excerpt: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadInstance:
+class WorkloadInstance(msgspec.Struct, frozen=True, gc=False):
     """One execution of a recorded workload, with its WORKLOAD fields and every ANNEX merged."""
 
     id: int  # order of submission within the capture
