@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import msgspec
@@ -75,7 +76,8 @@ def _sql(path: Path) -> Counter[tuple[object, ...]]:
         keys = [k for k, _ in frames_with_work(cap)]
         for key in keys:
             for v in by_identity(cap, key=key):
-                found[(key.frame, *v)] += 1
+                assert (v.process, v.device, v.frame) == (key.process, key.device, key.frame)
+                found[(key.frame, *v[:6])] += 1
     return found
 
 
@@ -93,6 +95,22 @@ def test_the_two_ways_of_counting_identities_agree(capture: Path) -> None:
     assert frame1 == [('["frame","a","b"]', 0), ('["frame","a/b"]', 0), ('["frame","a/b"]', 1)]
     assert {k[1] for k in python if k[5] == 7} == {"id 7"}
     assert {k[3] for k in python if k[0] == 0 and k[1] == "0.0" and k[2] == "[]"} == {""}
+
+
+def test_a_stream_sorted_by_identity_names_each_instance_as_its_record_does(
+    capture: Path,
+) -> None:
+    with open_capture(capture) as cap:
+        records = {w.id: w.identity for w in cap.workloads()}
+        whole = list(by_identity(cap))
+    assert sorted(v.id for v in whole) == sorted(records)
+    assert all(v.identity == records[v.id] for v in whole)
+    # An identity's instances, frame after frame, in submission order.
+    orders = [v.order for v in whole]
+    assert orders == sorted(orders)
+    for a, b in pairwise(whole):
+        if a.order == b.order:
+            assert a.id < b.id
 
 
 def test_a_stream_in_submission_order_keeps_counting_a_frame_resumed_later(

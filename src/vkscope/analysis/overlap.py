@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..capture import Capture
-from ..capture.read.instances import labels_of
+from ..capture.read.identity import labels_of
 from ..capture.read.queries import by_identity, gpu_intervals, merge_by_identity, queue_totals
 from ..capture.read.records import IdentifiedValue
 from .frames import FrameKey, frame_keys

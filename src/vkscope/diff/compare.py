@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..capture import Capture, CaptureError, open_capture
-from ..capture.read.identity import IdentityOrder, WorkloadIdentity
-from ..capture.read.instances import labels_of
+from ..capture.read.identity import IdentityOrder, WorkloadIdentity, labels_of
 from ..capture.read.queries import (
     COUNTER_NAME,
     GPU_NS,

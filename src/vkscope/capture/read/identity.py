@@ -28,6 +28,7 @@ in submission order and sorting them would cost more than counting.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -62,6 +63,15 @@ class WorkloadIdentity(msgspec.Struct, frozen=True, gc=False):
     @property
     def label_path(self) -> str:
         return "/".join(self.labels)
+
+
+_decode_labels = msgspec.json.Decoder(list[str]).decode
+
+
+@lru_cache(maxsize=4096)
+def labels_of(path: str | None) -> tuple[str, ...]:
+    """A label stack's labels, from its JSON path (None: no labels)."""
+    return tuple(_decode_labels(path)) if path else ()
 
 
 def queue_key(family: int | None, index: int | None, queue: int | None) -> str:

@@ -15,13 +15,19 @@ second, small query over `submits` says where each frame's last submit is).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
 
 from ..schema import from_sql_id
-from .identity import QUEUE_SQL, QUEUES_JOIN, FrameKeyTuple, Ordinals, WorkloadIdentity
+from .identity import (
+    QUEUE_SQL,
+    QUEUES_JOIN,
+    FrameKeyTuple,
+    Ordinals,
+    WorkloadIdentity,
+    labels_of,
+)
 from .records import WorkloadInstance
 
 _SELECT: Final = f"""
@@ -52,13 +58,6 @@ GROUP BY s.process, s.device, s.frame ORDER BY 1
 _WORKLOADS_CACHED: Final = 16_384  # decoded WORKLOAD payloads kept for the stream
 
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
-_decode_labels = msgspec.json.Decoder(list[str]).decode
-
-
-@lru_cache(maxsize=4096)
-def labels_of(path: str | None) -> tuple[str, ...]:
-    """A label stack's labels, from its JSON path (None: no labels)."""
-    return tuple(_decode_labels(path)) if path else ()
 
 
 class Query:

@@ -92,14 +92,15 @@ GROUP BY s.process, s.device
 """
 _BY_IDENTITY: Final = f"""
 SELECT {QUEUE_SQL} AS queue_key, {LABELS_SQL} AS labels_json, {TYPE_SQL} AS type_text,
-       {ORDINAL_SQL} AS ordinal, s.queue, {{value}} AS value
+       {ORDINAL_SQL} AS ordinal, s.queue, {{value}} AS value, s.process, s.device, s.frame,
+       i.id
 {_FRAME}
 LEFT JOIN {{workloads}} w ON w.process = i.process AND w.tag_id = i.tag_id
 LEFT JOIN label_stacks l
   ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
 {QUEUES_JOIN}
 LEFT JOIN temp.khr_joined k ON k.id = i.id
-{{where}} ORDER BY {ORDER_SQL}
+{{where}} ORDER BY {ORDER_SQL}, i.id
 """
 _PER_FRAME: Final = f"""
 SELECT count(*), count({{value}}), sum({{value}})

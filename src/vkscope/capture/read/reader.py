@@ -28,7 +28,8 @@ from ..errors import (
 )
 from . import performance_query
 from .compat import indexed_workloads, present_current_schema
-from .instances import Instances, Query, labels_of
+from .identity import labels_of
+from .instances import Instances, Query
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
 from .present import present_journal

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .gpu_time import usable_gpu_ns
-from .identity import IdentityOrder, WorkloadIdentity
+from .identity import IdentityOrder, WorkloadIdentity, labels_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +243,8 @@ class TimingCount:
 
 class IdentifiedValue(NamedTuple):
     """One instance in a stream sorted by identity (queries.by_identity): its identity's order,
-    the queue id it ran on in its capture, and its value (GPU time or a counter; None: none)."""
+    the queue id it ran on in its capture, its value (GPU time or a counter; None: none), and
+    where it ran. An identity's instances come in submission order, frame after frame."""
 
     queue_key: str
     labels_json: str
@@ -251,6 +252,17 @@ class IdentifiedValue(NamedTuple):
     ordinal: int
     queue: int | None
     value: int | float | None
+    process: int
+    device: int | None
+    frame: int | None
+    id: int  # the instance (WorkloadInstance.id)
+
+    @property
+    def identity(self) -> WorkloadIdentity:
+        """Its identity as the records give it."""
+        return WorkloadIdentity(
+            self.queue_key, labels_of(self.labels_json), self.type_text or None, self.ordinal
+        )
 
     @property
     def order(self) -> IdentityOrder:
