@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from resultfile import (
+from bench.resultfile import (
     DOCS_DIR,
     banner,
     median,

@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 from vkscope.capture.write.store import CaptureStore
 

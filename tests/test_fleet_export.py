@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from support.env import base_env, run, vkscope_cli
 
+from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import open_capture
 from vkscope.cli import main
 from vkscope.cli.demo import SUBMITS_PER_FRAME

@@ -112,7 +112,7 @@ def test_an_empty_dataset_on_spark(tmp_path: Path) -> None:
 def test_submit_runs_a_command_on_spark(
     planted: Dataset, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from vkscope.fleet import submit
+    from vkscope.cli import submit
 
     sql = "SELECT count(*) AS n FROM captures"
     assert submit.main(["fleet", "query", str(planted.root), sql, "--format", "csv"]) == 0

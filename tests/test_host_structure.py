@@ -30,12 +30,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "vkscope"
 RANKS: Mapping[str, int] = {
     # The bottom: what everything may use.
     "vkscope": 0, "protocol": 0, "protocol_gen": 0, "pipeline_statistics": 0, "paths": 0,
-    "settings": 0, "frame_selection": 0, "supervisor": 0, "launch": 0, "devices": 0,
+    "settings": 0, "frame_selection": 0, "supervisor": 0, "launch": 0, "devices": 0, "tags": 0,
     # Captures: the file format, writing them, reading them.
     "capture": 1, "capture.write": 1, "capture.read": 1, "capture.api": 1,
     # What the capture is read for, and what checks settings against devices.
     "counters": 2, "capture_summary": 2, "recording": 2, "device_report": 2, "guard": 2,
-    "analysis": 3, "export": 3, "diff": 3, "html": 3,
+    "analysis": 3, "export": 3, "diff": 3, "html": 3, "fleet": 3,
     # The command line.
     "cli": 4, "__main__": 4,
 }  # fmt: skip

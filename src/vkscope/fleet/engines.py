@@ -162,7 +162,7 @@ class SparkEngine:
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.appName("vkscope-fleet")
-        # Under spark-submit (submit.py) the session's master and settings are the submitted
+        # Under spark-submit (cli/submit.py) the session's master and settings are the submitted
         # ones: PySpark's driver then talks to the JVM spark-submit started.
         submitted = "PYSPARK_GATEWAY_PORT" in os.environ
         if master or not submitted:

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..capture import Capture, CaptureError, open_capture
-from .identity import Identities, queue_names
+from .identity import identity_text, queue_names
 from .layout import Dataset, Manifest
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
 
@@ -103,12 +103,11 @@ def _instances(
     counters: dict[str, str],
 ) -> dict[tuple[int, int | None, int | None], list[int]]:
     """Writes every instance; returns, per (process, device, frame): instances, timed, GPU ns."""
-    queues = queue_names(capture.queues())
-    identities = Identities(queues)
     per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
     c = writer.columns
     for w in capture.workloads():
-        identity = identities.of(w)
+        identity = w.identity  # the read side's (capture/read/identity.py)
+        assert identity is not None  # every record the reader makes has one
         gpu_ns = w.gpu_ns
         tally = per_frame.setdefault((w.process, w.device, w.frame), [0, 0, 0])
         tally[0] += 1
@@ -124,7 +123,7 @@ def _instances(
         c["device"].append(devices.get((w.process, w.device or 0)))
         c["frame"].append(w.frame)
         c["queue"].append(identity.queue)
-        c["identity"].append(identity.text)
+        c["identity"].append(identity_text(w.type, w.label_path, identity.queue, identity.ordinal))
         c["type"].append(w.type)
         c["label_path"].append(w.label_path)
         c["ordinal"].append(identity.ordinal)

@@ -1,6 +1,6 @@
 """A `vkscope` command line as a Spark application, for spark-submit (docs/fleet.md):
 
-    spark-submit --master yarn .../vkscope/fleet/submit.py trend DATASET --by build --gate
+    spark-submit --master yarn .../vkscope/cli/submit.py trend DATASET --by build --gate
 
 Runs the command with `--engine spark` and the session spark-submit set up (its master and
 settings as submitted); exits with the command's code."""
