@@ -171,6 +171,32 @@ def test_query_cannot_change_anything(cap: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in cap.parent.iterdir()) == [cap.name]
 
 
+def test_query_calls_only_functions_that_compute_a_value(cap: Path) -> None:
+    # fts3_tokenizer hands out (and with two arguments replaces) a pointer inside the process;
+    # load_extension would run a library's code; sqlite_log writes to the process's log.
+    before = cap.read_bytes()
+    for sql in (
+        "SELECT fts3_tokenizer('simple')",
+        "SELECT hex(fts3_tokenizer('simple')) FROM meta",
+        "SELECT FTS3_TOKENIZER('simple', x'0000000000000000')",
+        "SELECT load_extension('/nonexistent/lib.so')",
+        "SELECT sqlite_log(1, 'x')",
+        "SELECT 1 WHERE fts3_tokenizer('porter') IS NOT NULL",
+    ):
+        err = refused("query", cap, sql)
+        assert "not authorized" in err and "(function " in err, (sql, err)
+        assert "only SQLite's functions that compute a value" in err, err
+    assert cap.read_bytes() == before
+    assert sorted(p.name for p in cap.parent.iterdir()) == [cap.name]
+    sql = ("SELECT count(*) AS n, max(abs(-2)), json_extract('{\"a\": 3}', '$.a') AS j, "
+           "round(sqrt(16)), strftime('%Y', '2024-01-01') AS y, "
+           "row_number() OVER () AS r, '[1]' ->> '$[0]' AS e FROM meta LIMIT 1")  # fmt: skip
+    code, out, err = run("query", cap, sql, "--format", "json")
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert (row["j"], row["y"], row["r"], row["e"]) == (3, "2024", 1, 1), row
+
+
 def test_query_reads_with_pragmas_that_only_report(cap: Path) -> None:
     for sql, words in (
         ("PRAGMA table_info(submits)", "first_instance"),

@@ -1,9 +1,9 @@
 """`vkscope query CAPTURE "SQL"`: any SELECT over a capture, as a table, CSV or JSON.
 
 The capture is opened read-only and locked (Capture.lock): a statement that is not a read (a
-write, BEGIN, a PRAGMA that sets something, ATTACH) fails with SQLite's own message and what was
-refused. Rows stream from SQLite to CSV and JSON;
-a terminal table shows the first `max_rows`.
+write, BEGIN, a PRAGMA that sets something, ATTACH, a function that does more than compute a
+value, such as fts3_tokenizer) fails with SQLite's own message and what was refused. Rows stream
+from SQLite to CSV and JSON; a terminal table shows the first `max_rows`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ class QueryError(CaptureError):
 def _why(message: str) -> str:
     said = message.split("SQLite says ", 1)[-1]
     text = f"the query failed: SQLite says {said}"
-    if any(word in said for word in _READ_ONLY):
+    if "(function " in said:
+        text += "; a query may call only SQLite's functions that compute a value"
+    elif any(word in said for word in _READ_ONLY):
         text += "; a query is one SELECT (or a PRAGMA that only reports), and cannot write"
     return text
 
