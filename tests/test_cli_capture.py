@@ -89,7 +89,7 @@ def test_report_of_bad_files_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.vulkan
 def test_a_temp_folder_too_long_for_a_socket_path(workload: Path, tmp_path: Path) -> None:
     # vkscope run makes its socket in the temporary folder; past 107 bytes a Unix socket path
-    # cannot be bound, so it listens on an abstract socket and says why.
+    # cannot be bound, so it listens in a short folder of its own and says why.
     tmpdir = tmp_path / ("t" * 80) / ("u" * 40)
     tmpdir.mkdir(parents=True)
     cap = tmp_path / "long.vkscope"

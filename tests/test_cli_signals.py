@@ -1,7 +1,7 @@
-"""What signals do to `vkscope run` (README, "Signals"): the application gets them as it would
-without vkscope, exactly once; vkscope finishes the capture, leaves no temporary folder, and exits
-with the application's status (SIGINT) or 128 + N (SIGTERM, SIGHUP). Ctrl-C is typed into a real
-pseudo-terminal, so the kernel sends it to the whole foreground process group as a shell's
+"""What signals do to `vkscope run` (README, "Signals and faults"): the application gets them as it
+would without vkscope, exactly once; vkscope finishes the capture, leaves no temporary folder, and
+exits with the application's status (SIGINT) or 128 + N (SIGTERM, SIGHUP). Ctrl-C is typed into a
+real pseudo-terminal, so the kernel sends it to the whole foreground process group as a shell's
 terminal would."""
 
 from __future__ import annotations

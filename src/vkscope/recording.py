@@ -47,6 +47,8 @@ def progress_text(c: Counters) -> Text:
         text.append(f" · {c.dropped:,} dropped by the layer", style="yellow")
     if c.bad_messages:
         text.append(f" · {c.bad_messages:,} bad messages", style="red")
+    if c.refused_connections:
+        text.append(f" · {c.refused_connections:,} connections refused", style="red")
     return text
 
 

@@ -467,6 +467,12 @@ def _print_summary(console: Console, summary: CaptureSummary) -> None:
     )
     if frames and (hint := frames.hint()):
         say(hint)
+    if n := c.refused_connections:
+        what = "1 connection was" if n == 1 else f"{n:,} connections were"
+        say(
+            f"{what} refused by the capture server: from a process of another user, closed "
+            "unread (the capture's diagnostics say whose)"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -61,8 +61,11 @@ _META_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "bad_messages": (int,),
     "skipped_messages": (int,),
     "dropped": (int,),
+    "refused_connections": (int,),
 }
-_COUNTERS: Final = ("connections", "messages", "bad_messages", "skipped_messages", "dropped")
+_COUNTERS: Final = (
+    "connections", "messages", "bad_messages", "skipped_messages", "dropped", "refused_connections"
+)  # fmt: skip
 
 
 def check_header(path: Path) -> bool:

@@ -30,6 +30,7 @@ class CaptureMeta:
     skipped_messages: int
     dropped: int
     capture_id: str | None = None  # the capture's own identity (schema 8 on); None before
+    refused_connections: int = 0  # from processes of other users, closed unread
     extra: dict[str, Any] = field(default_factory=dict)  # keys this vkscope does not know
 
 

@@ -2,7 +2,8 @@
 
 One thread runs a selectors loop over the listening sockets and every connection, so SQLite is
 only ever touched from that thread. Each connection has its own decoder; whatever one connection
-sends (garbage included) affects that connection alone.
+sends (garbage included) affects that connection alone. A connection from a process of another
+user is closed unread, and counted (peers.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import secrets
 import selectors
 import socket
 import stat
-import struct
 import sys
 import tempfile
 import threading
@@ -28,6 +28,7 @@ from typing import Final
 from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
+from .peers import check_peer
 from .store import COMMIT_INTERVAL_S, CaptureStore, Counters
 from .wire import Decoder
 
@@ -101,6 +102,7 @@ class CaptureServer:
         self._commit_interval_s = commit_interval_s
         self._tags = dict(tags or {})  # the capture's provenance (vkscope run --tag)
         self._listeners: list[socket.socket] = []
+        self._listening_on: dict[int, str] = {}  # a listener's fd: the address it is bound to
         self._unix_paths: list[Path] = []
         self._short_dirs: list[Path] = []  # made for a socket whose own path was too long
         self.addresses: list[str] = []
@@ -130,7 +132,9 @@ class CaptureServer:
     def start(self) -> None:
         try:
             for address in self._listen:
-                self._listeners.append(self._bind(address))
+                listener = self._bind(address)
+                self._listeners.append(listener)
+                self._listening_on[listener.fileno()] = self.addresses[-1]
             self._store = CaptureStore(
                 self.capture_path,
                 batch_messages=self._store_options["batch_messages"],
@@ -189,12 +193,17 @@ class CaptureServer:
         return sock
 
     def _bind_short(self, address: str, size: int) -> socket.socket:
-        """For a socket path past the Unix limit: an abstract socket (Linux), else a socket in a
-        short folder of its own; `notes` says which, and why."""
-        if sys.platform.startswith("linux"):
+        """For a socket path past the Unix limit: a socket in a short folder of its own under
+        /tmp, which only this user may enter (an abstract socket would have no permissions at
+        all), else, without a usable /tmp, an abstract one (Linux), whose peers are checked
+        like every other; `notes` says which, and why."""
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="vks-", dir="/tmp"))  # mode 0700
+        except OSError:
+            if not sys.platform.startswith("linux"):
+                raise
             short = f"unix:@vkscope-{os.getpid()}-{secrets.token_hex(4)}"
         else:
-            folder = Path(tempfile.mkdtemp(prefix="vks-", dir="/tmp"))
             self._short_dirs.append(folder)
             short = f"unix:{folder / 's'}"
         sock = self._bind(short)
@@ -273,11 +282,16 @@ class CaptureServer:
     ) -> bool:
         """Accepts one waiting connection; False when there was none."""
         try:
-            sock, peer = listener.accept()
+            sock, address = listener.accept()
         except (BlockingIOError, InterruptedError, ConnectionAbortedError):
             return False
+        peer = check_peer(sock, address, self._listening_on.get(listener.fileno(), ""))
+        if peer.refused is not None:
+            sock.close()  # unread: nothing it sent reaches the capture
+            store.refuse(peer.refused)
+            return True
         sock.setblocking(False)
-        client = _Client(sock, store.connect(_peer_name(sock, peer)), Decoder())
+        client = _Client(sock, store.connect(peer.name), Decoder())
         clients[sock.fileno()] = client
         selector.register(sock, selectors.EVENT_READ, "client")
         return True
@@ -367,6 +381,7 @@ class CaptureServer:
         for listener in self._listeners:
             listener.close()
         self._listeners.clear()
+        self._listening_on.clear()
         for path in self._unix_paths:
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -433,16 +448,6 @@ def _pace(received: int, seconds: float) -> float:
     """How long to sleep after a turn that read `received` bytes sent over `seconds`: the time
     the connections take to send _PACE_BYTES at that rate, at most _PACE_S."""
     return min(_PACE_S, _PACE_BYTES * max(seconds, 0.0) / received)
-
-
-def _peer_name(sock: socket.socket, peer: object) -> str:
-    if isinstance(peer, tuple):
-        return f"tcp:{peer[0]}:{peer[1]}"
-    try:  # Linux tells who is on the other end of a Unix socket
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return f"unix:pid {struct.unpack('3i', creds)[0]}"
-    except (AttributeError, OSError):
-        return "unix"
 
 
 def _remove_stale_socket(path: Path) -> None:

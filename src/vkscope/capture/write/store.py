@@ -30,6 +30,10 @@ from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder
 from .workload_rows import insert_rows
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
+REFUSED_CONNECTION: Final = "refused_connection"  # the diagnostic's kind
+# Refused connections said one by one in the diagnostics; past that, only counted (a flood of
+# them would otherwise fill the capture).
+_REFUSALS_SAID: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,7 @@ class Counters:
     bad_messages: int
     skipped_messages: int
     uncommitted: int  # messages and diagnostics not yet committed to the file
+    refused_connections: int = 0  # from processes of other users: closed unread
 
 
 # The longest a batch waits for its commit: what a host that is killed can lose.
@@ -93,6 +98,7 @@ class CaptureStore:
         self.max_diagnostics = max_diagnostics_per_connection
         self.status: str = schema.STATUS_CAPTURING
         self.connections: list[Connection] = []
+        self.refused_connections = 0
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # What the connections sent, waiting for the next commit: the capture server hands each
         # piece of a stream to it (Rows.ingest_frames), and each commit takes it from there.
@@ -146,6 +152,14 @@ class CaptureStore:
         conn.closed_utc = utc_now()
         self.rows.uncommitted += 1
 
+    def refuse(self, why: str) -> None:
+        """Counts a connection the server closed unread (a process of another user), and says
+        why in the diagnostics, for the first few."""
+        self.refused_connections += 1
+        if self.refused_connections <= _REFUSALS_SAID:
+            self.rows.note(None, REFUSED_CONNECTION, f"connection refused: {why}")
+        self.rows.uncommitted += 1
+
     def counters(self) -> Counters:
         conns = list(self.connections)
         count = self.rows.count
@@ -162,6 +176,7 @@ class CaptureStore:
             bad_messages=sum(c.bad for c in conns),
             skipped_messages=sum(c.skipped for c in conns),
             uncommitted=self.rows.uncommitted,
+            refused_connections=self.refused_connections,
         )
 
     # -- commits ----------------------------------------------------------------------------
@@ -220,6 +235,7 @@ class CaptureStore:
             "skipped_messages": sum(c.skipped for c in conns),
             "dropped": _dropped(conns),
             "connections": len(conns),
+            "refused_connections": self.refused_connections,
         }
         first = next((c.hello for c in conns if c.hello is not None), None)
         if first is not None:
@@ -254,6 +270,9 @@ class CaptureStore:
                     self.rows.note(
                         conn, "suppressed", f"{left_out} more diagnostics were not recorded"
                     )
+            unsaid = self.refused_connections - _REFUSALS_SAID
+            if unsaid > 0:
+                self.rows.note(None, REFUSED_CONNECTION, f"{unsaid} more connections were refused")
             counted = [c for c in self.connections if c.state != EMPTY]
             complete = bool(counted) and all(c.state == schema.GOODBYE for c in counted)
             self.status = schema.STATUS_COMPLETE if complete else schema.STATUS_INCOMPLETE
