@@ -74,7 +74,7 @@ def test_values_equal_pipeline_statistics_of_the_same_workloads(khr: Runner) -> 
     scenario_ran(res, "renderpass")
     assert validation_errors(res) == []
     res2, truth = khr(
-        "--scenario", "renderpass", "--frames", "4", validation=False,
+        "--scenario", "renderpass", "--frames", "4", validation="none",
         counters="pipeline_statistics",
     )  # fmt: skip
     scenario_ran(res2, "renderpass")
@@ -138,6 +138,39 @@ def test_a_command_buffer_recorded_once_gets_every_counter_over_its_submissions(
             assert t.fields["counters_reason"] == "passes_on_later_submission", t.fields
         else:
             assert t.fields["counters_reason"] == "pass_cycle_incomplete", t.fields
+
+
+@pytest.mark.parametrize("scenario", ["compute", "reusable"])
+def test_the_fixture_is_clean_under_the_validation_layer_below_it(
+    khr: Runner, scenario: str
+) -> None:
+    # The fixture stands in for a driver: the validation layer below it checks what it does with
+    # the driver's queries. Two counters are two passes; `reusable` submits command buffers
+    # recorded once, so that one query runs a second pass without a reset in between.
+    res, capture = khr(
+        "--scenario", scenario, "--frames", "4", validation="below", frame_submits="1",
+        counters="khr:compute_invocations,khr:ia_vertices",
+    )  # fmt: skip
+    scenario_ran(res, scenario)
+    assert validation_errors(res) == []
+    counted = [values(t) for t in instances(capture) if t.fields["type"] == "dispatch"]
+    assert any(c.get("compute_invocations") for c in counted), counted
+
+
+@pytest.mark.window_system
+def test_vkcube_with_the_fixture_is_clean_under_the_validation_layer_below_it(
+    khr: Runner,
+) -> None:
+    # vkcube: an instance of API 1.0, command buffers recorded once and submitted every frame.
+    res, capture = khr(
+        "--c", "8", validation="below", program=["xvfb-run", "-a", "vkcube"],
+        counters="khr:fragment_invocations,khr:ia_vertices",
+        extra_env={"VK_LOADER_DEBUG": "layer"},  # says which layers it loaded, in which order
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert validation_errors(res) == []
+    cubes = [values(t) for t in instances(capture) if t.fields["type"] == "renderpass"]
+    assert any(c.get("ia_vertices") == 36 for c in cubes), cubes
 
 
 def test_a_command_pool_recording_anew_without_one_time_submit_gets_a_pass_per_frame(
@@ -250,7 +283,7 @@ def test_every_storage_type_reaches_the_host_with_its_value(khr: Runner, storage
     # The fixture stores its counters as `storage`; vkscope reads each as its storage says.
     stored = {"VKSCOPE_TEST_PERFORMANCE_QUERY_STORAGE": storage}
     res, capture = khr(
-        "--scenario", "compute", "--frames", "1", validation=False,
+        "--scenario", "compute", "--frames", "1", validation="none",
         counters="khr:compute_invocations", extra_env=stored,
     )  # fmt: skip
     scenario_ran(res, "compute")

@@ -51,22 +51,30 @@ def khr(layer_dir: Path, workload: Path) -> Iterator[Runner]:
 
     def go(
         *args: str,
-        validation: bool = True,
+        validation: str = "between",
+        program: list[str] | None = None,
         extra_env: dict[str, str] | None = None,
         **settings: str,
     ) -> tuple[Any, Capture]:
+        """Runs `program` (the workload program) with vkscope above the fixture, and the
+        validation layer `between` the two, `below` the fixture (checking the fixture's own
+        commands too, as it would a driver's), or `none`."""
         receiver = Receiver()
         receivers.append(receiver)
         env = layer_env(layer_dir, host=receiver.address, **settings)
         # This loader stacks VK_INSTANCE_LAYERS in the order it finds their manifests (the
         # folders of VK_ADD_LAYER_PATH first to last), closest to the application first.
-        folders = [layer_dir, *([validation_dir()] if validation else []), layer_dir / "testing"]
-        env["VK_ADD_LAYER_PATH"] = ":".join(str(f) for f in folders)
-        env["VK_INSTANCE_LAYERS"] = ":".join(
-            [LAYER_NAME, *([VALIDATION] if validation else []), FIXTURE]
-        )
+        stack = {
+            "between": [(layer_dir, LAYER_NAME), (validation_dir(), VALIDATION),
+                        (layer_dir / "testing", FIXTURE)],
+            "below": [(layer_dir, LAYER_NAME), (layer_dir / "testing", FIXTURE),
+                      (validation_dir(), VALIDATION)],
+            "none": [(layer_dir, LAYER_NAME), (layer_dir / "testing", FIXTURE)],
+        }[validation]  # fmt: skip
+        env["VK_ADD_LAYER_PATH"] = ":".join(str(folder) for folder, _ in stack)
+        env["VK_INSTANCE_LAYERS"] = ":".join(name for _, name in stack)
         env.update(extra_env or {})
-        res = run([workload, *args], env)
+        res = run([*(program or [str(workload)]), *args], env)
         return res, receiver.finish()
 
     yield go

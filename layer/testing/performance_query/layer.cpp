@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,12 @@ struct InstanceData {
     PFN_vkGetInstanceProcAddr gipa = nullptr;
     PFN_vkDestroyInstance destroy = nullptr;
     PFN_vkEnumerateDeviceExtensionProperties enumerate_extensions = nullptr;
+    // The core commands and their KHR aliases, each passed on as itself: the core ones do not
+    // exist for an instance of API 1.0, which has VK_KHR_get_physical_device_properties2.
     PFN_vkGetPhysicalDeviceFeatures2 features2 = nullptr;
+    PFN_vkGetPhysicalDeviceFeatures2 features2_khr = nullptr;
     PFN_vkGetPhysicalDeviceProperties2 properties2 = nullptr;
+    PFN_vkGetPhysicalDeviceProperties2 properties2_khr = nullptr;
     PFN_vkGetPhysicalDeviceProperties properties = nullptr;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties families = nullptr;
 };
@@ -45,6 +50,7 @@ struct DeviceData {
     PFN_vkDestroyDevice destroy = nullptr;
     PFN_vkQueueSubmit queue_submit = nullptr;
     PFN_vkQueueSubmit2 queue_submit2 = nullptr;
+    PFN_vkQueueWaitIdle queue_wait_idle = nullptr;
     PFN_vkBeginCommandBuffer begin_command_buffer = nullptr;
     PFN_vkCmdExecuteCommands cmd_execute_commands = nullptr;
     PFN_vkCmdCopyQueryPoolResults cmd_copy_query_pool_results = nullptr;
@@ -160,16 +166,12 @@ VKAPI_ATTR VkResult VKAPI_CALL create_instance(const VkInstanceCreateInfo* info,
         get("vkEnumerateDeviceExtensionProperties"));
     d.features2 =
         reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(get("vkGetPhysicalDeviceFeatures2"));
-    if (!d.features2) {
-        d.features2 = reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(
-            get("vkGetPhysicalDeviceFeatures2KHR"));
-    }
+    d.features2_khr =
+        reinterpret_cast<PFN_vkGetPhysicalDeviceFeatures2>(get("vkGetPhysicalDeviceFeatures2KHR"));
     d.properties2 =
         reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(get("vkGetPhysicalDeviceProperties2"));
-    if (!d.properties2) {
-        d.properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-            get("vkGetPhysicalDeviceProperties2KHR"));
-    }
+    d.properties2_khr = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
+        get("vkGetPhysicalDeviceProperties2KHR"));
     d.properties =
         reinterpret_cast<PFN_vkGetPhysicalDeviceProperties>(get("vkGetPhysicalDeviceProperties"));
     d.families = reinterpret_cast<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
@@ -249,13 +251,13 @@ VKAPI_ATTR VkResult VKAPI_CALL enumerate_device_extensions(VkPhysicalDevice pd, 
     return fill_extensions(count, out, list);
 }
 
-VKAPI_ATTR void VKAPI_CALL get_features2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2* f) {
-    InstanceData d = copy_instance(pd);
+void features2_through(PFN_vkGetPhysicalDeviceFeatures2 lower, VkPhysicalDevice pd,
+                       VkPhysicalDeviceFeatures2* f) {
     auto* own = find_in<VkPhysicalDevicePerformanceQueryFeaturesKHR>(
         f->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR);
     {
         Unlinked out(f, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR);
-        d.features2(pd, f);
+        lower(pd, f);
     }
     if (own) {
         own->performanceCounterQueryPools = VK_TRUE;
@@ -263,18 +265,35 @@ VKAPI_ATTR void VKAPI_CALL get_features2(VkPhysicalDevice pd, VkPhysicalDeviceFe
     }
 }
 
-VKAPI_ATTR void VKAPI_CALL get_properties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2* p) {
-    InstanceData d = copy_instance(pd);
+VKAPI_ATTR void VKAPI_CALL get_features2(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2* f) {
+    features2_through(copy_instance(pd).features2, pd, f);
+}
+
+VKAPI_ATTR void VKAPI_CALL get_features2_khr(VkPhysicalDevice pd, VkPhysicalDeviceFeatures2* f) {
+    features2_through(copy_instance(pd).features2_khr, pd, f);
+}
+
+void properties2_through(PFN_vkGetPhysicalDeviceProperties2 lower, VkPhysicalDevice pd,
+                         VkPhysicalDeviceProperties2* p) {
     auto* own = find_in<VkPhysicalDevicePerformanceQueryPropertiesKHR>(
         p->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PERFORMANCE_QUERY_PROPERTIES_KHR);
     {
         Unlinked out(p, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PERFORMANCE_QUERY_PROPERTIES_KHR);
-        d.properties2(pd, p);
+        lower(pd, p);
     }
     if (own) {
         // Values need arithmetic on the host (elapsed time), so no copies into buffers.
         own->allowCommandBufferQueryCopies = VK_FALSE;
     }
+}
+
+VKAPI_ATTR void VKAPI_CALL get_properties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2* p) {
+    properties2_through(copy_instance(pd).properties2, pd, p);
+}
+
+VKAPI_ATTR void VKAPI_CALL get_properties2_khr(VkPhysicalDevice pd,
+                                               VkPhysicalDeviceProperties2* p) {
+    properties2_through(copy_instance(pd).properties2_khr, pd, p);
 }
 
 std::vector<VkQueueFamilyProperties> families_of(const InstanceData& d, VkPhysicalDevice pd) {
@@ -384,6 +403,7 @@ VKAPI_ATTR VkResult VKAPI_CALL create_device(VkPhysicalDevice pd, const VkDevice
     d->gdpa = gdpa;
     d->destroy = reinterpret_cast<PFN_vkDestroyDevice>(get("vkDestroyDevice"));
     d->queue_submit = reinterpret_cast<PFN_vkQueueSubmit>(get("vkQueueSubmit"));
+    d->queue_wait_idle = reinterpret_cast<PFN_vkQueueWaitIdle>(get("vkQueueWaitIdle"));
     d->queue_submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(get("vkQueueSubmit2"));
     if (!d->queue_submit2) {
         d->queue_submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(get("vkQueueSubmit2KHR"));
@@ -648,6 +668,24 @@ VKAPI_ATTR VkResult VKAPI_CALL get_query_pool_results(VkDevice device, VkQueryPo
     return p->results(first, count, size, data, stride, flags);
 }
 
+// Whether a command buffer of a batch runs a query again for another pass (PerfPool::rerun).
+bool runs_again(DeviceData& d, const VkCommandBuffer* cbs, uint32_t count) {
+    for (uint32_t i = 0; i < count; ++i) {
+        auto it = d.recorded.find(cbs[i]);
+        if (it == d.recorded.end()) {
+            continue;
+        }
+        for (const Recorded& r : it->second) {
+            // A reset recorded before it would make it a first run: waiting anyway costs time,
+            // nothing else.
+            if (r.kind == Recorded::Kind::begin && r.pool->runs_again(r.first)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 // What the command buffers of one batch did to performance queries, at the batch's pass.
 void replay(DeviceData& d, const VkCommandBuffer* cbs, uint32_t count, uint32_t pass) {
     for (uint32_t i = 0; i < count; ++i) {
@@ -666,12 +704,46 @@ void replay(DeviceData& d, const VkCommandBuffer* cbs, uint32_t count, uint32_t 
     }
 }
 
+// The pass of each batch (VkPerformanceQuerySubmitInfoKHR) is the fixture's: the driver below
+// has no such extension, and a layer below that reads it would take the fixture's own queries
+// for performance queries of that pass.
+class PassesUnlinked {
+public:
+    template <typename Submit> PassesUnlinked(const Submit* submits, uint32_t count) {
+        for (uint32_t i = 0; i < count; ++i) {
+            unlinked_.emplace_back(&submits[i],
+                                   VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR);
+        }
+    }
+
+private:
+    std::deque<Unlinked> unlinked_;
+};
+
+// Before a batch that runs queries again for another pass, which resets them on the host: the
+// earlier passes' work must have completed (a reset of a query still in use is invalid), and the
+// layers below must know it has. The passes of one query are taken to run on one queue; waiting
+// for it to be idle is a test fixture's way, not a fast one.
+void wait_before_rerun(DeviceData& d, VkQueue queue, bool reruns) {
+    if (reruns && d.queue_wait_idle) {
+        d.queue_wait_idle(queue);
+    }
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL queue_submit(VkQueue queue, uint32_t count,
                                             const VkSubmitInfo* submits, VkFence fence) {
     DeviceData* d;
+    bool reruns = false;
     {
         std::lock_guard guard(g_lock);
         d = device_of(key(queue));
+        for (uint32_t i = 0; i < count && !reruns; ++i) {
+            reruns = runs_again(*d, submits[i].pCommandBuffers, submits[i].commandBufferCount);
+        }
+    }
+    wait_before_rerun(*d, queue, reruns);
+    {
+        std::lock_guard guard(g_lock);
         for (uint32_t i = 0; i < count; ++i) {
             auto* pass = find_in<VkPerformanceQuerySubmitInfoKHR>(
                 submits[i].pNext, VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR);
@@ -679,26 +751,38 @@ VKAPI_ATTR VkResult VKAPI_CALL queue_submit(VkQueue queue, uint32_t count,
                    pass ? pass->counterPassIndex : 0);
         }
     }
+    const PassesUnlinked unlinked(submits, count);
     return d->queue_submit(queue, count, submits, fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL queue_submit2(VkQueue queue, uint32_t count,
                                              const VkSubmitInfo2* submits, VkFence fence) {
+    std::vector<std::vector<VkCommandBuffer>> batches(count);
+    for (uint32_t i = 0; i < count; ++i) {
+        for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; ++j) {
+            batches[i].push_back(submits[i].pCommandBufferInfos[j].commandBuffer);
+        }
+    }
     DeviceData* d;
+    bool reruns = false;
     {
         std::lock_guard guard(g_lock);
         d = device_of(key(queue));
+        for (uint32_t i = 0; i < count && !reruns; ++i) {
+            reruns = runs_again(*d, batches[i].data(), static_cast<uint32_t>(batches[i].size()));
+        }
+    }
+    wait_before_rerun(*d, queue, reruns);
+    {
+        std::lock_guard guard(g_lock);
         for (uint32_t i = 0; i < count; ++i) {
             auto* pass = find_in<VkPerformanceQuerySubmitInfoKHR>(
                 submits[i].pNext, VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR);
-            std::vector<VkCommandBuffer> cbs;
-            for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; ++j) {
-                cbs.push_back(submits[i].pCommandBufferInfos[j].commandBuffer);
-            }
-            replay(*d, cbs.data(), static_cast<uint32_t>(cbs.size()),
+            replay(*d, batches[i].data(), static_cast<uint32_t>(batches[i].size()),
                    pass ? pass->counterPassIndex : 0);
         }
     }
+    const PassesUnlinked unlinked(submits, count);
     return d->queue_submit2(queue, count, submits, fence);
 }
 
@@ -771,9 +855,9 @@ PFN_vkVoidFunction own_instance_command(const char* name) {
         {"vkCreateDevice", fn(&create_device)},
         {"vkEnumerateDeviceExtensionProperties", fn(&enumerate_device_extensions)},
         {"vkGetPhysicalDeviceFeatures2", fn(&get_features2)},
-        {"vkGetPhysicalDeviceFeatures2KHR", fn(&get_features2)},
+        {"vkGetPhysicalDeviceFeatures2KHR", fn(&get_features2_khr)},
         {"vkGetPhysicalDeviceProperties2", fn(&get_properties2)},
-        {"vkGetPhysicalDeviceProperties2KHR", fn(&get_properties2)},
+        {"vkGetPhysicalDeviceProperties2KHR", fn(&get_properties2_khr)},
         {"vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
          fn(&enumerate_counters)},
         {"vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR", fn(&get_passes)},
@@ -787,11 +871,12 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc_addr(VkInstance insta
     if (!name) {
         return nullptr;
     }
-    if (PFN_vkVoidFunction own = own_instance_command(name)) {
+    PFN_vkVoidFunction own = own_instance_command(name);
+    if (own && !instance) {
         return own;
     }
-    if (PFN_vkVoidFunction own = own_device_command(name); own && instance) {
-        return own;
+    if (PFN_vkVoidFunction device_own = own_device_command(name); device_own && instance) {
+        return device_own;
     }
     if (!instance) {
         return nullptr;
@@ -801,11 +886,17 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL get_instance_proc_addr(VkInstance insta
         std::lock_guard guard(g_lock);
         InstanceData* d = instance_of(key(instance));
         if (!d) {
-            return nullptr;
+            return own;
         }
         next = d->gipa;
     }
-    return next(instance, name);
+    PFN_vkVoidFunction lower = next(instance, name);
+    // The extension's own commands always; a command the fixture passes on (features2 and
+    // properties2, core or KHR) only where the layers below have it.
+    if (own && (lower || std::strstr(name, "PerformanceQuery") != nullptr)) {
+        return own;
+    }
+    return lower;
 }
 
 } // namespace

@@ -99,12 +99,14 @@ void PerfPool::submitted_reset(uint32_t first, uint32_t count) {
     }
 }
 
+bool PerfPool::runs_again(uint32_t query) const {
+    std::lock_guard guard(mutex_);
+    return query < count_ && passes_done_[query] != 0;
+}
+
 void PerfPool::rerun(uint32_t query) {
-    {
-        std::lock_guard guard(mutex_);
-        if (query >= count_ || passes_done_[query] == 0) {
-            return;
-        }
+    if (!runs_again(query)) {
+        return;
     }
     if (!lower_.reset_query_pool) {
         return;

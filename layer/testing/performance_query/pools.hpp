@@ -41,9 +41,11 @@ public:
     void cmd_end(VkCommandBuffer cb, uint32_t query) const;
     // At submission: a reset (before the begins of the same batch) and an executed pass.
     void submitted_reset(uint32_t first, uint32_t count);
-    // Before a submission that runs `query` again for another pass: the driver's queries behind
-    // it are reset on the host (they may not be written twice without a reset), so its values
-    // are those of the latest pass.
+    // Whether a submission of `query` runs it again for another pass since its last reset.
+    bool runs_again(uint32_t query) const;
+    // Before such a submission, once the work of the earlier pass has completed: the driver's
+    // queries behind it are reset on the host (they may not be written twice without a reset,
+    // nor reset while a submission still uses them), so its values are those of the latest pass.
     void rerun(uint32_t query);
     void submitted_pass(uint32_t query, uint32_t pass);
 
