@@ -130,8 +130,8 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
     enable_features(*state);
     if (state->enabled(Feature::timeline)) {
         // Timing makes query pools: GOODBYE says how many.
-        state->server =
-            timeline::acquire_server_channel(state->settings, state->enabled(Feature::timing));
+        state->server = timeline::acquire_server_channel(
+            state->settings, state->enabled(Feature::timing), state->server_user);
     }
     if (state->frames.server_driven() && !state->server) {
         log_once(LogLevel::warn, "setting frames='host' with no host to ask for frames (no "
@@ -141,7 +141,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateInstance(const VkInstanceCreateInf
         log(LogLevel::error, "too many live VkInstances; this one is not profiled");
         if (state->enabled(Feature::timeline)) {
             state->server.reset();
-            timeline::release_server_channel();
+            timeline::release_server_channel(state->server_user);
         }
         return VK_SUCCESS;
     }
@@ -161,7 +161,7 @@ VKAPI_ATTR void VKAPI_CALL hooks::vkDestroyInstance(VkInstance instance,
         state->next.DestroyInstance(instance, pAllocator);
         if (state->enabled(Feature::timeline)) {
             state->server.reset();
-            timeline::release_server_channel();
+            timeline::release_server_channel(state->server_user);
         }
     }
 }

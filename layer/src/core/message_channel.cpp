@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <new>
 #include <optional>
 #include <poll.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <system_error>
+#include <time.h>
 #include <unistd.h>
 
 namespace vkscope {
@@ -150,6 +152,32 @@ int make_socket(int family) {
     return fd;
 }
 
+// fork(): each child counts one generation more than its parent, so a channel knows it was
+// inherited (MessageChannel::inherited). The lock serializes children's revivals; the parent
+// holds it across fork() so that no child starts with it taken by a thread it does not have.
+std::atomic<uint64_t> g_fork_generation{0};
+std::mutex g_revive_mutex;
+std::once_flag g_fork_handlers;
+
+void before_fork() noexcept {
+    g_revive_mutex.lock();
+}
+void after_fork_in_parent() noexcept {
+    g_revive_mutex.unlock();
+}
+void after_fork_in_child() noexcept {
+    g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+    g_revive_mutex.unlock();
+}
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "read by a signal handler");
+
+uint64_t monotonic_ns() noexcept {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
+}
+
 size_t total_size(const std::vector<std::string>& frames) {
     size_t bytes = 0;
     for (const std::string& f : frames) {
@@ -178,24 +206,14 @@ std::unique_ptr<MessageChannel> MessageChannel::open(std::string address, size_t
         }
         return nullptr;
     }
+    std::call_once(g_fork_handlers,
+                   [] { pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
     std::unique_ptr<MessageChannel> channel;
     try {
         channel.reset(new MessageChannel(std::move(address),
                                          std::make_unique<Endpoint>(Endpoint{*parsed}),
                                          max_messages, max_bytes, wake[0], wake[1]));
-        // The sender thread starts with every signal blocked: the application's handlers expect
-        // to run on the application's threads, not in the middle of the layer's.
-        sigset_t all;
-        sigset_t previous;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &previous);
-        try {
-            channel->thread_ = std::thread([c = channel.get()] { c->run(); });
-        } catch (...) {
-            pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-            throw;
-        }
-        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        channel->start_sender();
     } catch (const std::exception& e) {
         if (!channel) {
             ::close(wake[0]);
@@ -212,15 +230,139 @@ std::unique_ptr<MessageChannel> MessageChannel::open(std::string address, size_t
 MessageChannel::MessageChannel(std::string address, std::unique_ptr<Endpoint> endpoint,
                                size_t max_messages, size_t max_bytes, int wake_read, int wake_write)
     : address_(std::move(address)), endpoint_(std::move(endpoint)), max_messages_(max_messages),
-      max_bytes_(max_bytes), wake_read_(wake_read), wake_write_(wake_write) {}
+      max_bytes_(max_bytes), wake_read_(wake_read), wake_write_(wake_write),
+      generation_(g_fork_generation.load(std::memory_order_relaxed)) {}
 
 MessageChannel::~MessageChannel() {
     close(kDefaultGrace);
-    ::close(wake_read_);
-    ::close(wake_write_);
+    if (wake_read_ >= 0) {
+        ::close(wake_read_);
+        ::close(wake_write_);
+    }
+}
+
+void MessageChannel::start_sender() {
+    // The sender thread starts with every signal blocked: the application's handlers expect to
+    // run on the application's threads, not in the middle of the layer's.
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    try {
+        thread_ = std::thread([this] { run(); });
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+uint64_t MessageChannel::fork_generation() noexcept {
+    return g_fork_generation.load(std::memory_order_relaxed);
+}
+
+bool MessageChannel::inherited() const noexcept {
+    return generation_.load(std::memory_order_acquire) !=
+           g_fork_generation.load(std::memory_order_relaxed);
+}
+
+void MessageChannel::forget_parent() {
+    // The parent's threads are not this process's: a lock one of them held stays held, a thread
+    // cannot be joined, a condition variable may count a waiter that is gone. They are left as
+    // they are (never unlocked, joined or destroyed) and made anew.
+    new (&mutex_) std::mutex();
+    new (&wake_cv_) std::condition_variable();
+    new (&close_mutex_) std::mutex();
+    new (&thread_) std::thread();
+    // The socket and the pipe are the parent's too: this process's copies of them are closed.
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    if (wake_read_ >= 0) {
+        ::close(wake_read_);
+        ::close(wake_write_);
+        wake_read_ = wake_write_ = -1;
+    }
+    queue_.clear(); // the parent's frames: it sends them
+    flush_ = false;
+    sender_idle_ = false;
+    pending_messages_ = 0;
+    pending_bytes_ = 0;
+    last_error_.clear();
+    greeting_version_ = 0;
+    link_.store(Link::Connecting, std::memory_order_relaxed);
+    dropped_.store(0, std::memory_order_relaxed);
+    sent_.store(0, std::memory_order_relaxed);
+    accepted_.store(0, std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    frame_request_.store(kNoRequest, std::memory_order_relaxed);
+    reported_drops_ = 0;
+    greeting_sent_ = 0;
+    commands_ = ServerCommandReader{};
+}
+
+void MessageChannel::revive() {
+    std::lock_guard revival(g_revive_mutex);
+    const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
+    if (generation_.load(std::memory_order_relaxed) == generation) {
+        return; // another thread of this child did it
+    }
+    forget_parent();
+    if (!stopping_) {
+        int wake[2] = {-1, -1};
+        std::string why;
+        if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+            why = errno_text("pipe", errno);
+        } else {
+            wake_read_ = wake[0];
+            wake_write_ = wake[1];
+            if (make_greeting_) {
+                greeting_ = make_greeting_();
+                greeting_version_ = 1;
+            }
+            try {
+                start_sender();
+            } catch (const std::exception& e) {
+                why = std::string("cannot start the vkscope sender: ") + e.what();
+            }
+        }
+        if (!why.empty()) {
+            // Nothing of this child will reach the host: posts are dropped, and counted.
+            last_error_ = "after fork(): " + why;
+            stopping_ = true;
+            stop_flag_.store(true, std::memory_order_release);
+            link_.store(Link::Down, std::memory_order_relaxed);
+        }
+    } else {
+        link_.store(Link::Down, std::memory_order_relaxed);
+    }
+    generation_.store(generation, std::memory_order_release);
+}
+
+bool MessageChannel::wait_for_sender(std::chrono::milliseconds limit) const noexcept {
+    if (inherited()) {
+        return true; // the parent's frames, the parent's sender
+    }
+    const uint64_t target = accepted_.load(std::memory_order_acquire);
+    const uint64_t deadline =
+        monotonic_ns() + static_cast<uint64_t>(std::chrono::nanoseconds(limit).count());
+    for (;;) {
+        if (finished_.load(std::memory_order_acquire) >= target) {
+            return true;
+        }
+        if (monotonic_ns() >= deadline) {
+            return false;
+        }
+        timespec step{0, 1'000'000};
+        nanosleep(&step, nullptr);
+    }
 }
 
 bool MessageChannel::post(std::string frame) {
+    if (inherited()) [[unlikely]] {
+        revive();
+    }
     bool queued = false;
     bool wake = false;
     const bool now = urgent(frame);
@@ -231,6 +373,8 @@ bool MessageChannel::post(std::string frame) {
             ++pending_messages_;
             pending_bytes_ += frame.size();
             queue_.push_back(std::move(frame));
+            accepted_.store(accepted_.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_release);
             queued = true;
             flush_ = flush_ || now || pending_bytes_ >= kFlushBytes;
             // The sender sleeps without a deadline only while nothing is queued: wake it to
@@ -249,21 +393,41 @@ bool MessageChannel::post(std::string frame) {
     return true;
 }
 
-void MessageChannel::set_greeting(std::string frames) {
+void MessageChannel::set_greeting(std::function<std::string()> make) {
+    if (inherited()) {
+        revive();
+    }
+    std::string frames = make();
     {
         std::lock_guard lock(mutex_);
         greeting_ = std::move(frames);
+        make_greeting_ = std::move(make);
         ++greeting_version_;
     }
     wake_cv_.notify_one();
 }
 
 std::string MessageChannel::last_error() const {
+    if (inherited()) {
+        return {}; // the parent's lock may be held by a thread this child does not have
+    }
     std::lock_guard lock(mutex_);
     return last_error_;
 }
 
 void MessageChannel::close(std::chrono::milliseconds grace) {
+    if (inherited()) {
+        // A child that never posted lets go of the parent's channel without starting its own.
+        std::lock_guard revival(g_revive_mutex);
+        const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
+        if (generation_.load(std::memory_order_relaxed) != generation) {
+            forget_parent();
+            stopping_ = true;
+            stop_flag_.store(true, std::memory_order_release);
+            link_.store(Link::Down, std::memory_order_relaxed);
+            generation_.store(generation, std::memory_order_release);
+        }
+    }
     std::lock_guard closing(close_mutex_);
     {
         std::lock_guard lock(mutex_);
@@ -276,7 +440,7 @@ void MessageChannel::close(std::chrono::milliseconds grace) {
     wake_cv_.notify_all();
     // After stop_flag_ is set, so a sender about to poll() without having seen it still wakes.
     const char byte = 0;
-    if (::write(wake_write_, &byte, 1) < 0) {
+    if (wake_write_ >= 0 && ::write(wake_write_, &byte, 1) < 0) {
         // Full pipe: a wake-up is already pending.
     }
     if (thread_.joinable()) {
@@ -393,6 +557,7 @@ void MessageChannel::run() {
         }
         sent_.fetch_add(written, std::memory_order_relaxed);
         dropped_.fetch_add(batch.size() - written, std::memory_order_relaxed);
+        finished_.fetch_add(batch.size(), std::memory_order_release);
         batch.clear();
         due = Clock::now() + kHold;
         if (!ok) {
@@ -409,6 +574,7 @@ void MessageChannel::run() {
     std::lock_guard lock(mutex_);
     link_.store(Link::Down, std::memory_order_relaxed);
     dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
+    finished_.fetch_add(queue_.size(), std::memory_order_release);
     pending_messages_ = 0;
     pending_bytes_ = 0;
     queue_.clear();
@@ -449,6 +615,7 @@ void MessageChannel::disconnect() {
         pending_bytes_ -= total_size(lost);
     }
     dropped_.fetch_add(lost.size(), std::memory_order_relaxed);
+    finished_.fetch_add(lost.size(), std::memory_order_release);
 }
 
 int MessageChannel::connect_endpoint() {

@@ -14,6 +14,12 @@
 //
 // Nothing here writes to stdout or stderr (they belong to the application); failures are kept
 // for last_error().
+//
+// A child forked after the channel opened has none of the parent's threads, and shares the
+// parent's socket: the channel is the parent's there until the child first posts to it (or sets
+// its greeting), which reopens it as the child's own: a new connection, greeted anew (the
+// greeting is made again, with the child's pid), a new sender. What the parent had queued stays
+// the parent's to send; a child that only closes the channel lets go of the parent's.
 
 #include "core/server_commands.hpp"
 
@@ -22,6 +28,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,14 +58,30 @@ public:
 
     // Frames written first on every connection, before anything queued (the HELLO message, which
     // the protocol wants at the start of each connection, reconnections included). Also written on
-    // the current connection if it has not seen this greeting yet.
-    void set_greeting(std::string frames);
+    // the current connection if it has not seen this greeting yet. `make` is called now, and
+    // again in a forked child that reopens the channel as its own.
+    void set_greeting(std::function<std::string()> make);
+    void set_greeting(std::string frames) {
+        set_greeting([frames = std::move(frames)] { return frames; });
+    }
+
+    // For a fatal signal's handler, on any thread but the sender's: waits until the sender has
+    // written (or given up on) every frame posted before the call, for at most `limit`; false
+    // when it did not finish. Async-signal-safe: it reads atomics, and sleeps with nanosleep().
+    bool wait_for_sender(std::chrono::milliseconds limit) const noexcept;
 
     // Posted frames dropped so far / written to a connection in full. After close(), every posted
     // frame is counted in exactly one of the two. DROPPED frames and greetings count in neither.
-    uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
-    uint64_t sent() const noexcept { return sent_.load(std::memory_order_relaxed); }
-    bool connected() const noexcept { return link_.load(std::memory_order_relaxed) == Link::Up; }
+    // In a forked child that has not reopened the channel, all three say nothing of the parent's.
+    uint64_t dropped() const noexcept {
+        return inherited() ? 0 : dropped_.load(std::memory_order_relaxed);
+    }
+    uint64_t sent() const noexcept {
+        return inherited() ? 0 : sent_.load(std::memory_order_relaxed);
+    }
+    bool connected() const noexcept {
+        return !inherited() && link_.load(std::memory_order_relaxed) == Link::Up;
+    }
     std::string last_error() const;
 
     // The server's latest CAPTURE command (frames to capture from the next frame on, 0: stop),
@@ -76,6 +99,10 @@ public:
 
     static constexpr std::chrono::milliseconds kDefaultGrace{100};
 
+    // How many fork()s separate this process from the one that loaded the layer: a child counts
+    // one more than its parent.
+    static uint64_t fork_generation() noexcept;
+
 private:
     struct Endpoint;
     enum class Link : uint8_t { Connecting, Up, Down };
@@ -83,6 +110,15 @@ private:
 
     MessageChannel(std::string address, std::unique_ptr<Endpoint> endpoint, size_t max_messages,
                    size_t max_bytes, int wake_read, int wake_write);
+
+    // Starts the sender thread, with every signal blocked.
+    void start_sender();
+    // True in a forked child until it has made the channel its own (revive()).
+    bool inherited() const noexcept;
+    // In a forked child: leaves the parent's locks, thread, socket and queue behind, unused; then
+    // reopens the channel as the child's unless it was closed.
+    void revive();
+    void forget_parent();
 
     // Sender thread side.
     void run();
@@ -100,8 +136,11 @@ private:
     const size_t max_messages_;
     const size_t max_bytes_;
     // A pipe that close() writes to, waking the sender from poll() so that it notices the deadline.
-    const int wake_read_;
-    const int wake_write_;
+    // Replaced in a forked child, which must not share it with the parent.
+    int wake_read_;
+    int wake_write_;
+    // The fork generation this channel belongs to (inherited()).
+    std::atomic<uint64_t> generation_;
 
     mutable std::mutex mutex_; // guards everything down to the next comment
     std::condition_variable wake_cv_;
@@ -113,6 +152,7 @@ private:
     bool stopping_ = false;
     Clock::time_point deadline_{};
     std::string greeting_;
+    std::function<std::string()> make_greeting_;
     uint64_t greeting_version_ = 0;
     std::string last_error_;
 
@@ -120,6 +160,10 @@ private:
     std::atomic<bool> stop_flag_{false};       // stopping_, readable without the lock
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> sent_{0};
+    // Frames post() queued / the sender has written or dropped since: wait_for_sender() compares
+    // them, the queue being first in, first out.
+    std::atomic<uint64_t> accepted_{0};
+    std::atomic<uint64_t> finished_{0};
     std::atomic<uint64_t> frame_request_{kNoRequest};
 
     // Sender thread only.

@@ -25,6 +25,7 @@ struct InstanceState {
     uint32_t api_version = VK_API_VERSION_1_0; // what the application asked for
     bool debug_utils = false;                  // VK_EXT_debug_utils enabled (maybe by the layer)
     std::shared_ptr<MessageChannel> server;    // timeline only; null when nothing is sent
+    uint64_t server_user = 0;                  // for release_server_channel
     FrameSelection frames;                     // the `frames` setting, parsed
 
     bool enabled(Feature f) const { return features.test(static_cast<unsigned>(f)); }

@@ -5,6 +5,7 @@
 
 #include "settings.gen.hpp"
 
+#include <cstdint>
 #include <memory>
 
 namespace vkscope {
@@ -15,9 +16,10 @@ namespace vkscope::timeline {
 
 // Null when the settings name no capture server (or it cannot be reached): the timeline then sends
 // nothing. `report_query_pools`: the instance has instruments that make query pools, so GOODBYE
-// says how many the process made.
+// says how many the process made. `user` is set to what release_server_channel takes back: an
+// instance a forked child inherited from its parent does not count among the child's users.
 std::shared_ptr<MessageChannel> acquire_server_channel(const SettingValues& settings,
-                                                       bool report_query_pools);
-void release_server_channel();
+                                                       bool report_query_pools, uint64_t& user);
+void release_server_channel(uint64_t user);
 
 } // namespace vkscope::timeline
