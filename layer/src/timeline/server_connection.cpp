@@ -1,5 +1,6 @@
 #include "timeline/server_connection.hpp"
 
+#include "core/fatal_signals.hpp"
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
 #include "core/query_pool_count.hpp"
@@ -26,6 +27,7 @@ std::once_flag g_fork_handlers;
 std::shared_ptr<MessageChannel> g_channel;
 // Some instance had an instrument that makes query pools: GOODBYE says how many it took.
 bool g_report_query_pools = false;
+bool g_watching_signals = false; // the channel is watched by the fatal signal handlers
 
 // Enough for a capture server that is up to take the last messages, short enough that an
 // application whose server is gone does not notice.
@@ -67,6 +69,10 @@ std::shared_ptr<MessageChannel> acquire_server_channel(const SettingValues& sett
                 return hello_frame(static_cast<uint32_t>(getpid()), program_invocation_short_name,
                                    VKSCOPE_VERSION);
             });
+            if (settings.flush_on_crash) {
+                watch_fatal_signals(g_channel.get());
+                g_watching_signals = true;
+            }
         }
     }
     return g_channel;
@@ -83,6 +89,10 @@ void release_server_channel(uint64_t user) {
             return;
         }
         closing = std::move(g_channel);
+        if (g_watching_signals) {
+            unwatch_fatal_signals();
+            g_watching_signals = false;
+        }
     }
     std::optional<uint64_t> pools;
     {
