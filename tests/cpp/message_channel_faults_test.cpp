@@ -3,8 +3,8 @@
 
 #include "core/message_channel.hpp"
 
+#include "channel_test_support.hpp"
 #include "core/wire_format.hpp"
-#include "socket_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,24 +17,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::Listener;
+using test::log_frame;
+using test::open_ok;
 using test::Peer;
 using test::TempDir;
-
-std::string log_frame(std::string_view text) {
-    std::string out;
-    JsonWriter json;
-    json.begin_object().field("message", text).end_object();
-    append_frame(out, MessageType::Log, 0, json.view());
-    return out;
-}
-
-std::unique_ptr<MessageChannel> open_ok(const std::string& address, size_t max_messages = 100'000,
-                                        size_t max_bytes = 64 << 20) {
-    std::string error;
-    auto channel = MessageChannel::open(address, max_messages, max_bytes, &error);
-    EXPECT_NE(channel, nullptr) << error;
-    return channel;
-}
 
 TEST(MessageChannelFaults, WaitForSenderReturnsOnceEverythingPostedIsWritten) {
     TempDir dir;

@@ -1,7 +1,7 @@
 #include "core/message_channel.hpp"
 
+#include "channel_test_support.hpp"
 #include "core/wire_format.hpp"
-#include "socket_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,36 +16,17 @@ using namespace std::chrono_literals;
 using test::DecodedFrame;
 using test::eventually;
 using test::Listener;
+using test::log_frame;
+using test::message_of;
+using test::open_ok;
 using test::Peer;
 using test::TempDir;
-
-// A LOG frame whose payload names its sender and position.
-std::string frame(std::string_view text) {
-    std::string out;
-    JsonWriter json;
-    json.begin_object().field("message", text).end_object();
-    append_frame(out, MessageType::Log, 0, json.view());
-    return out;
-}
 
 // Built with append: GCC 12 at -O3 warns falsely (-Wrestrict) on "literal" + std::string.
 std::string numbered(std::string_view prefix, uint64_t n) {
     std::string out(prefix);
     out += std::to_string(n);
     return out;
-}
-
-std::string message_of(const DecodedFrame& f) {
-    const std::string prefix = "{\"message\":\"";
-    return f.payload.substr(prefix.size(), f.payload.size() - prefix.size() - 2);
-}
-
-std::unique_ptr<MessageChannel> open_ok(const std::string& address, size_t max_messages = 100'000,
-                                        size_t max_bytes = 64 << 20) {
-    std::string error;
-    auto channel = MessageChannel::open(address, max_messages, max_bytes, &error);
-    EXPECT_NE(channel, nullptr) << error;
-    return channel;
 }
 
 TEST(MessageChannel, RejectsMalformedAddresses) {
@@ -77,7 +58,7 @@ TEST(MessageChannel, FramesArriveInOrderOverUnixSocket) {
     ASSERT_TRUE(peer.valid());
     std::thread reader([&] { peer.read_to_eof(); });
     for (int i = 0; i < 2000; ++i) {
-        EXPECT_TRUE(channel->post(frame(numbered("f", i))));
+        EXPECT_TRUE(channel->post(log_frame(numbered("f", i))));
     }
     channel->close(5s);
     reader.join();
@@ -100,15 +81,15 @@ TEST(MessageChannel, HeldMessagesLeaveOnTheirOwnAndWithTheNextFrameEnd) {
     ASSERT_TRUE(peer.valid());
     // Held, with no frame end after them and no close: they still go out.
     for (int i = 0; i < 3; ++i) {
-        EXPECT_TRUE(channel->post(frame(numbered("held", i))));
+        EXPECT_TRUE(channel->post(log_frame(numbered("held", i))));
     }
     ASSERT_TRUE(peer.read_frames(3));
     // Again after the sender found nothing to hold and went to sleep.
     usleep(100'000);
-    EXPECT_TRUE(channel->post(frame("after a quiet spell")));
+    EXPECT_TRUE(channel->post(log_frame("after a quiet spell")));
     ASSERT_TRUE(peer.read_frames(4));
     // A frame end takes everything queued before it, in order.
-    EXPECT_TRUE(channel->post(frame("before the end")));
+    EXPECT_TRUE(channel->post(log_frame("before the end")));
     std::string end;
     append_frame(end, MessageType::Frame, 7, R"({"frame":7})");
     EXPECT_TRUE(channel->post(end));
@@ -136,7 +117,7 @@ TEST(MessageChannel, FramesArriveOverTcp) {
     std::thread reader([&] { peer.read_to_eof(); });
     const std::string big(100'000, 'b'); // spans many partial writes
     for (int i = 0; i < 200; ++i) {
-        EXPECT_TRUE(channel->post(frame(i % 50 == 0 ? big : numbered("t", i))));
+        EXPECT_TRUE(channel->post(log_frame(i % 50 == 0 ? big : numbered("t", i))));
     }
     channel->close(5s);
     reader.join();
@@ -159,7 +140,7 @@ TEST(MessageChannel, ConcurrentPostersKeepTheirOwnOrder) {
     for (int t = 0; t < kThreads; ++t) {
         posters.emplace_back([&, t] {
             for (int i = 0; i < kEach; ++i) {
-                channel->post(frame(numbered(numbered("", t) + ":", i)));
+                channel->post(log_frame(numbered(numbered("", t) + ":", i)));
             }
         });
     }
@@ -185,7 +166,7 @@ TEST(MessageChannel, NoListenerDropsAndCounts) {
     auto channel = open_ok("unix:" + dir.file("nobody-listens.sock"), 256, 1 << 20);
     constexpr uint64_t kPosts = 10'000;
     for (uint64_t i = 0; i < kPosts; ++i) {
-        channel->post(frame("x"));
+        channel->post(log_frame("x"));
     }
     channel->close(100ms);
     EXPECT_EQ(channel->sent(), 0u);
@@ -204,7 +185,7 @@ TEST(MessageChannel, HostThatStopsReading) {
     const std::string payload(1000, 'p');
     constexpr uint64_t kPosts = 5000;
     for (uint64_t i = 0; i < kPosts; ++i) {
-        channel->post(frame(payload));
+        channel->post(log_frame(payload));
     }
     EXPECT_GT(channel->dropped(), 0u);
     const auto start = std::chrono::steady_clock::now();
@@ -213,7 +194,7 @@ TEST(MessageChannel, HostThatStopsReading) {
     // Generous slack over the grace period: sanitizer builds on a loaded machine are slow.
     EXPECT_LT(took, 200ms + 3s);
     EXPECT_EQ(channel->sent() + channel->dropped(), kPosts);
-    EXPECT_FALSE(channel->post(frame("after close")));
+    EXPECT_FALSE(channel->post(log_frame("after close")));
     EXPECT_EQ(channel->sent() + channel->dropped(), kPosts + 1);
 }
 
@@ -230,18 +211,18 @@ TEST(MessageChannel, HostGoingAwayCostsNoSignal) {
     Peer peer = listener.accept();
     uint64_t posted = 0;
     for (; posted < 10; ++posted) {
-        channel->post(frame("before"));
+        channel->post(log_frame("before"));
     }
     ASSERT_TRUE(peer.read_frames(10));
     peer.close();
     listener.close();
     EXPECT_TRUE(eventually([&] {
-        channel->post(frame("after"));
+        channel->post(log_frame("after"));
         ++posted;
         return !channel->connected() && channel->dropped() > 0;
     }));
     for (int i = 0; i < 100; ++i, ++posted) {
-        EXPECT_FALSE(channel->post(frame("while down")));
+        EXPECT_FALSE(channel->post(log_frame("while down")));
     }
     channel->close(1s);
     EXPECT_EQ(channel->sent() + channel->dropped(), posted);
@@ -255,7 +236,7 @@ TEST(MessageChannel, ReconnectsAndReportsDrops) {
     const std::string path = dir.file("late.sock");
     auto channel = open_ok("unix:" + path);
     for (int i = 0; i < 5; ++i) {
-        channel->post(frame("lost"));
+        channel->post(log_frame("lost"));
     }
     ASSERT_TRUE(eventually([&] { return channel->dropped() == 5; }));
     Listener listener = Listener::unix_socket(path);
@@ -264,7 +245,7 @@ TEST(MessageChannel, ReconnectsAndReportsDrops) {
     Peer peer = listener.accept();
     ASSERT_TRUE(peer.valid());
     for (int i = 0; i < 3; ++i) {
-        EXPECT_TRUE(channel->post(frame(numbered("kept", i))));
+        EXPECT_TRUE(channel->post(log_frame(numbered("kept", i))));
     }
     channel->close(5s);
     ASSERT_TRUE(peer.read_to_eof());
@@ -287,8 +268,8 @@ TEST(MessageChannel, GreetingStartsEveryConnection) {
     std::string hello;
     append_frame(hello, MessageType::Hello, 0, R"({"protocol":1})");
     channel->set_greeting(hello);
-    channel->post(frame("a1"));
-    channel->post(frame("a2"));
+    channel->post(log_frame("a1"));
+    channel->post(log_frame("a2"));
     Peer first = listener.accept();
     ASSERT_TRUE(first.read_frames(3));
     EXPECT_EQ(first.frames[0].type, static_cast<uint8_t>(MessageType::Hello));
@@ -297,14 +278,14 @@ TEST(MessageChannel, GreetingStartsEveryConnection) {
 
     uint64_t fillers = 0;
     ASSERT_TRUE(eventually([&] {
-        channel->post(frame("filler"));
+        channel->post(log_frame("filler"));
         ++fillers;
         return !channel->connected();
     }));
     ASSERT_TRUE(eventually([&] { return channel->connected(); })); // the listener is still there
     Peer second = listener.accept();
     ASSERT_TRUE(second.valid());
-    EXPECT_TRUE(channel->post(frame("b1")));
+    EXPECT_TRUE(channel->post(log_frame("b1")));
     channel->close(5s);
     ASSERT_TRUE(second.read_to_eof());
     // Fillers posted before the failure was noticed are dropped; one posted after the reconnect
