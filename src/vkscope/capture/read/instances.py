@@ -5,7 +5,7 @@ the payload as sent), its own place (submit, queue, frame, label stack), every A
 (timing in its columns, the rest as annex JSON) and, for khr counters, the values joined over
 their passes (performance_query.py). `Instances` streams them in submission order, each with its
 identity (identity.py), and decodes each stored payload once: a WORKLOAD's JSON once per tagID
-for the whole stream (its instances share it), an annex once for its instance.
+for every stream of the capture (its instances share it), an annex once for its instance.
 
 Memory does not grow with the capture: rows stream from SQLite, the decoded workloads are a
 bounded cache, and the identity's ordinals are counted only for the frames the stream is in (a
@@ -55,7 +55,10 @@ SELECT max(s.id), s.process, s.device, s.frame FROM submits s{where}
 GROUP BY s.process, s.device, s.frame ORDER BY 1
 """
 
-_WORKLOADS_CACHED: Final = 16_384  # decoded WORKLOAD payloads kept for the stream
+_WORKLOADS_CACHED: Final = 16_384  # decoded WORKLOAD payloads a capture keeps for its streams
+
+# (process, tagID) -> its WORKLOAD's fields, decoded: shared by every stream of one capture.
+WorkloadCache = dict[tuple[int, int], dict[str, Any]]
 
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 
@@ -101,11 +104,12 @@ class Instances:
     """Turns a stream's rows into WorkloadInstance records (see the module's docstring).
 
     `ends`: (last submit row, process, device, frame) of each frame of the stream, ordered by
-    the submit row; None when the stream is one frame.
+    the submit row; None when the stream is one frame. `workloads`: the capture's cache of
+    decoded WORKLOADs, which its streams share (a report reads a frame's queues one by one).
     """
 
-    def __init__(self, ends: Iterator[tuple[Any, ...]] | None) -> None:
-        self._workloads: dict[tuple[int, int], dict[str, Any]] = {}
+    def __init__(self, ends: Iterator[tuple[Any, ...]] | None, workloads: WorkloadCache) -> None:
+        self._workloads = workloads
         self._ordinals = Ordinals()
         self._ends = ends
         self._next_end: tuple[Any, ...] | None = next(ends, None) if ends is not None else None

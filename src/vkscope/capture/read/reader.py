@@ -29,7 +29,7 @@ from ..errors import (
 from . import performance_query
 from .compat import indexed_workloads, present_current_schema
 from .identity import labels_of
-from .instances import Instances, Query
+from .instances import Instances, Query, WorkloadCache
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
 from .present import present_journal
@@ -133,6 +133,7 @@ class Capture:
         self._db = db
         self._workloads: str | None = None
         self._counter_names: tuple[str, ...] | None = None
+        self._decoded_workloads: WorkloadCache = {}
         self._read_only = ReadOnly()
 
     def __enter__(self) -> Capture:
@@ -271,7 +272,7 @@ class Capture:
         given, streamed (instances.py)."""
         query = Query(self.workloads_table(), frame, queue, type, process, device)
         ends = self._rows(query.ends_sql, query.ends_params) if query.ends_sql else None
-        instances = Instances(ends)
+        instances = Instances(ends, self._decoded_workloads)
         record = instances.record
         r: tuple[Any, ...] = ()
         try:
