@@ -1,6 +1,7 @@
 """The read model's own rules, on captures made the real way: a workload's identity (computed in
-SQL for streams sorted by identity and in Python for streams in submission order, which must
-agree), the usable-GPU-time rule, and the rule that reads an older capture's annex timing."""
+SQL for streams sorted by identity, in Python for streams in submission order and with numpy for
+the columnar read, which must agree), the usable-GPU-time rule, the rule that reads an older
+capture's annex timing, and the columnar read holding what the records hold."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import msgspec
 import pytest
 from support.captures import capture_from, downgrade_to_version_1
 
-from vkscope.capture import open_capture
+from vkscope.capture import CorruptCaptureError, open_capture
+from vkscope.capture.read.columns import CHECKED_AS_READ, instance_batches
 from vkscope.capture.read.gpu_time import usable_gpu_ns
 from vkscope.capture.read.queries import by_identity, frames_with_work, queue_totals
 from vkscope.capture.read.records import FrameKey
@@ -48,7 +50,12 @@ def scene() -> Stream:
             begin = T0 * (n + 1) + 1000 * k
             # One end before its begin, one begin alone: neither is a usable GPU time.
             end = begin - 1 if (n, k) == (1, 1) else None if (n, k) == (0, 2) else begin + 100
-            s.timing(sid, tag, begin, end, serialization="queue")
+            reason = "no query" if (n, k) == (0, 2) else None
+            s.timing(sid, tag, begin, end, serialization="queue", reason=reason)
+        # Sampled counters and the clock in the annexes of some: numbers, and one that is not.
+        s.annex(sid, listed[0][0], counters={"a": n, "b": 0.5}, clock_changed=n % 2 == 1)
+        if n == 2:
+            s.annex(sid, listed[1][0], counters={"a": "many", "c": 7})
     s.goodbye()
     return s
 
@@ -150,3 +157,75 @@ def test_a_version_1_capture_reads_its_annex_timing(capture: Path, tmp_path: Pat
     with open_capture(old) as cap, open_capture(capture) as new:
         assert [w.gpu_ns for w in cap.workloads()] == [w.gpu_ns for w in new.workloads()]
         assert queue_totals(cap, FrameKey(1, 1, 0)) == queue_totals(new, FrameKey(1, 1, 0))
+
+
+def _records(path: Path, counters: tuple[str, ...]) -> list[dict[str, object]]:
+    """What the records say of each instance, under the columns' names."""
+    with open_capture(path) as cap:
+        return [
+            {"id": w.id, "process": w.process, "device": w.device, "frame": w.frame,
+             "queue_id": w.queue, "queue": w.identity.queue, "label_path": w.label_path,
+             "labels_json": msgspec.json.encode(list(w.identity.labels)).decode(),
+             "type": w.type, "ordinal": w.identity.ordinal, "gpu_ns": w.gpu_ns,
+             "timing": w.timing, "timing_reason": w.timing_reason,
+             "serialization": w.serialization, "draws": w.metadata.get("draws"),
+             "groups_x": (w.metadata.get("groups") or [None])[0],
+             "clock_changed": w.metadata.get("clock_changed"),
+             **{c: w.counters.get(c) for c in counters}}
+            for w in cap.workloads() if w.identity is not None
+        ]  # fmt: skip
+
+
+def _columns(path: Path, counters: tuple[str, ...], batch_rows: int) -> list[dict[str, object]]:
+    with open_capture(path, cells_checked_as_read=CHECKED_AS_READ) as cap:
+        batches = list(instance_batches(cap, counters, batch_rows=batch_rows))
+    return [row for b in batches for row in b.to_pylist()]
+
+
+@pytest.mark.parametrize("batch_rows", [1, 4, 1000])
+def test_the_columns_hold_what_the_records_hold(capture: Path, batch_rows: int) -> None:
+    counters = ("a", "b", "c")
+    records = _records(capture, counters)
+    columns = _columns(capture, counters, batch_rows)
+    assert len(columns) == len(records) == 12
+    assert [{k: c[k] for k in r} for c, r in zip(columns, records, strict=True)] == records
+    # What the scene gave them, seen through the columns.
+    assert {c["a"] for c in columns} == {0.0, 1.0, 3.0, 4.0, None}  # "many" is not a number
+    assert [c["c"] for c in columns if c["c"] is not None] == [7.0]
+    assert {c["clock_changed"] for c in columns} == {True, False, None}
+    assert {c["timing_reason"] for c in columns} == {"no query", None}
+
+
+def test_the_columns_of_an_older_capture_are_read_through_its_presentation(
+    capture: Path, tmp_path: Path
+) -> None:
+    old = tmp_path / "v1.vkscope"
+    old.write_bytes(capture.read_bytes())
+    with sqlite3.connect(old) as db:
+        db.execute(
+            "UPDATE workload_instances SET annex = json_set(coalesce(annex, '{}'), "
+            "'$.gpu_begin_ns', gpu_begin_ns, '$.gpu_end_ns', gpu_end_ns), "
+            "gpu_begin_ns = NULL, gpu_end_ns = NULL"
+        )
+    downgrade_to_version_1(old)
+    with open_capture(old) as cap:
+        assert not cap.reads_file_directly(("workload_instances",))
+    records = _records(old, ("a",))
+    columns = _columns(old, ("a",), 3)
+    assert [{k: c[k] for k in r} for c, r in zip(columns, records, strict=True)] == records
+    assert [c["gpu_ns"] for c in columns] == [r["gpu_ns"] for r in _records(capture, ())]
+
+
+@pytest.mark.parametrize(
+    "damage", ["tag_id = 'seven' WHERE id = 9", "label_stack_id = 2.5 WHERE id = 1",
+               "annex = '{' WHERE id = 6", "timing_reason = x'00ff' WHERE id = 11"],
+)  # fmt: skip
+def test_the_columns_refuse_a_damaged_cell(capture: Path, tmp_path: Path, damage: str) -> None:
+    """In the first batch of rows or a later one: the cells these columns read are checked as
+    they are read, instead of by open_capture."""
+    damaged = tmp_path / "damaged.vkscope"
+    damaged.write_bytes(capture.read_bytes())
+    with sqlite3.connect(damaged) as db:
+        db.execute(f"UPDATE workload_instances SET {damage}")
+    with pytest.raises(CorruptCaptureError, match="damaged"):
+        _columns(damaged, ("a",), 4)

@@ -21,9 +21,10 @@ a capture, and across captures, the same identity is the same workload. `vkscope
 `vkscope overlap`, the khr counters' pass join and every join across frames use this definition
 and no other (docs/capture-schema.md, "Workload identity").
 
-It is computed two ways, which tests/test_read_model.py holds to the same answer: SQL (the
-fragments below) where instances are wanted sorted by identity, and `Ordinals` where they stream
-in submission order and sorting them would cost more than counting.
+It is computed three ways, which tests/test_read_model.py holds to the same answer: SQL (the
+fragments below) where instances are wanted sorted by identity, `Ordinals` where they stream in
+submission order as records and sorting them would cost more than counting, and its numpy form
+(columns.py) where they stream as columns: the queue by QUEUE_SQL, the ordinal counted per scope.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -73,11 +73,15 @@ def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
         raise CaptureError(path, f"cannot open: {exc}") from None
 
 
-def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
+def open_capture(
+    path: Path | str, *, check_cells: bool = True, cells_checked_as_read: Collection[str] = ()
+) -> Capture:
     """Opens a capture file for reading; raises a CaptureError subclass saying what is wrong.
 
     The file, its structure and its meta table are always checked (integrity.py); so is every
-    cell, unless `check_cells` is False (for SQL of one's own, which sees the values as stored).
+    cell, unless `check_cells` is False (for SQL of one's own, which sees the values as stored),
+    but those of the tables in `cells_checked_as_read`: for a reader that reads them only as
+    columns (columns.CHECKED_AS_READ), which refuse a cell of the wrong type as they read it.
     """
     path = Path(path)
     immutable = check_header(path)
@@ -98,7 +102,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             path, dict(db.execute("SELECT key, value FROM meta").fetchall()), version
         )
         if check_cells:
-            check_cells_of(db, path, version)
+            check_cells_of(db, path, version, skip=cells_checked_as_read)
         present_current_schema(db, version)
         present_journal(db)  # a capture not finalized: what waits in its journal
         performance_query.create(db)
@@ -108,7 +112,7 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
             "CREATE TEMP VIEW command_buffer_counter_values AS "
             + schema.COMMAND_BUFFER_COUNTER_VALUES_SELECT
         )
-        capture = Capture(path, db, meta, version)
+        capture = Capture(path, db, meta, version, _read_only_uri(path, immutable))
         if performance_query.has_khr_counters(db):
             performance_query.fill(db, capture.workloads)
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
@@ -126,8 +130,11 @@ def open_capture(path: Path | str, *, check_cells: bool = True) -> Capture:
 class Capture:
     """A capture file open for reading. Use as a context manager, or call close()."""
 
-    def __init__(self, path: Path, db: sqlite3.Connection, meta: CaptureMeta, version: int) -> None:
+    def __init__(
+        self, path: Path, db: sqlite3.Connection, meta: CaptureMeta, version: int, uri: str
+    ) -> None:
         self.path = path
+        self.uri = uri  # what opens the file read-only, for a connection of another driver
         self.meta = meta
         self.schema_version = version  # the file's, as SQLite's user_version says
         self._db = db
@@ -298,6 +305,16 @@ class Capture:
             except sqlite3.Error as exc:
                 raise from_sqlite(self.path, exc) from None
         return self._workloads
+
+    def reads_file_directly(self, tables: tuple[str, ...]) -> bool:
+        """Whether these tables read alike through another connection to the file: none is
+        presented in this connection's temp schema (an older schema version, a capture never
+        finalized: compat.py, present.py), and no khr counters are joined over their passes."""
+        names = ", ".join("?" * len(tables))
+        sql = f"SELECT 1 FROM temp.sqlite_master WHERE name IN ({names}) LIMIT 1"
+        shadowed = next(self._rows(sql, tables), None) is not None
+        joined = next(self._rows(f"SELECT 1 FROM {performance_query.TABLE} LIMIT 1"), None)
+        return not shadowed and joined is None and self.workloads_table() == "main.workloads"
 
     def submitted_frames(self) -> list[tuple[int, int | None, int | None]]:
         """(process, device, frame) of every frame that has submits, in submission order."""
