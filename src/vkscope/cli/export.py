@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
 
     def body() -> None:
         nonlocal damaged
+        from ..fleet.missing import require
+
+        for module in ("numpy", "adbc_driver_sqlite"):  # the columnar read's (fleet/export.py)
+            require(module)
         from ..fleet.export import export
 
         result = export(args.parquet, args.captures, args.partition_by)

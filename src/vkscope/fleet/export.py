@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..capture import Capture, CaptureError, open_capture
-from .identity import identity_text, queue_names
+from ..capture.read.columns import CHECKED_AS_READ, instance_batches
+from .identity import queue_names
 from .layout import Dataset, Manifest
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
 
-BATCH: Final = 65_536
 SUFFIX: Final = ".vkscope"
 
 
@@ -76,80 +78,76 @@ def partition_value(key: str, row: dict[str, Any], tags: dict[str, str]) -> str 
     return None if value is None else str(value)
 
 
-class _Writer:
-    """One capture's instances, streamed into a Parquet file in batches."""
+def _constant(value: Any, n: int, type: pa.DataType) -> pa.Array:
+    return pa.array([value], type).take(pa.array(np.zeros(n, np.int64)))
 
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.columns: dict[str, list[Any]] = {f.name: [] for f in schema}
-        self.writer = pq.ParquetWriter(path, schema, compression="zstd")
 
-    def flush(self) -> None:
-        if self.columns["identity"]:
-            self.writer.write_table(pa.table(self.columns, schema=self.schema))
-            for values in self.columns.values():
-                values.clear()
+def _device_names(
+    process: pa.Array, device: pa.Array, devices: dict[tuple[int, int], str | None]
+) -> pa.Array:
+    """Each instance's device name, by its process and device (none: device 0)."""
+    procs = np.asarray(process.to_numpy(zero_copy_only=False), np.int64)
+    ids = np.asarray(pc.fill_null(device, 0).to_numpy(zero_copy_only=False), np.int64)
+    index = np.full(len(procs), -1, np.int64)
+    for n, (p, d) in enumerate(devices):
+        index[(procs == p) & (ids == d)] = n
+    return pa.array(list(devices.values()), pa.string()).take(pa.array(index, mask=index < 0))
 
-    def close(self) -> None:
-        self.flush()
-        self.writer.close()
+
+def _identity(b: pa.RecordBatch) -> pa.Array:
+    """identity_text of every instance of the batch, in Arrow."""
+    kind = pc.fill_null(b.column("type"), "")
+    kind = pc.if_else(pc.equal(kind, ""), "?", kind)
+    ordinal = pc.binary_join_element_wise("#", b.column("ordinal").cast(pa.string()), "")
+    queue = pc.binary_join_element_wise("q", b.column("queue"), "")
+    return pc.binary_join_element_wise(kind, b.column("label_path"), ordinal, queue, " ")
 
 
 def _instances(
     capture: Capture,
-    writer: _Writer,
-    base: dict[str, Any],
+    writer: pq.ParquetWriter,
+    base: dict[str, str],
     devices: dict[tuple[int, int], str | None],
     counters: dict[str, str],
 ) -> dict[tuple[int, int | None, int | None], list[int]]:
-    """Writes every instance; returns, per (process, device, frame): instances, timed, GPU ns."""
-    per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
-    c = writer.columns
-    for w in capture.workloads():
-        identity = w.identity  # the read side's (capture/read/identity.py)
-        assert identity is not None  # every record the reader makes has one
-        gpu_ns = w.gpu_ns
-        tally = per_frame.setdefault((w.process, w.device, w.frame), [0, 0, 0])
-        tally[0] += 1
-        if gpu_ns is not None:
-            tally[1] += 1
-            tally[2] += gpu_ns
-        meta = w.metadata
-        groups = meta.get("groups")
-        groups = groups if isinstance(groups, list) and len(groups) == 3 else (None,) * 3
-        for name, value in base.items():
-            c[name].append(value)
-        c["process"].append(w.process)
-        c["device"].append(devices.get((w.process, w.device or 0)))
-        c["frame"].append(w.frame)
-        c["queue"].append(identity.queue)
-        c["identity"].append(identity_text(w.type, w.label_path, identity.queue, identity.ordinal))
-        c["type"].append(w.type)
-        c["label_path"].append(w.label_path)
-        c["ordinal"].append(identity.ordinal)
-        c["gpu_ns"].append(gpu_ns)
-        c["timing"].append(w.timing)
-        c["timing_reason"].append(w.timing_reason)
-        c["serialization"].append(w.serialization)
-        c["draws"].append(_int(meta.get("draws")))
-        c["groups_x"].append(_int(groups[0]))
-        c["groups_y"].append(_int(groups[1]))
-        c["groups_z"].append(_int(groups[2]))
-        c["bytes"].append(_int(meta.get("bytes")))
-        c["pixels"].append(_int(meta.get("pixels")))
-        changed = meta.get("clock_changed")
-        c["clock_changed"].append(changed if isinstance(changed, bool) else None)
-        values = w.counters
+    """Writes every instance, read as columns (capture/read/columns.py); returns, per
+    (process, device, frame): instances, timed instances, GPU ns."""
+    schema = writer.schema
+    names = list(counters)
+    tallies: list[pa.Table] = []
+    for b in instance_batches(capture, names):
+        n = b.num_rows
+        columns: dict[str, pa.Array] = {
+            name: _constant(value, n, pa.string()) for name, value in base.items()
+        }
+        columns.update(
+            process=b.column("process"),
+            device=_device_names(b.column("process"), b.column("device"), devices),
+            identity=_identity(b),
+            ordinal=b.column("ordinal").cast(pa.int32()),
+        )
+        for name in ("frame", "queue", "type", "label_path", "gpu_ns", "timing", "timing_reason",
+                     "serialization", "draws", "groups_x", "groups_y", "groups_z", "bytes",
+                     "pixels", "clock_changed"):  # fmt: skip
+            columns[name] = b.column(name)
         for name, column in counters.items():
-            value = values.get(name)
-            c[column].append(None if value is None else float(value))
-        if len(c["identity"]) >= BATCH:
-            writer.flush()
+            columns[column] = b.column(name)
+        writer.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
+        tallies.append(
+            pa.table([b.column("process"), b.column("device"), b.column("frame"),
+                      b.column("gpu_ns")], names=["process", "device", "frame", "gpu_ns"])
+            .group_by(["process", "device", "frame"], use_threads=False)
+            .aggregate([([], "count_all"), ("gpu_ns", "count"), ("gpu_ns", "sum")])
+        )  # fmt: skip
+    per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
+    for table in tallies:  # a row per frame of each batch
+        for row in table.to_pylist():
+            key = (row["process"], row["device"], row["frame"])
+            tally = per_frame.setdefault(key, [0, 0, 0])
+            tally[0] += row["count_all"]
+            tally[1] += row["gpu_ns_count"]
+            tally[2] += row["gpu_ns_sum"] or 0
     return per_frame
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int and -(2**63) <= value < 2**63 else None
 
 
 def _tables(
@@ -177,7 +175,7 @@ def _tables(
     for name, column in counters.items():
         manifest.counters.setdefault(column, {"name": name, "unit": details[name].unit})
     schema = instances_schema(sorted(set(counters.values())))
-    writer = _Writer(staging / "instances.parquet", schema)
+    writer = pq.ParquetWriter(staging / "instances.parquet", schema, compression="zstd")
     try:
         per_frame = _instances(
             capture, writer, {"capture_id": cid, "partition": part}, devices, counters
@@ -241,7 +239,7 @@ def export(root: Path, paths: Iterable[Path], partition_by: str = "date") -> Exp
         for path in capture_files(paths):
             cid: str | None = None
             try:
-                with open_capture(path) as capture:
+                with open_capture(path, cells_checked_as_read=CHECKED_AS_READ) as capture:
                     cid = capture_id(capture)
                     if cid in present:
                         result.present.append(path)

@@ -11,6 +11,7 @@ _INSTALL: Final = {
     "pyarrow": "pip install 'vkscope[fleet]'",
     "duckdb": "pip install 'vkscope[fleet]'",
     "numpy": "pip install 'vkscope[fleet]'",
+    "adbc_driver_sqlite": "pip install 'vkscope[fleet]'",
     "pyspark": "pip install 'vkscope[spark]' and a Java 17+ runtime "
     "(Debian: apt-get install openjdk-17-jre-headless)",
 }
