@@ -10,8 +10,9 @@ DuckDB and on Spark local mode, and what that says for a fleet of 10,000 capture
            cores), which reports its own peak resident set size (VmHWM) and wall time
   spark    the same with --engine spark (local[2]): wall time and the peak of the process tree
            (Python and Spark's JVM)
-  export   `vkscope export --parquet` of captures made by the capture store: instances per
-           second per core (when the export exists in this tree)
+  export   `vkscope export --parquet` of a capture made by the capture store: instances per
+           second per core; with --export-baseline REV, the export of that commit too, its runs
+           interleaved with this tree's
 
 Each analysis run checks that it found the planted regression (and nothing else) before its
 time counts. Runs of the two engines are interleaved. Writes bench/results/fleet_scale.json and
@@ -20,6 +21,9 @@ least 1,000,000 instances per second per core.
 
   python bench/fleet_scale.py                 # the whole measurement (about 15 minutes here)
   python bench/fleet_scale.py --captures 40   # a quick look at a smaller history
+  python bench/fleet_scale.py --export-only --export-baseline 3835fcc
+                                              # the export alone, beside an older commit's; the
+                                              # results file keeps its history and analyses
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from typing import Any
 from bench.resultfile import (
     DOCS_DIR,
     banner,
+    load,
     median,
     met,
     new,
@@ -215,26 +220,67 @@ def export_capture(path: Path, frames: int, per_frame: int) -> int:
     return frames * per_frame
 
 
-def measure_export(tmp: Path, runs: int, frames: int, per_frame: int) -> dict[str, Any]:
+def baseline_tree(rev: str, tmp: Path) -> Path:
+    """The src/ of commit `rev`, with its generated protocol module, to measure beside this
+    tree's."""
+    tree = tmp / f"baseline-{rev}"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev, "src", "generator"], capture_output=True,
+        check=True,
+    )  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "vkscope_codegen.protocol_gen", "--protocol",
+         str(tree / "src/vkscope/protocol.toml"), "--python",
+         str(tree / "src/vkscope/protocol_gen.py")],
+        env={**os.environ, "PYTHONPATH": str(tree / "generator")}, check=True,
+    )  # fmt: skip
+    return tree / "src"
+
+
+def measure_export(
+    tmp: Path, runs: int, frames: int, per_frame: int, baseline: str | None = None
+) -> dict[str, Any]:
     capture = tmp / "export.vkscope"
     instances = export_capture(capture, frames, per_frame)
-    done = []
+    trees = {"this tree": REPO / "src"}
+    if baseline:
+        trees = {f"baseline {baseline}": baseline_tree(baseline, tmp), **trees}
+    done: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for n in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", _EXPORT, str(REPO / "src"), str(tmp / f"export-{n}"),
-             str(capture)],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        run = json.loads(out.stdout.strip().splitlines()[-1])
-        assert run["instances"] == instances and run["written"] == 1, run
-        done.append(run)
-        print("export", json.dumps(run), flush=True)
+        for name, src in trees.items():  # interleaved: each round runs every tree once
+            dataset = tmp / f"export-{len(done[name])}-{name.replace(' ', '-')}"
+            out = subprocess.run(
+                [sys.executable, "-c", _EXPORT, str(src), str(dataset), str(capture)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            run = json.loads(out.stdout.strip().splitlines()[-1])
+            assert run["instances"] == instances and run["written"] == 1, run
+            done[name].append(run)
+            print("export", name, n, json.dumps(run), flush=True)
+    same = None
+    if baseline:  # what both wrote, table by table
+        import pyarrow.parquet as pq
+
+        first = [tmp / f"export-0-{name.replace(' ', '-')}" for name in trees]
+        same = all(
+            pq.read_table(next((a / t).glob("*/*.parquet"))).equals(
+                pq.read_table(next((b / t).glob("*/*.parquet")))
+            )
+            for a, b in [first]
+            for t in ("captures", "frames", "instances")
+        )
     return {
         "instances": instances,
         "frames": frames,
         "workloads_per_frame": per_frame,
         "capture_bytes": capture.stat().st_size,
-        "runs": done,
+        "runs": done["this tree"],
+        "same_as_baseline": same,
+        "baseline": (
+            {"commit": baseline, "runs": done[f"baseline {baseline}"]} if baseline else None
+        ),
     }
 
 
@@ -255,7 +301,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--export-frames", type=int, default=1000, help="frames of 200 in the export's capture"
     )
+    parser.add_argument(
+        "--export-baseline", metavar="REV", default=None,
+        help="also measure the export of this commit, interleaved with this tree's",
+    )  # fmt: skip
+    parser.add_argument(
+        "--export-only", action="store_true",
+        help="measure the export alone; the results file keeps its history and analyses",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.export_only:
+        return export_only(args)
     builds = max(1, args.captures // len(DEVICES))
     settings = {
         "captures": builds * len(DEVICES),
@@ -286,7 +342,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(engine, json.dumps(run), flush=True)
         report["analysis"] = runs
         if args.export_runs:
-            report["export"] = measure_export(Path(tmp), args.export_runs, args.export_frames, 200)
+            report["export"] = measure_export(
+                Path(tmp), args.export_runs, args.export_frames, 200, args.export_baseline
+            )
+    publish(report, render, results_path(NAME), DOC)
+    return 0
+
+
+def export_only(args: argparse.Namespace) -> int:
+    """The export measured alone, into the results file's export part, which then says where
+    and when it was measured (the rest of the file keeps its own)."""
+    report = load(NAME)
+    if report is None:
+        raise SystemExit(f"{results_path(NAME)}: no results to add the export to; run it whole")
+    head = new(NAME, {"export_runs": args.export_runs, "export_frames": args.export_frames})
+    with tempfile.TemporaryDirectory(prefix="vkscope-fleet-") as tmp:
+        export = measure_export(
+            Path(tmp), args.export_runs, args.export_frames, 200, args.export_baseline
+        )
+    export["measured"] = {k: head[k] for k in ("date", "commit", "clean", "changed", "machine")}
+    report["export"] = export
+    report["settings"]["export_runs"] = args.export_runs
     publish(report, render, results_path(NAME), DOC)
     return 0
 
@@ -404,9 +480,6 @@ def render(report: dict[str, Any] | None) -> str:
     export = report.get("export")
     lines += ["## Export", ""]
     if export:
-        cpu = [e["instances"] / e["cpu_s"] for e in export["runs"]]
-        wall = [e["instances"] / e["wall_s"] for e in export["runs"]]
-        rate = median(cpu)
         lines += [
             f"`vkscope export --parquet` of one capture of {export['instances']:,} instances "
             f"({export['frames']:,} frames of {export['workloads_per_frame']} workloads, "
@@ -414,12 +487,40 @@ def render(report: dict[str, Any] | None) -> str:
             "synthetic layer stream), into a new dataset, in a fresh process per run. The export "
             "is one thread: instances per second of its CPU time is its rate per core.",
             "",
-            "| runs | instances per CPU second, median (range) | per wall second, median | "
-            "target |",
-            "| ---: | --- | --- | --- |",
-            f"| {len(cpu)} | {rate:,.0f} ({min(cpu):,.0f} to {max(cpu):,.0f}) | "
-            f"{median(wall):,.0f} | {met(rate >= TARGET_EXPORT_RATE)} |",
         ]
+        measured = export.get("measured")
+        if measured:
+            lines += [
+                "Measured apart from the history and analyses above (`--export-only`):",
+                "",
+                *provenance(measured, NAME),
+                "",
+            ]
+        commit = (measured or report).get("commit")
+        rows = [(f"`{commit[:10]}`" if commit else "this tree", export["runs"])]
+        baseline = export.get("baseline")
+        if baseline:
+            rows.insert(0, (f"baseline `{baseline['commit']}`", baseline["runs"]))
+            same = export.get("same_as_baseline")
+            lines += [
+                "The baseline is an older commit's export, measured in the same run, its runs "
+                "interleaved with this tree's; the two wrote "
+                + ("the same tables, value for value." if same else "**different tables**."),
+                "",
+            ]
+        lines += [
+            "| export | runs | instances per CPU second, median (range) | per wall second, "
+            "median | target |",
+            "| --- | ---: | --- | --- | --- |",
+        ]
+        for name, runs in rows:
+            cpu = [e["instances"] / e["cpu_s"] for e in runs]
+            wall = [e["instances"] / e["wall_s"] for e in runs]
+            rate = median(cpu)
+            lines.append(
+                f"| {name} | {len(cpu)} | {rate:,.0f} ({min(cpu):,.0f} to {max(cpu):,.0f}) | "
+                f"{median(wall):,.0f} | {met(rate >= TARGET_EXPORT_RATE)} |"
+            )
     else:
         lines.append("**Not measured**: these results were taken with `--export-runs 0`.")
     lines.append("")
