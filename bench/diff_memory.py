@@ -44,12 +44,9 @@ from bench.resultfile import (
     write,
     write_doc,
 )
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
-
-from vkscope.capture.write.client import Stream  # noqa: E402
-from vkscope.capture.write.store import CaptureStore, ingest_stream  # noqa: E402
+from bench.this_tree import SRC
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.store import CaptureStore, ingest_stream
 
 NAME = "diff_memory"
 DOC = DOCS_DIR / "diff-memory.md"
@@ -144,7 +141,7 @@ def write_capture(path: Path, data: bytes, slower: bool) -> None:
 
 def child(script: str, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-c", script, str(REPO / "src"), *args],
+        [sys.executable, "-c", script, str(SRC), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -162,7 +159,7 @@ def measure(shape: Shape, tmp: Path, runs: int) -> dict[str, Any]:
     build_s = time.perf_counter() - started
     del data
     done = {fmt: [child(CHILD, str(base), str(newer), fmt) for _ in range(runs)] for fmt in FORMATS}
-    path = os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
     verdict = subprocess.run(
         [sys.executable, "-m", "vkscope.diff", str(base), str(newer), "--format", "json",
          "--min-frames", "1"],

@@ -53,9 +53,9 @@ from bench.resultfile import (
     publish,
     results_path,
 )
+from bench.this_tree import SRC
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
 
 NAME = "fleet_scale"
 DOC = DOCS_DIR / "fleet.md"
@@ -123,7 +123,7 @@ def _descends(ppid: int, root: int) -> bool:
 
 def analyse(dataset: Path, engine: str) -> dict[str, Any]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", _ANALYSIS, str(REPO / "src"), str(dataset), engine],
+        [sys.executable, "-c", _ANALYSIS, str(SRC), str(dataset), engine],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -244,7 +244,7 @@ def measure_export(
 ) -> dict[str, Any]:
     capture = tmp / "export.vkscope"
     instances = export_capture(capture, frames, per_frame)
-    trees = {"this tree": REPO / "src"}
+    trees = {"this tree": SRC}
     if baseline:
         trees = {f"baseline {baseline}": baseline_tree(baseline, tmp), **trees}
     done: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}

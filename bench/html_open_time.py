@@ -43,13 +43,10 @@ from bench.resultfile import (
     write,
     write_doc,
 )
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
-
-from vkscope.capture import CaptureServer  # noqa: E402
-from vkscope.capture.write.client import Stream, connect  # noqa: E402
-from vkscope.html import write_html  # noqa: E402
+from bench.this_tree import SRC  # noqa: F401  (importing it puts src/ first)
+from vkscope.capture import CaptureServer
+from vkscope.capture.write.client import Stream, connect
+from vkscope.html import write_html
 
 NAME = "html_open_time"
 DOC = DOCS_DIR / "html.md"

@@ -35,6 +35,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from bench.resultfile import (
     DOCS_DIR,
     banner,
@@ -44,19 +46,14 @@ from bench.resultfile import (
     publish,
     results_path,
 )
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
-
-import msgspec  # noqa: E402
-
-from vkscope.capture import CaptureServer  # noqa: E402
-from vkscope.capture.schema import WRITER_PRAGMAS  # noqa: E402
-from vkscope.capture.write.annexes import MAX_WAITING  # noqa: E402
-from vkscope.capture.write.build import CHUNK_INSTANCES  # noqa: E402
-from vkscope.capture.write.client import Stream  # noqa: E402
-from vkscope.capture.write.store import CaptureStore, ingest_stream  # noqa: E402
-from vkscope.capture.write.wire import MAX_PAYLOAD, Decoder  # noqa: E402
+from bench.this_tree import SRC  # noqa: F401  (importing it puts src/ first)
+from vkscope.capture import CaptureServer
+from vkscope.capture.schema import WRITER_PRAGMAS
+from vkscope.capture.write.annexes import MAX_WAITING
+from vkscope.capture.write.build import CHUNK_INSTANCES
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.store import CaptureStore, ingest_stream
+from vkscope.capture.write.wire import MAX_PAYLOAD, Decoder
 
 NAME = "ingest_rate"
 DOC = DOCS_DIR / "ingest.md"

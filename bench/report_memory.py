@@ -42,12 +42,9 @@ from bench.resultfile import (
     write,
     write_doc,
 )
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))  # measure this working tree, not an installed copy
-
-from vkscope.capture.write.client import Stream  # noqa: E402
-from vkscope.capture.write.store import CaptureStore, ingest_stream  # noqa: E402
+from bench.this_tree import SRC
+from vkscope.capture.write.client import Stream
+from vkscope.capture.write.store import CaptureStore, ingest_stream
 
 NAME = "report_memory"
 DOC = DOCS_DIR / "report-memory.md"
@@ -142,7 +139,7 @@ def measure(module_args: list[str], tmp: Path) -> dict[str, Any]:
     hwm = tmp / "hwm"
     env = dict(
         os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")])),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
         HWM_FILE=str(hwm),
     )
     start = time.perf_counter()
