@@ -144,7 +144,8 @@ def test_one_rule_says_which_gpu_time_is_usable(capture: Path) -> None:
     assert totals[0] == (3, 100)
 
 
-def test_a_version_1_capture_reads_its_annex_timing(capture: Path, tmp_path: Path) -> None:
+def _version_1(capture: Path, tmp_path: Path) -> Path:
+    """The capture as a version 1 vkscope wrote it: its GPU times in the annexes."""
     old = tmp_path / "v1.vkscope"
     old.write_bytes(capture.read_bytes())
     with sqlite3.connect(old) as db:
@@ -154,6 +155,11 @@ def test_a_version_1_capture_reads_its_annex_timing(capture: Path, tmp_path: Pat
             "gpu_begin_ns = NULL, gpu_end_ns = NULL"
         )
     downgrade_to_version_1(old)
+    return old
+
+
+def test_a_version_1_capture_reads_its_annex_timing(capture: Path, tmp_path: Path) -> None:
+    old = _version_1(capture, tmp_path)
     with open_capture(old) as cap, open_capture(capture) as new:
         assert [w.gpu_ns for w in cap.workloads()] == [w.gpu_ns for w in new.workloads()]
         assert queue_totals(cap, FrameKey(1, 1, 0)) == queue_totals(new, FrameKey(1, 1, 0))
@@ -199,15 +205,7 @@ def test_the_columns_hold_what_the_records_hold(capture: Path, batch_rows: int) 
 def test_the_columns_of_an_older_capture_are_read_through_its_presentation(
     capture: Path, tmp_path: Path
 ) -> None:
-    old = tmp_path / "v1.vkscope"
-    old.write_bytes(capture.read_bytes())
-    with sqlite3.connect(old) as db:
-        db.execute(
-            "UPDATE workload_instances SET annex = json_set(coalesce(annex, '{}'), "
-            "'$.gpu_begin_ns', gpu_begin_ns, '$.gpu_end_ns', gpu_end_ns), "
-            "gpu_begin_ns = NULL, gpu_end_ns = NULL"
-        )
-    downgrade_to_version_1(old)
+    old = _version_1(capture, tmp_path)
     with open_capture(old) as cap:
         assert not cap.reads_file_directly(("workload_instances",))
     records = _records(old, ("a",))
