@@ -313,3 +313,105 @@ TEST(MessageChannel, FrameLargerThanTheByteBudgetIsDropped) {
 
 } // namespace
 } // namespace vkscope
+
+namespace vkscope {
+namespace {
+
+// A record of `count` LOG messages, encoded on the sender thread; `oversized` of them are over
+// the protocol's payload limit and cannot be encoded.
+class LogRecord final : public OutgoingRecord {
+public:
+    LogRecord(std::string prefix, size_t count, size_t oversized = 0,
+              std::thread::id* encoder = nullptr)
+        : prefix_(std::move(prefix)), count_(count), oversized_(oversized), encoder_(encoder) {}
+    size_t messages() const override { return count_; }
+    size_t bytes() const override { return 40 * count_; }
+    size_t encode(std::string& out) override {
+        if (encoder_) {
+            *encoder_ = std::this_thread::get_id();
+        }
+        size_t failed = 0;
+        for (size_t i = 0; i < count_; ++i) {
+            if (i < oversized_) {
+                failed +=
+                    append_frame(out, MessageType::Log, 0, std::string(kMaxPayloadBytes + 1, 'x'))
+                        ? 0
+                        : 1;
+            } else {
+                out += frame(numbered(prefix_, i));
+            }
+        }
+        return failed;
+    }
+
+private:
+    std::string prefix_;
+    size_t count_;
+    size_t oversized_;
+    std::thread::id* encoder_;
+};
+
+TEST(MessageChannel, RecordsAreEncodedBySenderInPostOrder) {
+    TempDir dir;
+    Listener listener = Listener::unix_socket(dir.file("host.sock"));
+    ASSERT_TRUE(listener.ok());
+    auto channel = open_ok(listener.address());
+    Peer peer = listener.accept();
+    ASSERT_TRUE(peer.valid());
+    std::thread reader([&] { peer.read_to_eof(); });
+    std::thread::id encoder;
+    EXPECT_TRUE(channel->post(frame("before")));
+    EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("r", 3, 0, &encoder)));
+    EXPECT_TRUE(channel->post(frame("a") + frame("b"), 2));
+    EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("s", 2)));
+    channel->close(5s);
+    reader.join();
+    std::vector<std::string> got;
+    for (const DecodedFrame& f : peer.frames) {
+        got.push_back(message_of(f));
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"before", "r0", "r1", "r2", "a", "b", "s0", "s1"}));
+    EXPECT_NE(encoder, std::this_thread::get_id());
+    EXPECT_NE(encoder, std::thread::id());
+    EXPECT_EQ(channel->sent(), 8u);
+    EXPECT_EQ(channel->dropped(), 0u);
+}
+
+TEST(MessageChannel, RecordMessagesThatCannotBeEncodedAreDropped) {
+    TempDir dir;
+    Listener listener = Listener::unix_socket(dir.file("host.sock"));
+    ASSERT_TRUE(listener.ok());
+    auto channel = open_ok(listener.address());
+    Peer peer = listener.accept();
+    ASSERT_TRUE(peer.valid());
+    std::thread reader([&] { peer.read_to_eof(); });
+    EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("r", 4, 1)));
+    EXPECT_TRUE(channel->post(frame("after")));
+    channel->close(5s);
+    reader.join();
+    ASSERT_EQ(peer.frames.size(), 5u);
+    // The drop is reported before the next message that gets through.
+    EXPECT_EQ(peer.frames[0].type, static_cast<uint8_t>(MessageType::Dropped));
+    EXPECT_EQ(peer.frames[0].payload, R"({"dropped":1})");
+    EXPECT_EQ(message_of(peer.frames[1]), "r1");
+    EXPECT_EQ(message_of(peer.frames[3]), "r3");
+    EXPECT_EQ(message_of(peer.frames[4]), "after");
+    EXPECT_EQ(channel->sent(), 4u);
+    EXPECT_EQ(channel->dropped(), 1u);
+}
+
+TEST(MessageChannel, RecordsCountEveryMessageAgainstTheQueueBound) {
+    TempDir dir;
+    auto channel = open_ok("unix:" + dir.file("nobody-listens.sock"), 10, 1 << 20);
+    // Queued while the bound allows, or dropped once the first connection attempt has failed:
+    // either way eight messages leave no room for three more.
+    channel->post(std::make_unique<LogRecord>("r", 8));
+    EXPECT_FALSE(channel->post(std::make_unique<LogRecord>("s", 3)));
+    channel->post(frame("x") + frame("y"), 2);
+    channel->close(100ms);
+    EXPECT_EQ(channel->sent(), 0u);
+    EXPECT_EQ(channel->dropped(), 13u);
+}
+
+} // namespace
+} // namespace vkscope

@@ -3,6 +3,7 @@
 // layer would have written into the command buffer or sent to the capture server.
 
 #include "timeline/interpreter.hpp"
+#include "timeline/messages.hpp"
 #include "timeline/recorder.hpp"
 
 #include <cstdint>
@@ -108,9 +109,12 @@ public:
     void labels(uint64_t id, const std::vector<std::string>& stack) override {
         label_stacks.emplace_back(id, stack);
     }
-    void workload(const Workload& w) override { sent.push_back(w.tag); }
-    void annex(uint64_t submit, uint64_t tag, std::string json) override {
-        annexes.emplace_back(submit, tag, std::move(json));
+    bool workload(const std::shared_ptr<Workload>& w) override {
+        sent.push_back(w->tag);
+        return true;
+    }
+    void draws_annex(uint64_t submit, uint64_t tag, std::optional<uint64_t> draws) override {
+        annexes.emplace_back(submit, tag, timeline::draws_annex(draws));
     }
 
     // The stack sent for `id`.

@@ -93,6 +93,45 @@ TEST(TimelineInstrumentPoints, AWaitAtAStartBreaksTheLaterInstrumentsChain) {
               (std::vector<Interruption>{Interruption::event_wait, Interruption::event_wait}));
 }
 
+// Leaves the second instrument out of every other workload, as a cost budget might.
+InstrumentChoice every_other(const Workload&, void* context) {
+    auto& n = *static_cast<uint32_t*>(context);
+    return ++n % 2 == 0 ? InstrumentChoice{1u, "left out"} : InstrumentChoice{};
+}
+
+TEST(TimelineInstrumentPoints, AnInstrumentLeftOutOfAWorkloadWritesNothingAroundIt) {
+    InstrumentedRecording r(kInstruments);
+    uint32_t chosen = 0;
+    RecordOptions options;
+    options.choose = every_other;
+    options.choose_context = &chosen;
+    r.begin(true, true, options);
+    dispatch(r);
+    r.recorder.begin_render_pass("", {}, r.sink);
+    r.recorder.end_render_pass(r.sink);
+    dispatch(r);
+    r.recorder.end();
+    EXPECT_EQ(chosen, 3u) << "chosen once per workload, as it begins";
+    // The first instrument measured all three; the second the first and the third, and heard
+    // that it was left out of the render pass, so that it measures nothing across it.
+    const CommandStream stream = r.recorder.stream();
+    std::vector<Marks> ends;
+    for (const Command& c : stream) {
+        if (c.op == Op::workload_end) {
+            ends.push_back(stream.marks_of(c));
+        }
+    }
+    ASSERT_EQ(ends.size(), 3u);
+    EXPECT_TRUE(ends[0][0] && ends[0][1]);
+    EXPECT_TRUE(ends[1][0]);
+    EXPECT_FALSE(ends[1][1]);
+    EXPECT_STREQ(ends[1][1].why(), "left out");
+    EXPECT_TRUE(ends[2][0] && ends[2][1]);
+    EXPECT_EQ(ends[1][0], r.instrument(0).nth(4)) << "the pass's finish, its fourth point";
+    EXPECT_EQ(ends[2][1], r.instrument(1).nth(4)) << "four points: the pass had none";
+    EXPECT_EQ(r.instrument(1).interruptions, std::vector<Interruption>{Interruption::left_out});
+}
+
 TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
     InstrumentedRecording r(kInstruments);
     r.begin(true, true);

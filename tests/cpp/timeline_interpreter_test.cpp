@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace vkscope::timeline {
 namespace {
 
@@ -85,6 +87,54 @@ TEST(TimelineInterpreter, LabelStacksAreInternedOncePerDevice) {
     q2.run(r.stream(), sink, s2);
     EXPECT_EQ(sink.label_stacks.size(), 1u) << "LABELS sent once for both queues";
     EXPECT_EQ(s1.workloads[0].labels, s2.workloads[0].labels);
+}
+
+// A sink that sends what it is given later, as the real one does (a record posted once the
+// command buffer is done), and marks the workloads sent then.
+class DeferredSink final : public FakeInterpreterSink {
+public:
+    bool workload(const std::shared_ptr<Workload>& w) override {
+        FakeInterpreterSink::workload(w);
+        held.push_back(w.get());
+        return false;
+    }
+    bool holds(const Workload& w) const override {
+        return std::find(held.begin(), held.end(), &w) != held.end();
+    }
+    void posted() {
+        for (Workload* w : held) {
+            mark_sent(*w);
+        }
+        held.clear();
+    }
+    std::vector<Workload*> held;
+};
+
+TEST(TimelineInterpreter, ASecondaryExecutedTwiceIsDescribedOnceWhenTheSinkSendsLater) {
+    FakeRecordSink rs;
+    Recorder secondary;
+    secondary.begin(false, false);
+    dispatch(secondary, rs);
+    secondary.end();
+    Recorder primary;
+    primary.begin(true, true);
+    primary.execute(secondary);
+    primary.execute(secondary);
+    primary.end();
+    LabelInterner labels;
+    Interpreter interpreter(labels);
+    DeferredSink sink;
+    SubmitRecord out;
+    out.submit = 1;
+    interpreter.run(primary.stream(), sink, out); // must not wait for itself
+    EXPECT_EQ(sink.sent.size(), 1u);
+    EXPECT_EQ(out.workloads.size(), 2u) << "both executions are listed";
+    sink.posted();
+    SubmitRecord again;
+    again.submit = 2;
+    interpreter.run(primary.stream(), sink, again);
+    EXPECT_EQ(sink.sent.size(), 1u) << "sent once, whichever submission";
+    EXPECT_EQ(again.workloads.size(), 2u);
 }
 
 TEST(TimelineInterpreter, UnbalancedEndLeavesTheStackEmpty) {

@@ -178,12 +178,20 @@ uint64_t monotonic_ns() noexcept {
     return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
 }
 
-size_t total_size(const std::vector<std::string>& frames) {
+template <typename Items> size_t total_charged(const Items& items) {
     size_t bytes = 0;
-    for (const std::string& f : frames) {
-        bytes += f.size();
+    for (const auto& item : items) {
+        bytes += item.charged;
     }
     return bytes;
+}
+
+template <typename Items> size_t total_messages(const Items& items, size_t first = 0) {
+    size_t n = 0;
+    for (size_t i = first; i < items.size(); ++i) {
+        n += items[i].messages;
+    }
+    return n;
 }
 
 } // namespace
@@ -360,19 +368,38 @@ bool MessageChannel::wait_for_sender(std::chrono::milliseconds limit) const noex
 }
 
 bool MessageChannel::post(std::string frame) {
+    const bool now = urgent(frame);
+    const size_t bytes = frame.size();
+    return enqueue(Pending{std::move(frame), nullptr, 1, bytes}, now);
+}
+
+bool MessageChannel::post(std::string frames, size_t messages) {
+    const bool now = urgent(frames);
+    const size_t bytes = frames.size();
+    return enqueue(Pending{std::move(frames), nullptr, messages, bytes}, now);
+}
+
+bool MessageChannel::post(std::unique_ptr<OutgoingRecord> record) {
+    const size_t messages = record->messages();
+    const size_t bytes = record->bytes();
+    return enqueue(Pending{{}, std::move(record), messages, bytes}, false);
+}
+
+bool MessageChannel::enqueue(Pending item, bool now) {
     if (inherited()) [[unlikely]] {
         revive();
     }
     bool queued = false;
     bool wake = false;
-    const bool now = urgent(frame);
+    const size_t messages = item.messages;
     {
         std::lock_guard lock(mutex_);
         if (!stopping_ && link_.load(std::memory_order_relaxed) != Link::Down &&
-            pending_messages_ < max_messages_ && frame.size() <= max_bytes_ - pending_bytes_) {
-            ++pending_messages_;
-            pending_bytes_ += frame.size();
-            queue_.push_back(std::move(frame));
+            messages <= max_messages_ - pending_messages_ &&
+            item.charged <= max_bytes_ - pending_bytes_) {
+            pending_messages_ += messages;
+            pending_bytes_ += item.charged;
+            queue_.push_back(std::move(item));
             accepted_.store(accepted_.load(std::memory_order_relaxed) + 1,
                             std::memory_order_release);
             queued = true;
@@ -384,7 +411,7 @@ bool MessageChannel::post(std::string frame) {
         }
     }
     if (!queued) {
-        dropped_.fetch_add(1, std::memory_order_relaxed);
+        dropped_.fetch_add(messages, std::memory_order_relaxed);
         return false;
     }
     if (wake) {
@@ -465,7 +492,7 @@ void MessageChannel::run() {
         wake_cv_.wait_for(lock, backoff, [&] { return stopping_; });
         backoff = std::min(backoff * 2, kMaxBackoff);
     };
-    std::vector<std::string> batch;
+    std::vector<Pending> batch;
     std::string greeting;
     // When what is held now goes out at the latest.
     Clock::time_point due = Clock::now() + kHold;
@@ -522,9 +549,8 @@ void MessageChannel::run() {
                 flush_ = false;
             }
         }
-        size_t done = 0;
         if (greeting_version != 0) {
-            if (!send_all(&greeting, 1, done)) {
+            if (!send_one(greeting)) {
                 disconnect();
                 pause();
                 continue;
@@ -533,6 +559,9 @@ void MessageChannel::run() {
             continue;
         }
 
+        // Records become frames here, off the threads that posted them.
+        const size_t charged_messages = total_messages(batch);
+        encode(batch);
         // The server learns about drops before the next frame it does get.
         bool ok = true;
         const uint64_t drops = dropped_.load(std::memory_order_relaxed);
@@ -541,22 +570,25 @@ void MessageChannel::run() {
             json.begin_object().field("dropped", drops).end_object();
             scratch_.clear();
             append_frame(scratch_, MessageType::Dropped, 0, json.view());
-            ok = send_all(&scratch_, 1, done);
+            ok = send_one(scratch_);
             if (ok) {
                 reported_drops_ = drops;
             }
         }
         size_t written = 0;
         if (ok) {
-            ok = send_all(batch.data(), batch.size(), written);
+            ok = send_all(
+                batch.size(), [&](size_t i) -> const std::string& { return batch[i].frames; },
+                written);
         }
         {
             std::lock_guard lock(mutex_);
-            pending_messages_ -= batch.size();
-            pending_bytes_ -= total_size(batch);
+            pending_messages_ -= charged_messages;
+            pending_bytes_ -= total_charged(batch);
         }
-        sent_.fetch_add(written, std::memory_order_relaxed);
-        dropped_.fetch_add(batch.size() - written, std::memory_order_relaxed);
+        const size_t left = total_messages(batch, written);
+        sent_.fetch_add(total_messages(batch) - left, std::memory_order_relaxed);
+        dropped_.fetch_add(left, std::memory_order_relaxed);
         finished_.fetch_add(batch.size(), std::memory_order_release);
         batch.clear();
         due = Clock::now() + kHold;
@@ -573,7 +605,7 @@ void MessageChannel::run() {
     }
     std::lock_guard lock(mutex_);
     link_.store(Link::Down, std::memory_order_relaxed);
-    dropped_.fetch_add(queue_.size(), std::memory_order_relaxed);
+    dropped_.fetch_add(total_messages(queue_), std::memory_order_relaxed);
     finished_.fetch_add(queue_.size(), std::memory_order_release);
     pending_messages_ = 0;
     pending_bytes_ = 0;
@@ -605,16 +637,16 @@ void MessageChannel::disconnect() {
     }
     // What was queued for the lost connection is dropped rather than kept for the next one: while
     // down, post() drops too, so the count the server gets stays the only gap in its stream.
-    std::vector<std::string> lost;
+    std::vector<Pending> lost;
     {
         std::lock_guard lock(mutex_);
         link_.store(Link::Down, std::memory_order_relaxed);
         lost.swap(queue_);
         flush_ = false;
-        pending_messages_ -= lost.size();
-        pending_bytes_ -= total_size(lost);
+        pending_messages_ -= total_messages(lost);
+        pending_bytes_ -= total_charged(lost);
     }
-    dropped_.fetch_add(lost.size(), std::memory_order_relaxed);
+    dropped_.fetch_add(total_messages(lost), std::memory_order_relaxed);
     finished_.fetch_add(lost.size(), std::memory_order_release);
 }
 
@@ -653,11 +685,29 @@ int MessageChannel::connect_endpoint() {
     return -1;
 }
 
-bool MessageChannel::send_all(const std::string* frames, size_t count, size_t& done) {
+void MessageChannel::encode(std::vector<Pending>& batch) {
+    for (Pending& p : batch) {
+        if (p.record) {
+            const size_t failed = std::min(p.record->encode(p.frames), p.messages);
+            p.messages -= failed;
+            dropped_.fetch_add(failed, std::memory_order_relaxed);
+            p.record.reset();
+        }
+    }
+}
+
+bool MessageChannel::send_one(const std::string& frames) {
+    size_t done = 0;
+    return send_all(
+        1, [&](size_t) -> const std::string& { return frames; }, done);
+}
+
+template <typename FramesOf>
+bool MessageChannel::send_all(size_t count, const FramesOf& frames_of, size_t& done) {
     done = 0;
     size_t offset = 0; // bytes of frames[done] already written
     for (;;) {
-        while (done < count && frames[done].size() == offset) {
+        while (done < count && frames_of(done).size() == offset) {
             ++done;
             offset = 0;
         }
@@ -668,8 +718,8 @@ bool MessageChannel::send_all(const std::string* frames, size_t count, size_t& d
         size_t n = 0;
         for (size_t i = done; i < count && n < kMaxIovecs; ++i) {
             const size_t skip = i == done ? offset : 0;
-            iov[n].iov_base = const_cast<char*>(frames[i].data() + skip);
-            iov[n].iov_len = frames[i].size() - skip;
+            iov[n].iov_base = const_cast<char*>(frames_of(i).data() + skip);
+            iov[n].iov_len = frames_of(i).size() - skip;
             n += iov[n].iov_len != 0 ? 1 : 0;
         }
         msghdr message{};
@@ -690,7 +740,7 @@ bool MessageChannel::send_all(const std::string* frames, size_t count, size_t& d
             return false;
         }
         for (auto left = static_cast<size_t>(result); left > 0;) {
-            const size_t rest = frames[done].size() - offset;
+            const size_t rest = frames_of(done).size() - offset;
             if (left < rest) {
                 offset += left;
                 left = 0;

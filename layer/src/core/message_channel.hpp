@@ -12,6 +12,10 @@
 // through. The sender reconnects with backoff when the server goes away, so a server started after
 // the application still receives the rest of the run.
 //
+// A posting thread may also hand over a record (OutgoingRecord) instead of encoded frames: the
+// sender thread encodes it, so the thread that posts it (the application's, inside
+// vkQueueSubmit) spends nothing on the wire format.
+//
 // Nothing here writes to stdout or stderr (they belong to the application); failures are kept
 // for last_error().
 //
@@ -38,6 +42,20 @@
 
 namespace vkscope {
 
+// One or more messages as a compact record of what they say, to be encoded into frames by the
+// sender thread.
+class OutgoingRecord {
+public:
+    virtual ~OutgoingRecord() = default;
+    // The messages it holds: what the queue's bound counts, and what is sent or dropped.
+    virtual size_t messages() const = 0;
+    // About the bytes its frames will take, for the queue's byte bound.
+    virtual size_t bytes() const = 0;
+    // Sender thread: appends its frames to `out` and returns how many of its messages could not
+    // be encoded (a payload over the protocol's limit), which count as dropped.
+    virtual size_t encode(std::string& out) = 0;
+};
+
 class MessageChannel {
 public:
     // `address` is "unix:/path/to/socket", "unix:@abstract-name" (Linux) or "tcp:HOST:PORT" with
@@ -55,6 +73,10 @@ public:
     // Queues one encoded frame; never blocks on the network. False when it was dropped (queue
     // full by count or bytes, server unreachable, or channel closed).
     bool post(std::string frame);
+    // Several encoded frames at once, `messages` of them, dropped or sent together.
+    bool post(std::string frames, size_t messages);
+    // Queues a record, encoded by the sender thread; dropped whole as post() drops a frame.
+    bool post(std::unique_ptr<OutgoingRecord> record);
 
     // Frames written first on every connection, before anything queued (the HELLO message, which
     // the protocol wants at the start of each connection, reconnections included). Also written on
@@ -108,8 +130,18 @@ private:
     enum class Link : uint8_t { Connecting, Up, Down };
     using Clock = std::chrono::steady_clock;
 
+    // What waits in the queue: encoded frames, or a record until the sender encodes it.
+    struct Pending {
+        std::string frames;
+        std::unique_ptr<OutgoingRecord> record;
+        size_t messages = 1;
+        size_t charged = 0; // bytes counted against max_bytes_
+    };
+
     MessageChannel(std::string address, std::unique_ptr<Endpoint> endpoint, size_t max_messages,
                    size_t max_bytes, int wake_read, int wake_write);
+
+    bool enqueue(Pending item, bool urgent);
 
     // Starts the sender thread, with every signal blocked.
     void start_sender();
@@ -123,7 +155,12 @@ private:
     // Sender thread side.
     void run();
     int connect_endpoint();
-    bool send_all(const std::string* frames, size_t count, size_t& frames_done);
+    // Writes frames_of(i) for i < count in order; `frames_done`: how many were written in full.
+    template <typename FramesOf>
+    bool send_all(size_t count, const FramesOf& frames_of, size_t& frames_done);
+    bool send_one(const std::string& frames);
+    // Encodes the batch's records; their messages that cannot be encoded are dropped.
+    void encode(std::vector<Pending>& batch);
     bool wait_writable(int fd);
     void disconnect();
     void record_error(std::string why);
@@ -144,10 +181,10 @@ private:
 
     mutable std::mutex mutex_; // guards everything down to the next comment
     std::condition_variable wake_cv_;
-    std::vector<std::string> queue_; // swapped with the sender's batch, so capacity is reused
-    bool flush_ = false;             // something queued is to be written now, not held
-    bool sender_idle_ = false;       // the sender sleeps until the next post
-    size_t pending_messages_ = 0;    // queued plus being written
+    std::vector<Pending> queue_;  // swapped with the sender's batch, so capacity is reused
+    bool flush_ = false;          // something queued is to be written now, not held
+    bool sender_idle_ = false;    // the sender sleeps until the next post
+    size_t pending_messages_ = 0; // queued plus being written, records' messages included
     size_t pending_bytes_ = 0;
     bool stopping_ = false;
     Clock::time_point deadline_{};
@@ -160,8 +197,8 @@ private:
     std::atomic<bool> stop_flag_{false};       // stopping_, readable without the lock
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> sent_{0};
-    // Frames post() queued / the sender has written or dropped since: wait_for_sender() compares
-    // them, the queue being first in, first out.
+    // Items (frames or records) post() queued / the sender has written or dropped since:
+    // wait_for_sender() compares them, the queue being first in, first out.
     std::atomic<uint64_t> accepted_{0};
     std::atomic<uint64_t> finished_{0};
     std::atomic<uint64_t> frame_request_{kNoRequest};

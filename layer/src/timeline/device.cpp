@@ -123,10 +123,26 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         config.wait = wait_semaphores;
         config.counter = semaphore_value;
         config.invalidate = [this](const ParameterSlot& slot) { parameter_pool.invalidate(slot); };
+        // The readback thread's messages leave together, one post per round of completions
+        // rather than one per workload instance.
         config.annex = [this](uint64_t submit, uint64_t tag, const std::string& json) {
-            post(annex_frame(submit, tag, json));
+            if (server && append_annex_frame(readback_frames_, submit, tag, json)) {
+                ++readback_messages_;
+            }
         };
-        config.post = [this](std::string frame) { post(std::move(frame)); };
+        config.post = [this](std::string frame) {
+            if (server) {
+                readback_frames_ += frame;
+                ++readback_messages_;
+            }
+        };
+        config.flush = [this] {
+            if (readback_messages_ > 0) {
+                server->post(std::move(readback_frames_), readback_messages_);
+                readback_frames_.clear();
+                readback_messages_ = 0;
+            }
+        };
         readback = std::make_unique<ReadbackWorker>(std::move(config));
     } else {
         semaphore_value = nullptr;
@@ -229,6 +245,12 @@ TimelineDevice::~TimelineDevice() {
 void TimelineDevice::post(std::string frame) const {
     if (server) {
         server->post(std::move(frame));
+    }
+}
+
+void TimelineDevice::post(std::unique_ptr<OutgoingRecord> record) const {
+    if (server) {
+        server->post(std::move(record));
     }
 }
 

@@ -29,7 +29,8 @@
 
 namespace vkscope {
 class MessageChannel;
-}
+class OutgoingRecord;
+} // namespace vkscope
 
 namespace vkscope::timeline {
 
@@ -126,6 +127,7 @@ public:
     TimelineDevice& operator=(const TimelineDevice&) = delete;
 
     void post(std::string frame) const;
+    void post(std::unique_ptr<OutgoingRecord> record) const;
     bool sending() const { return server != nullptr; }
     // The device's instrument of type T, if it has one: how an instrument's own hooks find it.
     template <typename T> T* instrument() const {
@@ -180,6 +182,10 @@ public:
     std::vector<std::unique_ptr<TimelineQueue>> queues;
 
 private:
+    // What the readback thread sends, gathered over one round of its completions (its own).
+    std::string readback_frames_;
+    size_t readback_messages_ = 0;
+
     void attach_instruments(const InstrumentProviders& providers,
                             std::span<const VkQueueFamilyProperties> families);
 };

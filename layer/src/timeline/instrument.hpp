@@ -116,6 +116,15 @@ struct RenderPassStart {
 enum class Interruption : uint8_t {
     parameter_copy, // the timeline copied a workload's indirect parameters
     event_wait,     // vkCmdWaitEvents*
+    left_out,       // a workload this instrument does not measure (InstrumentChoice)
+};
+
+// Which of the device's instruments measure one workload, chosen as it begins: bit i for the
+// instrument in slot i; those left out write nothing around it, their marks carry `why`.
+struct InstrumentChoice {
+    static constexpr uint32_t kAll = ~0u;
+    uint32_t measured = kAll;
+    const char* why = nullptr; // a reason of the instruments' protocol enums
 };
 
 // One instrument's state for one command buffer: made when the command buffer is allocated,

@@ -1,16 +1,17 @@
 #include "timeline/interpreter.hpp"
 
-#include "core/wire_format.hpp"
-
 #include <thread>
 
 namespace vkscope::timeline {
 
-bool claim_send(Workload& w) {
+bool claim_send(Workload& w, const InterpreterSink& sink) {
     uint8_t state = w.sent.load(std::memory_order_acquire);
     while (state != 2) {
         if (state == 0 && w.sent.compare_exchange_weak(state, 1, std::memory_order_acq_rel)) {
             return true;
+        }
+        if (state == 1 && sink.holds(w)) {
+            return false;
         }
         // Another queue is sending it right now; its SUBMIT must not overtake the WORKLOAD.
         std::this_thread::yield();
@@ -34,6 +35,8 @@ void Interpreter::queue_label_end() {
 }
 
 void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out) {
+    // A workload outside render passes begins and ends in one command buffer.
+    running_ = {};
     for (const Command& c : stream) {
         switch (c.op) {
         case Op::marker_begin:
@@ -72,7 +75,7 @@ void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, Submit
         case Op::image_transfer:
         case Op::acceleration_structure_begin:
             started(c.workload, sink, out);
-            running_ = Running{c.workload.get(), out.submit, stream.marks_of(c)};
+            running_ = Running{c.workload.get(), out.submit, c.marks};
             break;
         case Op::workload_end:
             if (part_) {
@@ -87,8 +90,7 @@ void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, Submit
                 }
                 part_.reset();
             } else if (running_.workload) {
-                paired(*running_.workload, running_.submit, running_.begin, stream.marks_of(c),
-                       MarkedInstance::Ending::workload, out);
+                paired(*running_.workload, running_.submit, stream, running_.begin, c.marks, out);
                 running_ = {};
             }
             break;
@@ -111,8 +113,7 @@ void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& s
     if (out.quiet) {
         return;
     }
-    if (claim_send(*w)) {
-        sink.workload(*w);
+    if (out.describe && claim_send(*w, sink) && sink.workload(w)) {
         mark_sent(*w);
     }
     out.workloads.push_back(SubmittedWorkload{w->tag, label_stack()});
@@ -122,6 +123,25 @@ void Interpreter::paired(const Workload& w, uint64_t submit, const Marks& begin,
                          MarkedInstance::Ending ending, SubmitRecord& out) {
     if (out.pair_marks) {
         out.instances.push_back(MarkedInstance{submit, w.tag, begin, end, ending});
+    }
+}
+
+void Interpreter::paired(const Workload& w, uint64_t submit, const CommandStream& stream,
+                         uint32_t begin, uint32_t end, SubmitRecord& out) {
+    if (!out.pair_marks) {
+        return;
+    }
+    MarkedInstance& m = out.instances.emplace_back();
+    m.submit = submit;
+    m.tag = w.tag;
+    m.ending = MarkedInstance::Ending::workload;
+    for (size_t i = 0; i < stream.width; ++i) {
+        if (begin != kNoMarks) {
+            m.begin[i] = stream.marks[begin + i];
+        }
+        if (end != kNoMarks) {
+            m.end[i] = stream.marks[end + i];
+        }
     }
 }
 
@@ -148,15 +168,8 @@ void Interpreter::finish(Instance& instance, InterpreterSink& sink, SubmitRecord
         return; // the WORKLOAD message says it all
     }
     if (instance.counts.empty()) {
-        JsonWriter json;
-        json.begin_object();
-        if (instance.counts_lost) {
-            json.key("draws").null().field(protocol::name(protocol::AnnexFlag::draws_lost), true);
-        } else {
-            json.field("draws", instance.draws);
-        }
-        json.end_object();
-        sink.annex(instance.submit, w.tag, json.str());
+        sink.draws_annex(instance.submit, w.tag,
+                         instance.counts_lost ? std::nullopt : std::optional(instance.draws));
         return;
     }
     Readback readback;

@@ -23,10 +23,16 @@ namespace vkscope::timeline {
 class InterpreterSink : public LabelSink {
 public:
     // A workload's first submission: its WORKLOAD message. Called once per workload, whichever
-    // queue submits it first; a concurrent submission on another queue waits for it.
-    virtual void workload(const Workload& w) = 0;
-    // Fields for workload instance submit.tag (an ANNEX message).
-    virtual void annex(uint64_t submit, uint64_t tag, std::string json) = 0;
+    // queue submits it first; a concurrent submission on another queue waits until it is marked
+    // sent: by the interpreter when this returns true, else by the sink (mark_sent()) once the
+    // message is out.
+    virtual bool workload(const std::shared_ptr<Workload>& w) = 0;
+    // The sink took `w` (workload() returned false) and has not marked it sent yet: a second
+    // execution of it in the same command buffer (a secondary executed twice) must not wait.
+    virtual bool holds(const Workload&) const { return false; }
+    // The draws of render pass instance submit.tag, known only once its parts have run: their
+    // total, or nullopt when some could not be counted (an ANNEX message, draws_annex()).
+    virtual void draws_annex(uint64_t submit, uint64_t tag, std::optional<uint64_t> draws) = 0;
 };
 
 struct SubmittedWorkload {
@@ -55,6 +61,9 @@ struct SubmitRecord {
     // Outside captured frames: only the queue's state (labels, a suspended render pass) is kept
     // up; nothing is described, sent or read back.
     bool quiet = false;
+    // Workloads are described (InterpreterSink::workload) at their first submission: there is
+    // somewhere to send them.
+    bool describe = true;
     std::vector<SubmittedWorkload> workloads;
     std::vector<Readback> readbacks;
     std::vector<MarkedInstance> instances;
@@ -97,11 +106,11 @@ private:
         Marks begin;
         bool quiet = false; // begun outside a captured frame
     };
-    // A workload outside render passes, between its begin and its end.
+    // A workload outside render passes, between its begin and its end (in one stream).
     struct Running {
         const Workload* workload = nullptr;
         uint64_t submit = 0;
-        Marks begin;
+        uint32_t begin = kNoMarks; // its marks in the stream's table
     };
 
     void started(const std::shared_ptr<Workload>& w, InterpreterSink& sink, SubmitRecord& out);
@@ -109,6 +118,9 @@ private:
     void finish(Instance& instance, InterpreterSink& sink, SubmitRecord& out);
     void paired(const Workload& w, uint64_t submit, const Marks& begin, const Marks& end,
                 MarkedInstance::Ending ending, SubmitRecord& out);
+    // The same for a workload that began and ended in `stream`: its marks where they are.
+    void paired(const Workload& w, uint64_t submit, const CommandStream& stream, uint32_t begin,
+                uint32_t end, SubmitRecord& out);
 
     LabelInterner& labels_;
     std::vector<uint64_t> stack_;
@@ -118,8 +130,8 @@ private:
 };
 
 // Waits for, or claims, the right to send a workload's WORKLOAD message. True for the one caller
-// that must send it, which then calls mark_sent().
-bool claim_send(Workload& w);
+// that must send it, which then calls mark_sent(); false once it is sent, or when `sink` holds it.
+bool claim_send(Workload& w, const InterpreterSink& sink);
 void mark_sent(Workload& w);
 
 } // namespace vkscope::timeline

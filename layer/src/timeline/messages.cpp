@@ -14,6 +14,12 @@ std::string frame(MessageType type, uint64_t tag, const JsonWriter& json, uint64
     return out;
 }
 
+template <typename Append> std::string appended(const Append& append) {
+    std::string out;
+    append(out);
+    return out;
+}
+
 std::string version_text(uint32_t v) {
     return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
            "." + std::to_string(VK_API_VERSION_PATCH(v));
@@ -77,7 +83,12 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
 }
 
 std::string workload_frame(const Workload& w) {
+    return appended([&](std::string& out) { append_workload_frame(out, w); });
+}
+
+bool append_workload_frame(std::string& out, const Workload& w) {
     JsonWriter json;
+    json.reserve(320);
     json.begin_object();
     if (w.type == WorkloadType::render_pass) {
         json.raw(w.fields);
@@ -94,22 +105,33 @@ std::string workload_frame(const Workload& w) {
         json.field("tagged", false); // no t<tag> label in the command buffer
     }
     json.end_object();
-    return frame(MessageType::Workload, w.tag, json);
+    return append_frame(out, MessageType::Workload, w.tag, json.view());
 }
 
 std::string labels_frame(uint64_t device, uint64_t id, const std::vector<std::string>& stack) {
+    return appended([&](std::string& out) { append_labels_frame(out, device, id, stack); });
+}
+
+bool append_labels_frame(std::string& out, uint64_t device, uint64_t id,
+                         const std::vector<std::string>& stack) {
     JsonWriter json;
     json.begin_object().field("device", device).key("labels").begin_array();
     for (const std::string& label : stack) {
         json.string(label);
     }
     json.end_array().end_object();
-    return frame(MessageType::Labels, id, json);
+    return append_frame(out, MessageType::Labels, id, json.view());
 }
 
 std::string submit_frame(uint64_t submit, const SubmitDescription& s,
                          std::span<const SubmittedWorkload> workloads) {
+    return appended([&](std::string& out) { append_submit_frame(out, submit, s, workloads); });
+}
+
+bool append_submit_frame(std::string& out, uint64_t submit, const SubmitDescription& s,
+                         std::span<const SubmittedWorkload> workloads) {
     JsonWriter json;
+    json.reserve(160 + 24 * workloads.size());
     json.begin_object()
         .field("device", s.device)
         .field("queue", s.queue)
@@ -124,13 +146,27 @@ std::string submit_frame(uint64_t submit, const SubmitDescription& s,
         json.begin_array().uinteger(w.tag).uinteger(w.labels).end_array();
     }
     json.end_array().end_object();
-    return frame(MessageType::Submit, 0, json, submit);
+    return append_frame(out, MessageType::Submit, 0, json.view(), submit);
 }
 
 std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json) {
-    std::string out;
-    append_frame(out, MessageType::Annex, tag, json, submit);
-    return out;
+    return appended([&](std::string& out) { append_annex_frame(out, submit, tag, json); });
+}
+
+bool append_annex_frame(std::string& out, uint64_t submit, uint64_t tag, std::string_view json) {
+    return append_frame(out, MessageType::Annex, tag, json, submit);
+}
+
+std::string draws_annex(std::optional<uint64_t> draws) {
+    JsonWriter json;
+    json.begin_object();
+    if (draws) {
+        json.field("draws", *draws);
+    } else {
+        json.key("draws").null().field(protocol::name(protocol::AnnexFlag::draws_lost), true);
+    }
+    json.end_object();
+    return json.take();
 }
 
 std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,

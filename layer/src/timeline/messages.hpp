@@ -49,6 +49,8 @@ struct SubmitDescription {
     uint64_t s_label = 0; // submitID of the s<submitID> label around it; 0: none
 };
 
+// Each message's frame; the append_ forms add it to `out` (the sender thread encodes records with
+// them) and return false, appending nothing, when the payload is over the protocol's limit.
 std::string hello_frame(uint32_t pid, std::string_view process, std::string_view layer_version);
 std::string device_frame(uint64_t device, const DeviceDescription& d);
 std::string workload_frame(const Workload& w);
@@ -56,6 +58,15 @@ std::string labels_frame(uint64_t device, uint64_t id, const std::vector<std::st
 std::string submit_frame(uint64_t submit, const SubmitDescription& s,
                          std::span<const SubmittedWorkload> workloads);
 std::string annex_frame(uint64_t submit, uint64_t tag, std::string_view json);
+bool append_workload_frame(std::string& out, const Workload& w);
+bool append_labels_frame(std::string& out, uint64_t device, uint64_t id,
+                         const std::vector<std::string>& stack);
+bool append_submit_frame(std::string& out, uint64_t submit, const SubmitDescription& s,
+                         std::span<const SubmittedWorkload> workloads);
+bool append_annex_frame(std::string& out, uint64_t submit, uint64_t tag, std::string_view json);
+// The annex of a render pass instance whose draws are only known once its parts have run: their
+// total, or (nullopt) that some of them could not be counted.
+std::string draws_annex(std::optional<uint64_t> draws);
 std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
                         const char* reason, bool captured = true);
 // `query_pools`: the timing feature's pool count, sent only when some device timed.

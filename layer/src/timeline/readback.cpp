@@ -178,6 +178,9 @@ void ReadbackWorker::run() {
                 completion(seen_ns, sink);
             }
         }
+        if (config_.flush) {
+            config_.flush();
+        }
         lock.lock();
         done_.notify_all();
     }

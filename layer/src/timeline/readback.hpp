@@ -45,6 +45,9 @@ public:
         std::function<void(uint64_t, uint64_t, const std::string&)> annex;
         // Sends a frame an instrument built; null: dropped.
         std::function<void(std::string)> post;
+        // After each round of completed jobs: what annex and post gathered can go (null: they
+        // send as they go).
+        std::function<void()> flush;
     };
 
     explicit ReadbackWorker(Config config);

@@ -61,13 +61,29 @@ void Recorder::reset() {
     current_tagged_ = false;
 }
 
-uint32_t Recorder::mark(bool start, const RenderPassFlags* render_pass) {
+void Recorder::choose(Workload& w) {
+    if (options_.choose && !options_.instruments.empty()) {
+        w.measured = options_.choose(w, options_.choose_context);
+    }
+}
+
+uint32_t Recorder::mark(bool start, const Workload* w, const RenderPassFlags* render_pass) {
     if (options_.instruments.empty()) {
         return kNoMarks;
     }
     const auto at = static_cast<uint32_t>(marks_.size());
+    const InstrumentChoice all;
+    const InstrumentChoice& choice = w ? w->measured : all;
     bool waited = false;
-    for (const auto& instrument : options_.instruments) {
+    for (size_t slot = 0; slot < options_.instruments.size(); ++slot) {
+        const auto& instrument = options_.instruments[slot];
+        if (!(choice.measured & (1u << slot))) {
+            if (start || render_pass) {
+                instrument->interrupt(Interruption::left_out);
+            }
+            marks_.push_back(Mark::none(choice.why));
+            continue;
+        }
         if (waited) {
             instrument->interrupt(Interruption::event_wait);
         }
@@ -155,8 +171,9 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
         tag_begin(sink, w->tag);
     }
     current_tagged_ = w->tagged;
+    choose(*w);
     Command begin = command(begin_op(type), w);
-    begin.marks = mark(true);
+    begin.marks = mark(true, w.get());
     stream_.push_back(std::move(begin));
     if (slot) {
         // Only a submission can name the instance its parameters belong to.
@@ -174,7 +191,7 @@ void Recorder::end_workload(RecordSink& sink) {
         return;
     }
     Command end = command(Op::workload_end);
-    end.marks = mark(false);
+    end.marks = mark(false, current_.get());
     if (current_tagged_) {
         tag_end(sink);
     }
@@ -248,8 +265,9 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         part_->workload = w;
         // Measured as a whole, from before its first begin: no instrument's command may go
         // between its draws, nor between a suspension and its resumption.
+        choose(*w);
         Command begin = command(Op::render_pass_begin, w, part_);
-        begin.marks = mark(true, &flags);
+        begin.marks = mark(true, w.get(), &flags);
         stream_.push_back(std::move(begin));
         has_workloads_ = true;
     }
@@ -268,7 +286,8 @@ void Recorder::end_render_pass(RecordSink& sink) {
     }
     std::shared_ptr<RenderPassPart> part = std::move(part_);
     Command end = command(Op::workload_end);
-    end.marks = mark(false);
+    // A part resumed from another command buffer does not know the choice: every instrument.
+    end.marks = mark(false, part->workload.get());
     stream_.push_back(std::move(end));
     if (part->workload) {
         part->workload->draws = part->draws;

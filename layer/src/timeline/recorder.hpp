@@ -57,6 +57,12 @@ struct RecordOptions {
     // asked for or kept.
     std::span<const std::unique_ptr<InstrumentRecording>> instruments;
     uint64_t device = 0; // the layer's id of the device, for logged workloads
+    // Which instruments measure each workload (null: all of them): the one place where that is
+    // decided per workload, as it begins. A cost budget that instruments a rotating subset of a
+    // frame's workloads chooses here; an instrument left out writes nothing around the workload
+    // and is told of it (Interruption::left_out), so that it measures nothing across it.
+    InstrumentChoice (*choose)(const Workload& w, void* context) = nullptr;
+    void* choose_context = nullptr;
 };
 
 struct RenderPassFlags {
@@ -132,9 +138,11 @@ private:
         uint32_t max_draws = 0;
     };
 
-    // Asks the instruments for their marks at a workload's start or finish; their index in
-    // marks_, or kNoMarks without instruments.
-    uint32_t mark(bool start, const RenderPassFlags* render_pass = nullptr);
+    // Asks the instruments that measure `w` for their marks at its start or finish; their index
+    // in marks_, or kNoMarks without instruments.
+    uint32_t mark(bool start, const Workload* w, const RenderPassFlags* render_pass = nullptr);
+    // The instruments that measure `w`, chosen as it begins (RecordOptions::choose).
+    void choose(Workload& w);
     // Parameter copies follow: what ran between two workloads was no workload.
     void copying();
     void flush_draws();

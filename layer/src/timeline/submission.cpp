@@ -5,6 +5,7 @@
 #include "protocol.gen.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
+#include "timeline/outgoing.hpp"
 #include "timeline/record_sink.hpp"
 
 #include <ctime>
@@ -103,10 +104,13 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
     const auto boundary = [&]() -> LayerCommandBuffers* {
         return wrappable && !interpreter.render_pass_open() ? this : nullptr;
     };
+    // What the capture server hears of each command buffer leaves as one record (outgoing.hpp).
+    const bool sends = frame_selected_ && device_.sending();
     for (VkCommandBuffer handle : cbs) {
         const CommandBufferState* cb = find_command_buffer(handle);
         record_.clear();
         record_.quiet = !frame_selected_;
+        record_.describe = sends;
         record_.submit = next_submit_id();
         // A label opened before a command buffer closes only where everything opened inside it
         // is closed again: command buffers that share a split render pass or a label of the
@@ -121,16 +125,28 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
             instrument->before_command_buffer(handle, boundary(), out);
         }
         record_.pair_marks = pair_marks_;
+        std::unique_ptr<SubmitMessages> messages;
+        if (sends) {
+            messages = std::make_unique<SubmitMessages>();
+        }
         if (cb) {
             if (frame_selected_) {
                 cb->recorder.materialize();
             }
-            interpreter.run(cb->recorder.stream(), sink_, record_);
+            const CommandStream stream = cb->recorder.stream();
+            if (pair_marks_) {
+                record_.instances.reserve(stream.size() / 2 + 1);
+            }
+            if (messages) {
+                // Two commands a workload, most of them new in a recording submitted once.
+                record_.workloads.reserve(stream.size() / 2 + 1);
+                messages->workloads.reserve(stream.size() / 2 + 1);
+            }
+            sink_.collect(messages.get());
+            interpreter.run(stream, sink_, record_);
         }
+        sink_.collect(nullptr);
         description.s_label = queue_.s_label;
-        if (frame_selected_ && device_.sending()) {
-            device_.post(submit_frame(record_.submit, description, record_.workloads));
-        }
         for (Readback& r : record_.readbacks) {
             job_.readbacks.push_back(std::move(r));
         }
@@ -144,6 +160,14 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
             instrument->after_command_buffer(record_, boundary(), out);
         }
         cut_after_.push_back(interpreter.render_pass_open() ? 0 : 1);
+        if (messages) {
+            messages->has_submit = true;
+            messages->submit = record_.submit;
+            messages->description = description;
+            messages->listed = std::move(record_.workloads);
+            device_.post(std::move(messages));
+            sink_.posted();
+        }
     }
     close_s_label(interpreter.depth(), insert, out);
     for (const auto& instrument : queue_.instruments) {

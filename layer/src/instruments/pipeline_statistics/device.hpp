@@ -52,6 +52,9 @@ public:
     // a query may stay active across vkCmdExecuteCommands when every secondary's inheritance info
     // names its statistics, which the layer adds at each secondary's vkBeginCommandBuffer.
     bool inherited_queries = false;
+    // The pools of a one-time recording are read in place, not copied (the `counters_read`
+    // setting and the device's type).
+    bool read_in_place = false;
 
     const VkDevice handle;
     const DeviceDispatch& next;

@@ -49,7 +49,8 @@ std::string counters_frame(uint64_t device, uint32_t family,
 
 class StatisticsProvider final : public timeline::InstrumentProvider {
 public:
-    explicit StatisticsProvider(VkQueryPipelineStatisticFlags wanted) : wanted_(wanted) {}
+    StatisticsProvider(VkQueryPipelineStatisticFlags wanted, CountersRead read)
+        : wanted_(wanted), read_(read) {}
 
     void prepare(timeline::DevicePatch& patch) override {
         enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
@@ -66,17 +67,26 @@ public:
         }
         auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_, mesh_queries_);
         instrument->device.inherited_queries = inherited_;
+        // As timing's: on a CPU device a read from the readback thread waits for the device's
+        // threads, where a layer command buffer's copy is a memcpy in the queue's own order.
+        instrument->device.read_in_place = read_ == CountersRead::in_place ||
+                                           (read_ == CountersRead::detect &&
+                                            d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
         for (uint32_t family = 0; family < d.families.size(); ++family) {
             d.timeline.post(
                 counters_frame(d.timeline.id, family, instrument->device.statistics(family)));
         }
-        log(LogLevel::info, "pipeline statistics: device %llu: 0x%x, inherited queries %s",
-            static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off");
+        log(LogLevel::info,
+            "pipeline statistics: device %llu: 0x%x, inherited queries %s, one-time "
+            "recordings' queries %s",
+            static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off",
+            instrument->device.read_in_place ? "read in place" : "copied out");
         return instrument;
     }
 
 private:
     const VkQueryPipelineStatisticFlags wanted_;
+    const CountersRead read_;
     bool enabled_ = false;
     bool inherited_ = false;
     bool mesh_queries_ = false;
@@ -105,7 +115,7 @@ bool selected(const SettingValues& settings) {
 
 std::unique_ptr<timeline::InstrumentProvider> provider(const SettingValues& settings) {
     const VkQueryPipelineStatisticFlags wanted = wanted_by(settings, true);
-    return wanted ? std::make_unique<StatisticsProvider>(wanted) : nullptr;
+    return wanted ? std::make_unique<StatisticsProvider>(wanted, settings.counters_read) : nullptr;
 }
 
 StatisticsInstrument* statistics_of(const void* handle) {

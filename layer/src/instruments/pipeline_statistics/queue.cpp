@@ -15,29 +15,79 @@
 namespace vkscope::pipeline_statistics {
 namespace {
 
-struct Job {
+// Values and availability, 64-bit each, as the ring holds them.
+constexpr VkQueryResultFlags kResultFlags =
+    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
+
+} // namespace
+
+struct StatisticsQueue::Job {
     StatisticsResults* results = nullptr;
+    QueryPoolCache* pools = nullptr;
     VkQueryPipelineStatisticFlags statistics = 0;
-    std::vector<StatisticsQueue::Resolved> entries;
+    std::vector<Entry> entries;
+    std::vector<Read> reads;
+    std::vector<ReadBlock> blocks;
+    std::vector<Batch> batches;
+    std::vector<std::pair<uint64_t, uint64_t>> listed;
     std::vector<uint64_t> regions;
+    std::vector<QueryBlock*> held;
+    uint32_t in_place_entries = 0;
 
     Job() = default;
     Job(const Job&) = delete;
     Job& operator=(const Job&) = delete;
-    // Run or dropped (the device goes away first), the ring regions go back.
+    // Run or dropped (the device goes away first), the ring regions and held pools go back.
     ~Job() {
         for (uint64_t r : regions) {
             results->ring.release(r);
         }
+        let_go();
     }
 
-    void run(timeline::CompletionSink& sink) const {
-        results->buffer.invalidate();
+    void let_go() {
+        for (QueryBlock* block : held) {
+            pools->read_done(block);
+        }
+        held.clear();
+    }
+
+    // The held pools' used queries, read on the host now that the GPU is done with them.
+    std::vector<uint64_t> read_in_place() {
+        constexpr uint32_t kWords = StatisticsResults::kWords;
+        std::vector<uint64_t> words(size_t{in_place_entries} * kWords, 0);
+        const StatisticsDevice& device = results->device_;
+        uint32_t first = 0;
+        for (const Read& r : reads) {
+            for (uint32_t b = first; r.in_place && !r.dropped && b < r.blocks; ++b) {
+                const QueryBlock* block = blocks[b].block;
+                // VK_NOT_READY leaves the availability word of what was not written at 0.
+                device.next.GetQueryPoolResults(device.handle, block->pool, 0, block->used,
+                                                size_t{block->used} *
+                                                    StatisticsResults::kEntryBytes,
+                                                &words[size_t{blocks[b].base} * kWords],
+                                                StatisticsResults::kEntryBytes, kResultFlags);
+            }
+            first = r.blocks;
+        }
+        let_go();
+        return words;
+    }
+
+    void run(timeline::CompletionSink& sink) {
+        if (!regions.empty()) {
+            results->buffer.invalidate();
+        }
+        const std::vector<uint64_t> in_place = read_in_place();
         const uint32_t values = value_count(statistics);
         JsonWriter json;
-        for (const StatisticsQueue::Resolved& e : entries) {
-            const char* reason = e.why;
-            if (!reason && results->word(e.entry, values) == 0) {
+        const auto annex = [&](uint64_t submit, uint64_t tag, const char* reason, bool placed,
+                               uint32_t entry) {
+            const auto word = [&](uint32_t index) {
+                return placed ? in_place[size_t{entry} * StatisticsResults::kWords + index]
+                              : results->word(entry, index);
+            };
+            if (!reason && word(values) == 0) {
                 reason = why(Reason::not_available);
             }
             json.clear();
@@ -50,17 +100,58 @@ struct Job {
                 uint32_t index = 0;
                 for (VkQueryPipelineStatisticFlags rest = statistics; rest; rest &= rest - 1) {
                     const uint32_t bit = rest & (~rest + 1);
-                    json.field(statistic_name(bit), results->word(e.entry, index++));
+                    json.field(statistic_name(bit), word(index++));
                 }
                 json.end_object();
             }
             json.end_object();
-            sink.annex(e.submit, e.tag, json.view());
+            sink.annex(submit, tag, json.view());
+        };
+        size_t e = 0;
+        size_t r = 0;
+        uint32_t first_block = 0; // of read r
+        size_t l = 0;
+        std::vector<std::pair<uint64_t, uint64_t>> seen;
+        for (const Batch& batch : batches) {
+            seen.clear();
+            for (; e < batch.entries; ++e) {
+                while (reads[r].end <= e) {
+                    first_block = reads[r++].blocks;
+                }
+                const Read& read = reads[r];
+                const Entry& x = entries[e];
+                seen.emplace_back(x.submit, x.tag);
+                if (x.twice) {
+                    annex(x.submit, x.tag, why(Reason::secondary_twice), false, 0);
+                } else if (!x.block || read.dropped) {
+                    annex(x.submit, x.tag, x.why ? x.why : read.dropped, false, 0);
+                } else {
+                    uint32_t base = 0;
+                    for (uint32_t b = first_block; b < read.blocks; ++b) {
+                        if (blocks[b].block == x.block) {
+                            base = blocks[b].base;
+                            break;
+                        }
+                    }
+                    annex(x.submit, x.tag, nullptr, read.in_place, base + x.slot);
+                }
+            }
+            // An instance listed in a SUBMIT must say something, even when no end of it was
+            // seen in its batch.
+            std::sort(seen.begin(), seen.end());
+            const auto from = listed.begin() + static_cast<std::ptrdiff_t>(l);
+            const auto to = listed.begin() + static_cast<std::ptrdiff_t>(batch.listed);
+            std::sort(from, to);
+            for (auto it = from; it != to; ++it) {
+                if ((it == from || *it != *(it - 1)) &&
+                    !std::binary_search(seen.begin(), seen.end(), *it)) {
+                    annex(it->first, it->second, why(Reason::not_ended), false, 0);
+                }
+            }
+            l = batch.listed;
         }
     }
 };
-
-} // namespace
 
 bool StatisticsResults::ready() {
     if (!tried_) {
@@ -90,10 +181,7 @@ uint64_t StatisticsResults::word(uint32_t entry, uint32_t index) const {
 void StatisticsQueue::begin_submission(const timeline::SubmissionStart& start) {
     // Results are read once the queue's semaphore says the GPU is done: without it, no counters.
     active_ = start.completes && start.frame_selected;
-    pending_.clear();
-    listed_.clear();
-    done_.clear();
-    regions_.clear();
+    release();
 }
 
 void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
@@ -103,9 +191,11 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
         return;
     }
     using Ending = timeline::MarkedInstance::Ending;
+    listed_.reserve(listed_.size() + record.workloads.size());
     for (const timeline::SubmittedWorkload& w : record.workloads) {
         listed_.emplace_back(record.submit, w.tag);
     }
+    entries_.reserve(entries_.size() + record.instances.size());
     for (const timeline::MarkedInstance& instance : record.instances) {
         const timeline::Mark& begin = instance.begin[slot_];
         const timeline::Mark& end = instance.end[slot_];
@@ -118,50 +208,78 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
                     : instance.ending == Ending::never ? why(Reason::not_ended)
                                                        : why(Reason::split_render_pass);
         }
-        // The same query run twice before a copy (a secondary executed twice): only the last
+        // The same query run twice before a read (a secondary executed twice): only the last
         // run's values would be left, so no instance that used it gets any.
-        bool repeat = false;
-        for (Entry& earlier : pending_) {
-            if (e.block && earlier.block == e.block && earlier.slot == e.slot) {
-                earlier.twice = true;
-                e.twice = true;
-                repeat = repeat || (earlier.submit == e.submit && earlier.tag == e.tag);
+        if (e.block && !reads_.first_use(e.block, e.slot)) {
+            bool repeat = false;
+            for (size_t i = pending_; i < entries_.size(); ++i) {
+                Entry& earlier = entries_[i];
+                if (earlier.block == e.block && earlier.slot == e.slot) {
+                    earlier.twice = true;
+                    e.twice = true;
+                    repeat = repeat || (earlier.submit == e.submit && earlier.tag == e.tag);
+                }
+            }
+            if (repeat) {
+                continue; // one instance executed twice: one entry says it
             }
         }
-        if (repeat) {
-            continue; // one instance executed twice: one entry says it
-        }
-        pending_.push_back(e);
+        entries_.push_back(e);
     }
     if (layer) {
         flush(*layer, out);
     }
 }
 
-void StatisticsQueue::drop_pending(const char* reason) {
-    for (const Entry& e : pending_) {
-        const char* why_not = e.twice ? why(Reason::secondary_twice) : e.why;
-        done_.push_back(Resolved{e.submit, e.tag, why_not ? why_not : reason, 0});
+void StatisticsQueue::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
+    if (reads) {
+        for (const QueryReads::Block& b : reads->blocks()) {
+            if (b.counted) {
+                read_blocks_.push_back(ReadBlock{b.block, b.base});
+            }
+        }
     }
-    pending_.clear();
+    pending_ = entries_.size();
+    reads_.clear();
+    reads_done_.push_back(Read{static_cast<uint32_t>(entries_.size()), dropped, in_place,
+                               static_cast<uint32_t>(read_blocks_.size())});
+}
+
+void StatisticsQueue::drop_pending(const char* reason) {
+    if (pending()) {
+        close_read(reason, false, nullptr);
+    }
 }
 
 void StatisticsQueue::flush(timeline::LayerCommandBuffers& layer,
                             std::vector<VkCommandBuffer>& out) {
-    if (pending_.empty()) {
+    if (!pending()) {
         return;
     }
-    // Every block an entry uses is copied whole (its used slots), each once: every used slot was
-    // begun and ended by the recording that holds the block, earlier on this queue.
-    std::map<QueryBlock*, uint32_t> base;
-    uint32_t total = 0;
-    for (const Entry& e : pending_) {
-        if (e.block && !e.twice && base.emplace(e.block, total).second) {
-            total += e.block->used;
+    // Every block an entry uses is read whole (its used slots), each once: every used slot was
+    // begun and ended by the recording that holds the block, earlier on this queue. (A block
+    // whose queries all ran twice is read for nothing.)
+    for (size_t i = pending_; i < entries_.size(); ++i) {
+        if (entries_[i].block) {
+            reads_.add(entries_[i].block);
         }
     }
+    const uint32_t total = reads_.lay_out(0);
     if (total == 0) {
         drop_pending(why(Reason::not_available));
+        return;
+    }
+    if (pools_ && reads_.one_run()) {
+        // Read on the host by the job, after the reads before it in this submission.
+        reads_.lay_out(in_place_entries_);
+        in_place_entries_ += total;
+        for (const QueryReads::Block& b : reads_.blocks()) {
+            if (b.counted) {
+                pools_->hold(b.block);
+                held_.push_back(b.block);
+            }
+        }
+        close_read(nullptr, true, &reads_);
         return;
     }
     if (!results_.ready()) {
@@ -180,21 +298,12 @@ void StatisticsQueue::flush(timeline::LayerCommandBuffers& layer,
         return;
     }
     regions_.push_back(region->id);
+    reads_.lay_out(region->first);
     const DeviceDispatch& next = device_.next;
-    record_query_copy(next, cb, base, region->first, results_.buffer.buffer(),
-                      StatisticsResults::kEntryBytes);
+    record_query_copy(next, cb, reads_, results_.buffer.buffer(), StatisticsResults::kEntryBytes);
     next.EndCommandBuffer(cb);
     out.push_back(cb);
-    for (const Entry& e : pending_) {
-        if (e.twice) {
-            done_.push_back(Resolved{e.submit, e.tag, why(Reason::secondary_twice), 0});
-        } else if (e.block) {
-            done_.push_back(Resolved{e.submit, e.tag, nullptr, base[e.block] + e.slot});
-        } else {
-            done_.push_back(Resolved{e.submit, e.tag, e.why, 0});
-        }
-    }
-    pending_.clear();
+    close_read(nullptr, false, &reads_);
 }
 
 void StatisticsQueue::end_batch(timeline::LayerCommandBuffers* layer,
@@ -206,45 +315,55 @@ void StatisticsQueue::end_batch(timeline::LayerCommandBuffers* layer,
         flush(*layer, out);
     }
     drop_pending(why(Reason::fixed_batch));
-    // An instance listed in a SUBMIT must say something, even when no end of it was seen.
-    std::vector<std::pair<uint64_t, uint64_t>> seen;
-    for (const Resolved& r : done_) {
-        seen.emplace_back(r.submit, r.tag);
-    }
-    std::sort(seen.begin(), seen.end());
-    std::sort(listed_.begin(), listed_.end());
-    listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
-    for (const auto& [submit, tag] : listed_) {
-        if (!std::binary_search(seen.begin(), seen.end(), std::pair{submit, tag})) {
-            done_.push_back(Resolved{submit, tag, why(Reason::not_ended), 0});
-        }
-    }
-    listed_.clear();
+    batches_.push_back(
+        Batch{static_cast<uint32_t>(entries_.size()), static_cast<uint32_t>(listed_.size())});
 }
 
 timeline::CompletionJob StatisticsQueue::take_completion() {
-    if (!active_ || done_.empty()) {
+    if (!active_ || (entries_.empty() && listed_.empty())) {
         return {};
     }
     auto job = std::make_shared<Job>();
     job->results = &results_;
+    job->pools = pools_;
     job->statistics = statistics_;
-    job->entries = std::move(done_);
+    job->entries = std::move(entries_);
+    pending_ = 0;
+    job->reads = std::move(reads_done_);
+    job->blocks = std::move(read_blocks_);
+    job->batches = std::move(batches_);
+    job->listed = std::move(listed_);
     job->regions = std::move(regions_);
-    done_.clear();
-    regions_.clear();
+    job->held = std::move(held_);
+    job->in_place_entries = in_place_entries_;
+    in_place_entries_ = 0;
+    release();
     return [job](uint64_t, timeline::CompletionSink& sink) { job->run(sink); };
 }
 
 void StatisticsQueue::end_submission() {
-    // Ring regions no job took go back (the submission failed).
+    // Ring regions and held pools no job took go back (the submission failed).
+    release();
+    active_ = false;
+}
+
+void StatisticsQueue::release() {
     for (uint64_t r : regions_) {
         results_.ring.release(r);
     }
+    for (QueryBlock* block : held_) {
+        pools_->read_done(block);
+    }
     regions_.clear();
-    pending_.clear();
-    done_.clear();
-    active_ = false;
+    held_.clear();
+    reads_.clear();
+    pending_ = 0;
+    entries_.clear();
+    reads_done_.clear();
+    read_blocks_.clear();
+    batches_.clear();
+    listed_.clear();
+    in_place_entries_ = 0;
 }
 
 } // namespace vkscope::pipeline_statistics

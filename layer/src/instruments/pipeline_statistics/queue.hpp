@@ -1,11 +1,15 @@
 #pragma once
-// Pipeline statistics in the submissions of one queue: after each application command buffer, a
-// layer command buffer copies the queries its workloads used into the queue's result ring (each
-// submission its own region, so nothing waits and a resubmitted command buffer cannot overwrite
-// results not yet read); the readback thread turns them into each instance's `counters` annex once
-// the GPU is done.
+// Pipeline statistics in the submissions of one queue. After each application command buffer
+// the queries its workloads used are read: in place, on the host once the GPU is done, when every
+// pool read belongs to a recording that runs once and the device reads in place
+// (`counters_read`); otherwise a layer command buffer copies them into the queue's result ring
+// (each submission its own region, so nothing waits and a resubmitted command buffer cannot
+// overwrite results not yet read). At submission only that is decided, and each instance's query
+// noted; the readback thread resolves the instances and turns them into each one's `counters`
+// annex once the GPU is done.
 
 #include "core/host_visible_buffer.hpp"
+#include "core/query_reads.hpp"
 #include "core/ring.hpp"
 #include "instruments/pipeline_statistics/device.hpp"
 #include "timeline/instrument.hpp"
@@ -40,7 +44,8 @@ private:
 class StatisticsQueue final : public timeline::InstrumentQueue {
 public:
     StatisticsQueue(StatisticsDevice& device, uint32_t family, size_t slot)
-        : device_(device), results_(device), statistics_(device.statistics(family)), slot_(slot) {}
+        : device_(device), results_(device), statistics_(device.statistics(family)),
+          pools_(device.pools(family)), slot_(slot) {}
 
     void begin_submission(const timeline::SubmissionStart& start) override;
     bool pairs_marks() const override { return active_; }
@@ -53,36 +58,58 @@ public:
     timeline::CompletionJob take_completion() override;
     void end_submission() override;
 
-    // One instance's outcome: values at a ring entry, or why there are none.
-    struct Resolved {
-        uint64_t submit = 0;
-        uint64_t tag = 0;
-        const char* why = nullptr;
-        uint32_t entry = 0;
-    };
-
-private:
+    // One instance's query, or why it has none.
     struct Entry {
         uint64_t submit = 0;
         uint64_t tag = 0;
         QueryBlock* block = nullptr; // null: `why`
         uint32_t slot = 0;
         const char* why = nullptr;
-        bool twice = false; // its query ran more than once before a copy
+        bool twice = false; // its query ran more than once before a read
     };
+    // The entries up to `end` since the previous read's: read in place, copied, or dropped.
+    struct Read {
+        uint32_t end = 0;
+        const char* dropped = nullptr; // set: none of them is counted, for this reason
+        bool in_place = false;
+        uint32_t blocks = 0; // its blocks end here in the job's block list
+    };
+    struct Batch {
+        uint32_t entries = 0;
+        uint32_t listed = 0;
+    };
+    struct ReadBlock {
+        QueryBlock* block = nullptr;
+        uint32_t base = 0; // ring entry, or entry of the job's in-place reads
+    };
+    struct Job;
 
+private:
     void flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out);
     void drop_pending(const char* why);
+    void close_read(const char* dropped, bool in_place, const QueryReads* reads);
+    void release();
 
     StatisticsDevice& device_;
     StatisticsResults results_;
     const VkQueryPipelineStatisticFlags statistics_;
+    QueryPoolCache* const pools_;
     const size_t slot_;
     bool active_ = false;
-    std::vector<Entry> pending_;
+    bool pending() const { return entries_.size() > pending_; }
+
+    // The whole submission's entries, handed to the job; those from pending_ on are not read
+    // yet, and reads_ holds their blocks and queries.
+    std::vector<Entry> entries_;
+    size_t pending_ = 0;
+    QueryReads reads_;
+    std::vector<Read> reads_done_;
+    std::vector<ReadBlock> read_blocks_;
+    std::vector<Batch> batches_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_;
-    std::vector<Resolved> done_;
     std::vector<uint64_t> regions_;
+    std::vector<QueryBlock*> held_;
+    uint32_t in_place_entries_ = 0;
 };
 
 } // namespace vkscope::pipeline_statistics

@@ -12,6 +12,7 @@ void StatisticsRecording::begin(const timeline::RecordingStart& start) {
     release();
     open_ = {};
     application_active_ = 0;
+    one_run_ = start.one_time_submit && device_.read_in_place;
     if (!start.frame_selected) {
         why_ = why(Reason::outside_frame);
     } else if (start.family == UINT32_MAX) {
@@ -44,6 +45,7 @@ timeline::Mark StatisticsRecording::begin_query() {
     }
     const VkQueryPool pool = slots->block->pool;
     if (slots->fresh) {
+        slots->block->one_run = one_run_;
         // Reset in the command buffer, not on the host: a recording submitted again must find its
         // queries reset each time it runs.
         device_.next.CmdResetQueryPool(handle_, pool, 0, QueryBlock::kSlots);

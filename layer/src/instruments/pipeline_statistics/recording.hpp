@@ -40,6 +40,7 @@ private:
     const char* why_ = why(Reason::outside_frame); // null: this recording counts
     timeline::Mark open_;                          // the query begun and not yet ended
     uint32_t application_active_ = 0;
+    bool one_run_ = false; // the blocks it takes are read in place (QueryBlock::one_run)
 };
 
 } // namespace vkscope::pipeline_statistics

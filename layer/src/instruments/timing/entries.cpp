@@ -24,35 +24,43 @@ TimingEntry entry_of(const timeline::MarkedInstance& instance, size_t slot) {
     return e;
 }
 
-void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later) {
-    auto first_user = [](std::vector<TimingEntry>& list, size_t n, Timestamp ts) -> TimingEntry* {
-        for (size_t i = 0; i < n; ++i) {
-            if (list[i].begin == ts) {
-                return &list[i];
-            }
-        }
-        return nullptr;
-    };
-    size_t kept = 0;
-    for (size_t i = 0; i < later.size(); ++i) {
-        TimingEntry& e = later[i];
-        TimingEntry* user = nullptr;
-        if (e.begin) {
-            user = first_user(earlier, earlier.size(), e.begin);
-            if (!user) {
-                user = first_user(later, kept, e.begin);
-            }
-        }
-        if (user) {
-            user->ambiguous = true;
-            if (user->submit == e.submit && user->tag == e.tag) {
-                continue; // one instance executed twice: one entry says it
-            }
-            e.ambiguous = true;
-        }
-        later[kept++] = e;
+void append_entry(QueryReads& reads, std::vector<TimingEntry>& list, size_t from,
+                  const TimingEntry& e) {
+    const bool timed = e.begin && e.end;
+    if (timed && e.end.block != e.begin.block) {
+        reads.add(e.end.block);
     }
-    later.resize(kept);
+    if (!e.begin || reads.first_use(e.begin.block, e.begin.slot, timed)) {
+        list.push_back(e);
+        return;
+    }
+    for (size_t i = from; i < list.size(); ++i) {
+        TimingEntry& user = list[i];
+        if (user.begin == e.begin) {
+            user.ambiguous = true;
+            if (user.submit == e.submit && user.tag == e.tag) {
+                return; // one instance executed twice: one entry says it
+            }
+            break;
+        }
+    }
+    list.push_back(e);
+    list.back().ambiguous = true;
+}
+
+void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later) {
+    QueryReads seen;
+    for (const TimingEntry& e : earlier) {
+        if (e.begin) {
+            seen.first_use(e.begin.block, e.begin.slot);
+        }
+    }
+    const size_t n = earlier.size();
+    for (const TimingEntry& e : later) {
+        append_entry(seen, earlier, 0, e);
+    }
+    later.assign(earlier.begin() + static_cast<std::ptrdiff_t>(n), earlier.end());
+    earlier.resize(n);
 }
 
 } // namespace vkscope::timing

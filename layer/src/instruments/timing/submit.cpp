@@ -3,7 +3,6 @@
 #include "core/query_copy.hpp"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 
 namespace vkscope::timing {
@@ -15,11 +14,11 @@ constexpr VkQueryResultFlags kResultFlags =
     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT;
 
 // Gives the held pools back (QueryPoolCache::read_done), once.
-template <typename Reads> void let_go(TimingDevice* device, Reads& reads) {
-    for (const auto& r : reads) {
-        device->pools.read_done(r.block);
+void let_go(TimingDevice* device, std::vector<QueryBlock*>& held) {
+    for (QueryBlock* block : held) {
+        device->pools.read_done(block);
     }
-    reads.clear();
+    held.clear();
 }
 
 } // namespace
@@ -28,9 +27,13 @@ struct SubmitTiming::Job {
     TimingDevice* device = nullptr;
     QueueResults* results = nullptr;
     uint32_t family = 0;
-    std::vector<Resolved> entries;
+    std::vector<TimingEntry> entries;
+    std::vector<Read> reads;
+    std::vector<ReadBlock> blocks;
+    std::vector<Batch> batches;
+    std::vector<std::pair<uint64_t, uint64_t>> listed;
     std::vector<uint64_t> regions;
-    std::vector<InPlace> in_place;
+    std::vector<QueryBlock*> held;
     uint32_t in_place_entries = 0;
     std::vector<uint64_t> submits;
 
@@ -42,20 +45,25 @@ struct SubmitTiming::Job {
         for (uint64_t r : regions) {
             results->release(r);
         }
-        let_go(device, in_place);
+        let_go(device, held);
     }
 
     // The held pools' used slots, read on the host now that the GPU is done with them.
     std::vector<uint64_t> read_in_place() {
         std::vector<uint64_t> words(2 * size_t{in_place_entries}, 0);
-        for (const InPlace& r : in_place) {
-            const size_t bytes = size_t{r.block->used} * QueueResults::kEntryBytes;
-            // VK_NOT_READY leaves the availability words of what was not written at 0.
-            device->next.GetQueryPoolResults(device->handle, r.block->pool, 0, r.block->used, bytes,
-                                             &words[2 * size_t{r.first}], QueueResults::kEntryBytes,
-                                             kResultFlags);
+        uint32_t first = 0;
+        for (const Read& r : reads) {
+            for (uint32_t b = first; r.in_place && !r.dropped && b < r.blocks; ++b) {
+                const QueryBlock* block = blocks[b].block;
+                const size_t bytes = size_t{block->used} * QueueResults::kEntryBytes;
+                // VK_NOT_READY leaves the availability words of what was not written at 0.
+                device->next.GetQueryPoolResults(device->handle, block->pool, 0, block->used, bytes,
+                                                 &words[2 * size_t{blocks[b].base}],
+                                                 QueueResults::kEntryBytes, kResultFlags);
+            }
+            first = r.blocks;
         }
-        let_go(device, in_place);
+        let_go(device, held);
         return words;
     }
 
@@ -67,34 +75,94 @@ struct SubmitTiming::Job {
             results->invalidate();
         }
         const std::vector<uint64_t> words = read_in_place();
-        const auto available = [&](const Resolved& e, uint32_t i) {
-            return e.in_place ? words[2 * size_t{i} + 1] != 0 : results->available(i);
-        };
-        const auto value = [&](const Resolved& e, uint32_t i) {
-            return e.in_place ? words[2 * size_t{i}] : results->value(i);
-        };
         const std::optional<Calibration> calibration = device->calibration();
         const TickFormat format = device->format(family);
-        for (const Resolved& e : entries) {
-            InstanceTiming t;
-            t.status = e.status;
-            t.reason = e.reason;
-            t.serialization = e.serialization;
-            if (t.status == Outcome::ok) {
-                std::optional<GpuInterval> interval;
-                if (available(e, e.begin) && available(e, e.end)) {
-                    interval =
-                        timing::interval(value(e, e.begin), value(e, e.end), format, calibration);
-                }
-                if (interval) {
-                    t.begin_ns = interval->begin_ns;
-                    t.end_ns = interval->end_ns;
-                } else {
-                    t.status = Outcome::untimed;
-                    t.reason = reason::kNotAvailable;
-                }
+        const auto value = [&](bool in_place, uint32_t i, uint64_t& out) {
+            if (in_place) {
+                out = words[2 * size_t{i}];
+                return words[2 * size_t{i} + 1] != 0;
             }
-            sink.annex(e.submit, e.tag, timing_annex(t));
+            out = results->value(i);
+            return results->available(i);
+        };
+        size_t e = 0;
+        size_t r = 0;
+        uint32_t first_block = 0; // of read r
+        size_t l = 0;
+        std::vector<std::pair<uint64_t, uint64_t>> seen;
+        for (const Batch& batch : batches) {
+            seen.clear();
+            const auto settle = [&](uint64_t submit, uint64_t tag, InstanceTiming& t) {
+                // Instances recorded outside captured frames had nothing injected around them.
+                const bool injected = t.reason != reason::kOutsideFrame;
+                t.serialization = injected ? batch.serialization : "none";
+                if (t.status == Outcome::ok && batch.caveat) {
+                    t.reason = batch.caveat;
+                }
+                seen.emplace_back(submit, tag);
+            };
+            for (; e < batch.entries; ++e) {
+                while (reads[r].end <= e) {
+                    first_block = reads[r++].blocks;
+                }
+                const Read& read = reads[r];
+                const TimingEntry& te = entries[e];
+                InstanceTiming t;
+                if (te.ambiguous) {
+                    t.status = Outcome::ambiguous;
+                    t.reason = reason::kSecondaryTwice;
+                } else if (read.dropped || !te.begin || !te.end) {
+                    t.status = Outcome::untimed;
+                    t.reason = te.untimed ? te.untimed
+                                          : (read.dropped ? read.dropped : reason::kNotAvailable);
+                } else {
+                    t.status = Outcome::ok;
+                }
+                settle(te.submit, te.tag, t);
+                if (t.status == Outcome::ok) {
+                    const auto base = [&](const QueryBlock* block) {
+                        for (uint32_t b = first_block; b < read.blocks; ++b) {
+                            if (blocks[b].block == block) {
+                                return blocks[b].base;
+                            }
+                        }
+                        return uint32_t{0};
+                    };
+                    uint64_t begin = 0;
+                    uint64_t end = 0;
+                    std::optional<GpuInterval> interval;
+                    if (value(read.in_place, base(te.begin.block) + te.begin.slot, begin) &&
+                        value(read.in_place, base(te.end.block) + te.end.slot, end)) {
+                        interval = timing::interval(begin, end, format, calibration);
+                    }
+                    if (interval) {
+                        t.begin_ns = interval->begin_ns;
+                        t.end_ns = interval->end_ns;
+                    } else {
+                        t.status = Outcome::untimed;
+                        t.reason = reason::kNotAvailable;
+                    }
+                }
+                sink.annex(te.submit, te.tag, timing_annex(t));
+            }
+            // An instance listed in a SUBMIT must say something, even when no end of it was
+            // seen in its batch.
+            std::sort(seen.begin(), seen.end());
+            const auto from = listed.begin() + static_cast<std::ptrdiff_t>(l);
+            const auto to = listed.begin() + static_cast<std::ptrdiff_t>(batch.listed);
+            std::sort(from, to);
+            for (auto it = from; it != to; ++it) {
+                if ((it != from && *it == *(it - 1)) ||
+                    std::binary_search(seen.begin(), seen.end(), *it)) {
+                    continue;
+                }
+                InstanceTiming t;
+                t.status = Outcome::untimed;
+                t.reason = reason::kNotEnded;
+                settle(it->first, it->second, t);
+                sink.annex(it->first, it->second, timing_annex(t));
+            }
+            l = batch.listed;
         }
     }
 };
@@ -108,7 +176,9 @@ SubmitTiming::~SubmitTiming() {
     for (uint64_t r : regions_) {
         results_->release(r);
     }
-    let_go(device_, in_place_);
+    if (device_) {
+        let_go(device_, held_);
+    }
 }
 
 void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
@@ -116,65 +186,58 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
         return;
     }
     submits_.push_back(record.submit);
+    listed_.reserve(listed_.size() + record.workloads.size());
     for (const timeline::SubmittedWorkload& w : record.workloads) {
         listed_.emplace_back(record.submit, w.tag);
     }
-    std::vector<TimingEntry> entries;
-    entries.reserve(record.instances.size());
+    entries_.reserve(entries_.size() + record.instances.size());
     for (const timeline::MarkedInstance& instance : record.instances) {
-        entries.push_back(entry_of(instance, slot));
+        append_entry(reads_, entries_, pending_, entry_of(instance, slot));
     }
-    mark_repeats(pending_, entries);
-    pending_.insert(pending_.end(), entries.begin(), entries.end());
 }
 
-void SubmitTiming::settle(const TimingEntry& e, const char* why) {
-    Resolved r;
-    r.submit = e.submit;
-    r.tag = e.tag;
-    if (e.ambiguous) {
-        r.status = Outcome::ambiguous;
-        r.reason = reason::kSecondaryTwice;
-    } else {
-        r.status = Outcome::untimed;
-        r.reason = e.untimed ? e.untimed : why;
-    }
-    batch_.push_back(r);
-}
-
-void SubmitTiming::drop_pending(const char* why) {
-    for (const TimingEntry& e : pending_) {
-        settle(TimingEntry{e.submit, e.tag, {}, {}, e.untimed ? e.untimed : why, e.ambiguous}, why);
-    }
-    pending_.clear();
-}
-
-void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out) {
-    if (!active_ || pending_.empty()) {
-        return;
-    }
-    // Every pool a timed entry uses is read whole (its used slots), each once. Every used slot
-    // was written by the recording that holds the pool, earlier on this queue.
-    std::map<QueryBlock*, uint32_t> base;
-    uint32_t total = 0;
-    bool one_run = true;
-    for (const TimingEntry& e : pending_) {
-        if (e.ambiguous || !e.begin || !e.end) {
-            continue;
-        }
-        for (QueryBlock* b : {e.begin.block, e.end.block}) {
-            if (base.emplace(b, total).second) {
-                total += b->used;
-                one_run = one_run && b->one_run;
+void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
+    if (reads) {
+        for (const QueryReads::Block& b : reads->blocks()) {
+            if (b.counted) {
+                read_blocks_.push_back(ReadBlock{b.block, b.base});
             }
         }
     }
+    pending_ = entries_.size();
+    reads_.clear();
+    reads_done_.push_back(Read{static_cast<uint32_t>(entries_.size()), dropped, in_place,
+                               static_cast<uint32_t>(read_blocks_.size())});
+}
+
+void SubmitTiming::drop_pending(const char* why) {
+    if (pending()) {
+        close_read(why, false, nullptr);
+    }
+}
+
+void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out) {
+    if (!active_ || !pending()) {
+        return;
+    }
+    // Every pool an entry with both timestamps uses is read whole (its used slots), each once.
+    // Every used slot was written by the recording that holds the pool, earlier on this queue.
+    const uint32_t total = reads_.lay_out(0);
     if (total == 0) {
         drop_pending(reason::kNotAvailable);
         return;
     }
-    if (one_run) {
-        read_in_place(base, total);
+    if (reads_.one_run()) {
+        // Read on the host by the job, after the reads before it in this submission.
+        reads_.lay_out(in_place_entries_);
+        in_place_entries_ += total;
+        for (const QueryReads::Block& b : reads_.blocks()) {
+            if (b.counted) {
+                device_->pools.hold(b.block);
+                held_.push_back(b.block);
+            }
+        }
+        close_read(nullptr, true, &reads_);
         return;
     }
     // Copied out: the copy may wait for availability (without the wait some drivers copy before
@@ -195,41 +258,12 @@ void SubmitTiming::flush(timeline::LayerCommandBuffers& layer, std::vector<VkCom
         return;
     }
     regions_.push_back(region->id);
+    reads_.lay_out(region->first);
     const DeviceDispatch& next = device_->next;
-    record_query_copy(next, cb, base, region->first, results_->buffer(), QueueResults::kEntryBytes);
+    record_query_copy(next, cb, reads_, results_->buffer(), QueueResults::kEntryBytes);
     next.EndCommandBuffer(cb);
     out.push_back(cb);
-    resolve(base, false);
-}
-
-void SubmitTiming::read_in_place(std::map<QueryBlock*, uint32_t>& base, uint32_t total) {
-    // The offsets move past the job's earlier reads, as record_query_copy moves them to the
-    // ring region.
-    for (auto& [block, offset] : base) {
-        offset += in_place_entries_;
-        device_->pools.hold(block);
-        in_place_.push_back(InPlace{block, offset});
-    }
-    in_place_entries_ += total;
-    resolve(base, true);
-}
-
-void SubmitTiming::resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place) {
-    for (const TimingEntry& e : pending_) {
-        if (e.ambiguous || !e.begin || !e.end) {
-            settle(e, reason::kNotAvailable);
-            continue;
-        }
-        Resolved r;
-        r.submit = e.submit;
-        r.tag = e.tag;
-        r.status = Outcome::ok;
-        r.begin = first.at(e.begin.block) + e.begin.slot;
-        r.end = first.at(e.end.block) + e.end.slot;
-        r.in_place = in_place;
-        batch_.push_back(r);
-    }
-    pending_.clear();
+    close_read(nullptr, false, &reads_);
 }
 
 void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
@@ -237,47 +271,35 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
         return;
     }
     drop_pending(reason::kNotEnded);
-    // An instance listed in a SUBMIT must say something, even when no end of it was seen.
-    std::vector<std::pair<uint64_t, uint64_t>> seen;
-    for (const Resolved& r : batch_) {
-        seen.emplace_back(r.submit, r.tag);
-    }
-    std::sort(seen.begin(), seen.end());
-    std::sort(listed_.begin(), listed_.end());
-    listed_.erase(std::unique(listed_.begin(), listed_.end()), listed_.end());
-    for (const auto& [submit, tag] : listed_) {
-        if (!std::binary_search(seen.begin(), seen.end(), std::pair{submit, tag})) {
-            settle(TimingEntry{submit, tag, {}, {}, reason::kNotEnded, false}, reason::kNotEnded);
-        }
-    }
-    listed_.clear();
-    for (Resolved& r : batch_) {
-        const bool injected = r.reason != reason::kOutsideFrame;
-        r.serialization = injected ? serialization : "none";
-        if (r.status == Outcome::ok && caveat) {
-            r.reason = caveat;
-        }
-        done_.push_back(r);
-    }
-    batch_.clear();
+    batches_.push_back(Batch{static_cast<uint32_t>(entries_.size()),
+                             static_cast<uint32_t>(listed_.size()), serialization, caveat});
 }
 
 timeline::CompletionJob SubmitTiming::take_job() {
-    if (!active_ || (done_.empty() && submits_.empty())) {
+    if (!active_ || (entries_.empty() && submits_.empty())) {
         return {};
     }
     auto job = std::make_shared<Job>();
     job->device = device_;
     job->results = results_;
     job->family = family_;
-    job->entries = std::move(done_);
+    job->entries = std::move(entries_);
+    pending_ = 0;
+    job->reads = std::move(reads_done_);
+    job->blocks = std::move(read_blocks_);
+    job->batches = std::move(batches_);
+    job->listed = std::move(listed_);
     job->regions = std::move(regions_);
-    job->in_place = std::move(in_place_);
+    job->held = std::move(held_);
     job->in_place_entries = in_place_entries_;
     job->submits = std::move(submits_);
-    done_.clear();
+    entries_.clear();
+    reads_done_.clear();
+    read_blocks_.clear();
+    batches_.clear();
+    listed_.clear();
     regions_.clear();
-    in_place_.clear();
+    held_.clear();
     in_place_entries_ = 0;
     submits_.clear();
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };

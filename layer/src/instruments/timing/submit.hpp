@@ -1,17 +1,24 @@
 #pragma once
 // The timing side of one vkQueueSubmit* call (with the queue's lock held): after each application
-// command buffer the interpreter has paired its workloads' timer queries; here they are turned
-// into the job the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted
-// command buffer, then one timing annex per workload instance.
+// command buffer the interpreter has paired its workloads' timer queries; here they become the job
+// the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted command buffer,
+// then one timing annex per workload instance.
 //
-// Where the values are read: when every query pool the pending instances use belongs to a
-// recording that runs once (ONE_TIME_SUBMIT), straight from the pools, on the host, once the GPU
-// is done (the pools are held until then: QueryPoolCache::hold). Otherwise a recording may run
-// again before anyone reads, so a layer command buffer placed after the application's (at the
-// first boundary where no render pass instance is suspended) copies the values into the queue's
-// result ring first. On a real GPU that command buffer is a measurable share of a short frame
+// Only what must happen before the driver's call is done here: each instance's two timestamps
+// noted (and a query run twice before a read flagged), and per command buffer which query pools
+// are read and how. Resolving each instance against its read, settling those that cannot be
+// timed and checking that every listed instance says something is the job's work, on the
+// readback thread: the application's thread spends a few instructions per workload.
+//
+// Where the values are read: when every query pool a read covers belongs to a recording that
+// runs once (ONE_TIME_SUBMIT), straight from the pools, on the host, once the GPU is done (the
+// pools are held until then: QueryPoolCache::hold). Otherwise a recording may run again before
+// anyone reads, so a layer command buffer placed after the application's (at the first boundary
+// where no render pass instance is suspended) copies the values into the queue's result ring
+// first. On a real GPU that command buffer is a measurable share of a short frame
 // (docs/timing.md).
 
+#include "core/query_reads.hpp"
 #include "instruments/timing/annex.hpp"
 #include "instruments/timing/device.hpp"
 #include "instruments/timing/entries.hpp"
@@ -20,9 +27,6 @@
 #include "timeline/interpreter.hpp"
 
 #include <cstdint>
-#include <functional>
-#include <map>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,14 +38,14 @@ public:
     SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, bool frame_selected);
     SubmitTiming(const SubmitTiming&) = delete;
     SubmitTiming& operator=(const SubmitTiming&) = delete;
-    // Gives back ring regions no job took (the submission failed).
+    // Gives back ring regions and held pools no job took (the submission failed).
     ~SubmitTiming();
 
     bool active() const { return active_; }
 
     // One application command buffer has run (its marks paired); timing's marks are at `slot`.
     void add(const timeline::SubmitRecord& record, size_t slot);
-    // Copies what is pending into a layer command buffer appended to `out`.
+    // Reads what is pending: in place, or copied by a layer command buffer appended to `out`.
     void flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out);
     // The batch cannot take layer command buffers: what is pending is untimed.
     void drop_pending(const char* why);
@@ -53,41 +57,47 @@ public:
     // CLOCK_MONOTONIC time it saw the submission complete.
     timeline::CompletionJob take_job();
 
-private:
-    struct Resolved {
-        uint64_t submit = 0;
-        uint64_t tag = 0;
-        Outcome status = Outcome::untimed;
-        const char* reason = nullptr;
-        const char* serialization = "none";
-        // Ok only: result ring entries, or with `in_place` entries of the job's in-place reads.
-        uint32_t begin = 0;
+    // How the entries of one read (or of one drop) are resolved, for the job: the entries up to
+    // `end` since the previous read's.
+    struct Read {
         uint32_t end = 0;
-        bool in_place = false;
+        const char* dropped = nullptr; // set: none of them is timed, for this reason
+        bool in_place = false;         // else copied into the ring
+        uint32_t blocks = 0;           // its blocks end here in `read_blocks`
     };
-    // A query pool read in place: its used slots are entries first.. of the job's reads.
-    struct InPlace {
+    // The instances of one batch: entries and listed instances up to these ends.
+    struct Batch {
+        uint32_t entries = 0;
+        uint32_t listed = 0;
+        const char* serialization = "none";
+        const char* caveat = nullptr;
+    };
+    struct ReadBlock {
         QueryBlock* block = nullptr;
-        uint32_t first = 0;
+        uint32_t base = 0; // ring entry, or entry of the job's in-place reads
     };
     struct Job;
 
-    void settle(const TimingEntry& e, const char* why);
-    // Pending entries with both timestamps resolved to entries (pool -> its first entry).
-    void resolve(const std::map<QueryBlock*, uint32_t>& first, bool in_place);
-    // Holds the pools in `base` for the job and resolves against them (offsets moved).
-    void read_in_place(std::map<QueryBlock*, uint32_t>& base, uint32_t total);
+private:
+    void close_read(const char* dropped, bool in_place, const QueryReads* reads);
 
     TimingDevice* device_;
     QueueResults* results_;
     uint32_t family_;
     bool active_;
-    std::vector<TimingEntry> pending_;
-    std::vector<std::pair<uint64_t, uint64_t>> listed_; // instances of the batch
-    std::vector<Resolved> batch_;
-    std::vector<Resolved> done_;
+    bool pending() const { return entries_.size() > pending_; }
+
+    // The whole submission's entries, handed to the job; those from pending_ on are not read
+    // yet, and reads_ holds their blocks and begins.
+    std::vector<TimingEntry> entries_;
+    size_t pending_ = 0;
+    QueryReads reads_;
+    std::vector<Read> reads_done_;
+    std::vector<ReadBlock> read_blocks_;
+    std::vector<Batch> batches_;
+    std::vector<std::pair<uint64_t, uint64_t>> listed_; // (submit, tag) of every SUBMIT's list
     std::vector<uint64_t> regions_;
-    std::vector<InPlace> in_place_; // held pools (QueryPoolCache::hold)
+    std::vector<QueryBlock*> held_; // pools read in place (QueryPoolCache::hold)
     uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
 };
