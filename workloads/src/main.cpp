@@ -122,6 +122,14 @@ bool runCycle(const Options& options, const std::vector<const ScenarioInfo*>& se
     }
 
     for (const Run& run : runs) {
+        if (run.scenario) {
+            if (const std::string line = run.scenario->summary(); !line.empty()) {
+                std::printf("%s\n", line.c_str());
+                std::fflush(stdout);
+            }
+        }
+    }
+    for (const Run& run : runs) {
         if (!run.skipped.empty()) {
             verdict("SKIP", run.info->name, run.skipped.c_str());
         } else if (!run.failed && !options.quiet) {

@@ -30,7 +30,9 @@ const char* usageText() {
            "                        [--device INDEX] [--draws N] [--validation above|below]\n"
            "                        [--layer-setting KEY=VALUE]... [--cycles N] [--threads N]\n"
            "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n"
-           "                        [--time-frames FROM]\n";
+           "                        [--time-frames FROM] [--workloads N] [--submits N]\n"
+           "                        [--floor none|timestamps|pipeline_statistics]\n"
+           "                        [--record-thread]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -50,6 +52,29 @@ std::string parseOptions(int argc, char** argv, Options& out) {
             out.quiet = true;
         } else if (arg == "--no-one-time-submit") {
             out.noOneTimeSubmit = true;
+        } else if (arg == "--record-thread") {
+            out.recordThread = true;
+        } else if (arg == "--workloads") {
+            const char* v = value();
+            error = v ? parseCount(arg, v, 4, 100000, out.workloads) : needsValue(v);
+        } else if (arg == "--submits") {
+            const char* v = value();
+            error = v ? parseCount(arg, v, 1, 64, out.submits) : needsValue(v);
+        } else if (arg == "--floor") {
+            const char* v = value();
+            if (!v) {
+                return needsValue(v);
+            }
+            const std::string_view name(v);
+            if (name == "none") {
+                out.floor = Floor::None;
+            } else if (name == "timestamps") {
+                out.floor = Floor::Timestamps;
+            } else if (name == "pipeline_statistics") {
+                out.floor = Floor::PipelineStatistics;
+            } else {
+                return "--floor expects 'none', 'timestamps' or 'pipeline_statistics'";
+            }
         } else if (arg == "--scenario") {
             const char* v = value();
             if (!v) {

@@ -11,6 +11,9 @@ namespace wl {
 
 enum class ValidationOrder { None, Above, Below };
 
+// What the game_scale scenario writes around each workload itself (its floor).
+enum class Floor { None, Timestamps, PipelineStatistics };
+
 struct Options {
     std::vector<std::string> scenarios; // empty: all of them
     bool list = false;
@@ -31,6 +34,12 @@ struct Options {
     // Frames from this index on are timed together and their mean printed: a benchmark's
     // per-frame cost without start-up, device creation and pipeline compilation in it.
     std::optional<uint32_t> timeFramesFrom;
+    // game_scale: workloads a frame, the vkQueueSubmit calls they are spread over, the queries
+    // the program writes around each of them itself, and recording on a thread of its own.
+    uint32_t workloads = 200;
+    uint32_t submits = 1;
+    Floor floor = Floor::None;
+    bool recordThread = false;
 };
 
 // Parses argv into `out`. Returns an empty string on success, otherwise the usage error.

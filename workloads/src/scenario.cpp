@@ -28,6 +28,7 @@ const std::vector<ScenarioInfo>& allScenarios() {
 const std::vector<ScenarioInfo>& namedOnlyScenarios() {
     static const std::vector<ScenarioInfo> list = {
         {"small_frame", makeSmallFrameScenario},
+        {"game_scale", makeGameScaleScenario},
         {"mesh_shader", makeMeshShaderScenario},
         {"host_signal", makeHostSignalScenario},
     };

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,8 @@ public:
     virtual void setup(Context& ctx) = 0;
     // Records, submits, waits for and verifies one frame of work. Throws VerifyError.
     virtual void frame(Context& ctx, uint32_t frameIndex) = 0;
+    // A line printed once the frames have run (what a benchmark scenario measured); empty: none.
+    virtual std::string summary() const { return {}; }
 };
 
 struct ScenarioInfo {
@@ -48,6 +51,7 @@ std::unique_ptr<Scenario> makeIndirectDrawScenario();
 std::unique_ptr<Scenario> makeRayTracingScenario();
 std::unique_ptr<Scenario> makeGameScenario();
 std::unique_ptr<Scenario> makeSmallFrameScenario();
+std::unique_ptr<Scenario> makeGameScaleScenario();
 std::unique_ptr<Scenario> makeHostSignalScenario();
 std::unique_ptr<Scenario> makeAppStatisticsScenario();
 std::unique_ptr<Scenario> makeMeshShaderScenario();
