@@ -29,6 +29,7 @@ MODULES = (
     "record_cost.py",
     "timing_cost.py",
     "frame_cost.py",
+    "workload_cost.py",
     "capture_cpu.py",
     "counters_cost.py",
     "samplers_cost.py",

@@ -30,6 +30,7 @@ run.sh brings up. A device run, in one go:
   2. on the device, carry [".gl", ".whl", ".device"], timeout 600:
        bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing accuracy \
            frame_time frame_cost record_cost
+       bash bench/device/run.sh --bring-up workload_cost
        bash bench/device/run.sh --bring-up pytest
      each writing $OUT/device.json (a check's part is written as soon as it ends, so a run cut
      short keeps what it finished);
@@ -55,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import frame_cost, samplers_cost
+from bench.device import workload_check
 from bench.device.device_context import Context, Outcome, run_check, timing_analysis
 from bench.device.device_render import render
 from bench.record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure
@@ -546,6 +548,7 @@ CHECKS = (
     Check("accuracy", (), check_accuracy),
     Check("frame_time", (), check_frame_time),
     Check("frame_cost", (), check_frame_cost),
+    Check("workload_cost", (), workload_check.check_workload_cost),
     Check("record_cost", (), check_record_cost),
     Check("pytest", (), check_pytest),
 )
@@ -603,11 +606,14 @@ def merge(files: Sequence[Path]) -> int:
     if len(commits) > 1:
         raise SystemExit(f"device runs of different commits: {sorted(map(str, commits))}")
     target = results_path(NAME)
-    if target.exists() and json.loads(target.read_text()).get("commit") in commits:
-        runs.insert(0, json.loads(target.read_text()))
+    previous = json.loads(target.read_text()) if target.exists() else None
+    if previous and previous.get("commit") in commits:
+        runs.insert(0, previous)
     merged = runs[0]
     for r in runs[1:]:
         merged = {**r, "checks": {**merged["checks"], **r["checks"]}}
+    # The per-workload costs of other devices stay (workload_check.py).
+    workload_check.fold(previous, merged, merged.get("commit"), merged["date"])
     merged["settings"] = {
         "quick": any(r["settings"]["quick"] for r in runs),
         "checks": [c.name for c in CHECKS if c.name in merged["checks"]],

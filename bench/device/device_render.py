@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench import samplers_cost
+from bench.device import workload_check
 from bench.frame_cost import app_table, method_text, verdict_lines
 from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from bench.resultfile import banner, median, met, not_run, provenance, spread
@@ -26,6 +27,7 @@ TITLES = {
     "accuracy": "Timer accuracy against the application's own timestamps",
     "frame_time": "Frame time per mode",
     "frame_cost": "Short frames: what each configuration adds",
+    "workload_cost": "Cost per workload at game scale, beside the floor",
     "record_cost": "Recording cost per call",
     "pytest": "The GPU tests of pytest on this device",
 }
@@ -387,6 +389,7 @@ SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "accuracy": accuracy_section,
     "frame_time": frame_time_section,
     "frame_cost": frame_cost_section,
+    "workload_cost": workload_check.section,
     "record_cost": record_cost_section,
     "pytest": pytest_section,
 }

@@ -1,0 +1,89 @@
+"""The `workload_cost` device check: bench/workload_cost.py's measurement on the device, and how
+its results from several devices live together in bench/results/device.json.
+
+Every other check's part of the results is the latest run's; this one keeps a block per device
+(`devices`, by device name, each stamped with the commit and date it was measured at), so that the
+pages give the cost per workload on every device the check ran on, not only the last."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench import frame_cost, workload_cost
+from bench.device.device_context import Context, Outcome
+
+NAME = "workload_cost"
+# A frame of this many workloads, timed for this many frames after a warm-up, in each of
+# workload_cost.CONFIGS, over this many interleaved rounds (about 3 minutes on an H100).
+WORKLOADS = 200
+ROUNDS, FRAMES, WARMUP = 7, 300, 50
+QUICK_ROUNDS, QUICK_FRAMES, QUICK_WARMUP = 2, 20, 5
+
+
+def check_workload_cost(ctx: Context, out: Outcome) -> None:
+    """bench/workload_cost.py on this device: a frame of 200 workloads (render passes, dispatches,
+    copies, each waiting for the one before), timed by the program itself, in every configuration
+    beside the floor (the program's own timestamps or pipeline statistics queries); each
+    `vkscope run` drops nothing."""
+    rounds, frames, warmup = (
+        (QUICK_ROUNDS, QUICK_FRAMES, QUICK_WARMUP) if ctx.quick else (ROUNDS, FRAMES, WARMUP)
+    )
+    tools = frame_cost.Tools(ctx.layer, ctx.workload)
+    end, frame_submits = workload_cost.frame_end(tools)
+    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
+    measured = workload_cost.measure(
+        program, workload_cost.CONFIGS, rounds, frames + warmup, warmup,
+        progress=frame_cost.printer("  workload cost"),
+    )  # fmt: skip
+    for key, runs in measured.items():
+        dropped = sum(r.get("dropped") or 0 for r in runs)
+        out.expect(dropped == 0, f"{key}: {dropped} messages dropped")
+    block = {
+        "device": ctx.driver.device,
+        "driver_info": ctx.driver.driver_info,
+        "cpu_device": ctx.driver.cpu_device,
+        "workloads": WORKLOADS,
+        "frames": frames,
+        "warmup": warmup,
+        "record_thread": False,
+        "frame_end": end,
+        "rounds": measured,
+    }
+    out.data["devices"] = {ctx.driver.device: block}
+
+
+def fold(
+    previous: Mapping[str, Any] | None, merged: dict[str, Any], commit: str | None, date: str
+) -> None:
+    """In `merged` (the results being written), the check's blocks of this run stamped with its
+    commit and date, and those of other devices kept from `previous` results."""
+    part = merged["checks"].get(NAME)
+    if part is None or "devices" not in part:
+        return
+    for block in part["devices"].values():
+        block.setdefault("commit", commit)
+        block.setdefault("date", date)
+    old = ((previous or {}).get("checks") or {}).get(NAME) or {}
+    for device, block in (old.get("devices") or {}).items():
+        part["devices"].setdefault(device, block)
+
+
+def section(part: Mapping[str, Any]) -> list[str]:
+    """Its part of docs/bench/device.md: each device's measurement, newest first."""
+    lines = [
+        "bench/workload_cost.py's measurement (docs/bench/workload-cost.md) on each device the "
+        "check ran on, the targets judged for a GPU."
+    ]
+    blocks = sorted(part.get("devices", {}).values(), key=lambda b: b.get("date", ""), reverse=True)
+    for block in blocks:
+        commit = (block.get("commit") or "unknown")[:10]
+        lines += [
+            "",
+            f"### {block['device']} ({block['driver_info']})",
+            "",
+            f"Measured {block.get('date', 'at an unknown date')}, commit `{commit}`.",
+            "",
+            *workload_cost.block_lines(block, block["cpu_device"]),
+        ]
+    return lines

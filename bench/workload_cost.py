@@ -1,0 +1,658 @@
+#!/usr/bin/env python3
+"""Measure what vkscope costs per workload on a frame of game size, beside the floor: what the
+same queries cost when the application writes them itself.
+
+The workload program's `game_scale` scenario renders frames of --workloads N workloads (200 by
+default: render passes of three draws, compute dispatches and buffer copies, each waiting for the
+one before through a barrier), one vkQueueSubmit a frame, and times every frame itself: the frame
+from its vkQueueSubmit until its fence has signalled, the vkQueueSubmit call alone, and the
+recording of its command buffer. It runs in every configuration of CONFIGS: no layer; the floor,
+where the program itself writes a BOTTOM_OF_PIPE timestamp after each workload or a pipeline
+statistics query around it (no layer); the timeline without a capture server; and `vkscope run`
+with the timeline, with `--timing none|queue|full`, with `--counters pipeline_statistics` and with
+a CPU-sampled counter (`sampler:cpu_time`). Configurations are interleaved over several rounds,
+so a change in the machine's load hits every one alike; each round's runs are compared with the
+run without the layer of the same round, and the difference divided by N: what each costs per
+workload.
+
+Wall time on a small shared machine spreads more than some of these costs, so the benchmark also
+counts instructions (valgrind's callgrind) in vkQueueSubmit and in the recording commands for the
+configurations that matter most: machine load moves those counts by nothing.
+
+Every run is kept: bench/results/workload_cost.json, and docs/bench/workload-cost.md (`render`).
+The same measurement on a real GPU is the `workload_cost` device check (docs/bench/device.md).
+
+  .venv/bin/python bench/workload_cost.py [--runs 7] [--workloads 200] [--frames 150]
+      [--warmup 30] [--record-thread] [--no-instructions]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.frame_cost import Tools, printer
+from bench.resultfile import (
+    DOCS_DIR,
+    banner,
+    load,
+    median,
+    median_interval,
+    met,
+    new,
+    not_run,
+    provenance,
+    publish,
+    results_path,
+    spread,
+)
+from harness.driver import probe
+from harness.env import base_env, layer_env
+
+NAME = "workload_cost"
+DOC = DOCS_DIR / "workload-cost.md"
+COMMAND = ".venv/bin/python bench/workload_cost.py"
+# The targets (issue: cost per workload at game scale). On a CPU device (lavapipe), what
+# `vkscope run` adds to the application's vkQueueSubmit call, per workload, in µs:
+SUBMIT_TARGETS_US = {"run": 0.2, "run_timing_queue": 0.4}
+# On a GPU: what `vkscope run` adds to the frame, and what timing and pipeline statistics add
+# against what the application's own queries add (the floor).
+FRAME_TARGET_PERCENT = 3.0
+FLOOR_TARGETS = {
+    "run_timing_queue": ("floor_timestamps", 1.25),
+    "run_statistics": ("floor_statistics", 1.15),
+}
+
+# Per frame, as the program prints it (workloads/src/scenarios/game_scale.cpp).
+_SUMMARY = re.compile(
+    r"^workload cost: workloads (\d+) submits (\d+) floor (\S+) record_thread (\S+) frames (\d+) "
+    r"frame_us ([0-9.]+) submit_us ([0-9.]+) record_us ([0-9.]+)(?: gpu_us ([0-9.]+))?$",
+    re.MULTILINE,
+)
+_DROPPED = re.compile(r"([0-9,]+) dropped")
+# A function's line in callgrind_annotate's output: its cost, share, file:function [object].
+_ANNOTATED = re.compile(r"^\s*([0-9,]+) \(\s*[0-9.]+%\)\s+[^\s:]*:(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Config:
+    key: str
+    title: str
+    settings: Mapping[str, str] = field(default_factory=dict)  # layer settings, no capture server
+    layer: bool = True
+    run: tuple[str, ...] | None = None  # `vkscope run` with these options
+    floor: str = "none"  # what the program writes itself (--floor)
+    # Of the frames the others time: a sampler's handovers make its frames far longer.
+    frames_share: float = 1.0
+
+
+CONFIGS = (
+    Config("none", "no layer", layer=False),
+    Config(
+        "floor_timestamps", "floor: the program's own timestamps", layer=False, floor="timestamps"
+    ),
+    Config(
+        "floor_statistics",
+        "floor: the program's own pipeline statistics queries",
+        layer=False,
+        floor="pipeline_statistics",
+    ),
+    Config("timeline", "timeline, no capture server", {"timeline": "true"}),
+    Config("run", "`vkscope run` (timeline)", run=()),
+    Config("run_timing_none", "`vkscope run --timing none`", run=("--timing", "none")),
+    Config("run_timing_queue", "`vkscope run --timing queue`", run=("--timing", "queue")),
+    Config("run_timing_full", "`vkscope run --timing full`", run=("--timing", "full")),
+    Config(
+        "run_statistics",
+        "`vkscope run --counters pipeline_statistics`",
+        run=("--counters", "pipeline_statistics"),
+    ),
+    Config(
+        "run_sampler",
+        "`vkscope run --counters sampler:cpu_time`",
+        run=("--counters", "sampler:cpu_time"),
+        frames_share=0.2,
+    ),
+)
+BY_KEY = {c.key: c for c in CONFIGS}
+# Counted with callgrind: the baseline and what the targets are about.
+INSTRUCTION_CONFIGS = ("none", "timeline", "run", "run_timing_queue", "run_statistics")
+# What callgrind counts: the program's entry points around its vkQueueSubmit and around its
+# recording of a frame (workloads/src/profiled.h), everything they call included.
+PROFILED = {"submit": "wl_profiled_submit", "record": "wl_profiled_record"}
+
+
+@dataclass(frozen=True)
+class Program:
+    """The workload program's game_scale scenario as one measurement runs it."""
+
+    tools: Tools
+    workloads: int
+    record_thread: bool = False
+    frame_submits: dict[str, str] = field(default_factory=dict)  # where frames end otherwise
+    extra: tuple[str, ...] = ()  # more arguments (--compute-iterations)
+
+    def args(self, config: Config, frames: int, warmup: int | None) -> list[str]:
+        out = [str(self.tools.workload), "--scenario", "game_scale", "--quiet"]
+        out += ["--workloads", str(self.workloads), "--frames", str(frames)]
+        out += ["--floor", config.floor, *self.extra]
+        if warmup is not None:
+            out += ["--time-frames", str(warmup)]
+        if self.record_thread:
+            out.append("--record-thread")
+        return out
+
+
+def frame_end(tools: Tools) -> tuple[str, dict[str, str]]:
+    """How the scenario's frames end on this device, and the layer settings that need: at
+    VK_EXT_frame_boundary where the device has it, else at every submission."""
+    first = subprocess.run(
+        [str(tools.workload), "--scenario", "game_scale", "--frames", "1"],
+        env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if first.returncode != 0:
+        raise RuntimeError(f"game_scale failed without the layer:\n{first.stderr[-2000:]}")
+    if "frame boundary yes" in first.stderr:
+        return "VK_EXT_frame_boundary", {}
+    return "`frame_submits = 1`", {"frame_submits": "1"}
+
+
+def command(
+    program: Program, config: Config, inner: list[str], tmp: Path
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of `inner` (the program, maybe wrapped) in `config`."""
+    if config.run is not None:
+        cmd = [*program.tools.vkscope, "run", "--no-report", "--no-trace", "--no-html"]
+        cmd += ["-o", str(tmp / "capture.vkscope"), *config.run]
+        cmd += [f"-s{k}={v}" for k, v in program.frame_submits.items()]
+        return [*cmd, "--", *inner], base_env()
+    if not config.layer:
+        return inner, base_env()
+    return inner, layer_env(program.tools.layer_dir, **config.settings, **program.frame_submits)
+
+
+def run_once(
+    program: Program, config: Config, frames: int, warmup: int, tmp: Path
+) -> dict[str, Any]:
+    """One run of `config`: the program's medians over its timed frames (µs), and what
+    `vkscope run` said it dropped."""
+    timed = max(1, round((frames - warmup) * config.frames_share))
+    cmd, run_env = command(program, config, program.args(config, warmup + timed, warmup), tmp)
+    res = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=900)
+    for f in tmp.glob("capture.vkscope*"):
+        f.unlink()
+    out = res.stdout + res.stderr
+    found = _SUMMARY.search(out)
+    if res.returncode != 0 or found is None:
+        raise RuntimeError(f"{config.title}: exit {res.returncode}\n{out[-2000:]}")
+    run: dict[str, Any] = {
+        "frame_us": float(found.group(6)),
+        "submit_us": float(found.group(7)),
+        "record_us": float(found.group(8)),
+    }
+    if found.group(9):
+        run["gpu_us"] = float(found.group(9))
+    if config.run is not None:
+        dropped = _DROPPED.search(res.stderr)
+        run["dropped"] = int(dropped.group(1).replace(",", "")) if dropped else None
+    return run
+
+
+Rounds = dict[str, list[dict[str, Any]]]
+
+
+def measure(
+    program: Program,
+    configs: Sequence[Config],
+    rounds: int,
+    frames: int,
+    warmup: int,
+    progress: Callable[[str], None] | None = None,
+) -> Rounds:
+    """Every configuration once per round, interleaved."""
+    out: Rounds = {c.key: [] for c in configs}
+    with tempfile.TemporaryDirectory(prefix="vkscope-workload-cost-") as tmp:
+        for r in range(rounds):
+            for c in configs:
+                out[c.key].append(run_once(program, c, frames, warmup, Path(tmp)))
+            if progress:
+                progress(f"round {r + 1} of {rounds} done")
+    return out
+
+
+# -- instruction counts --------------------------------------------------------------------------
+
+
+def callgrind_counts(out_file: Path) -> dict[str, int]:
+    """Instructions inside the submit and the recording entry points (inclusive), from a
+    callgrind profile collected only inside them."""
+    annotated = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    counts = dict.fromkeys(PROFILED, 0)
+    for found in _ANNOTATED.finditer(annotated):
+        for part, name in PROFILED.items():
+            if found.group(2) == name:
+                counts[part] += int(found.group(1).replace(",", ""))
+    return counts
+
+
+def instructions(
+    program: Program,
+    configs: Sequence[Config],
+    short: int,
+    long: int,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Instructions per frame in vkQueueSubmit and in recording, by configuration: runs of
+    `long` and `short` frames under callgrind, their difference over the frames in between, so
+    that the first frame's one-time work cancels out."""
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="vkscope-workload-cost-") as tmp:
+        for c in configs:
+            totals = []
+            for frames in (short, long):
+                profile = Path(tmp) / f"callgrind-{c.key}-{frames}.out"
+                valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"]
+                valgrind += [f"--toggle-collect={name}" for name in PROFILED.values()]
+                inner = [*valgrind, *program.args(c, frames, None)]
+                cmd, env = command(program, c, inner, Path(tmp))
+                res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+                for f in Path(tmp).glob("capture.vkscope*"):
+                    f.unlink()
+                if res.returncode != 0:
+                    raise RuntimeError(
+                        f"{c.title} under callgrind: exit {res.returncode}\n"
+                        f"{(res.stdout + res.stderr)[-2000:]}"
+                    )
+                totals.append(callgrind_counts(profile))
+            out[c.key] = {k: (totals[1][k] - totals[0][k]) / (long - short) for k in totals[0]}
+            if progress:
+                progress(f"instructions of {c.key} counted")
+    return out
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+METRICS = (("frame_us", "frame"), ("submit_us", "vkQueueSubmit call"), ("record_us", "recording"))
+# Each instrument beside its floor: the same queries written by the application itself.
+FLOORS = (
+    ("run_timing_none", "floor_timestamps"),
+    ("run_timing_queue", "floor_timestamps"),
+    ("run_timing_full", "floor_timestamps"),
+    ("run_statistics", "floor_statistics"),
+)
+EXAMPLE_WORKLOADS = 2000  # the frame the page's prediction is worked out for
+
+
+def us(v: float) -> str:
+    return f"{v:.1f} µs"
+
+
+def signed(v: float) -> str:
+    return f"{v:+.2f} µs"
+
+
+def added(rounds: Rounds, key: str, metric: str, per: float = 1) -> list[float]:
+    """Each round's run of `key` against the run without the layer of the same round, / `per`."""
+    return [(a[metric] - b[metric]) / per for a, b in zip(rounds[key], rounds["none"], strict=True)]
+
+
+def floor_ratios(rounds: Rounds, key: str, floor: str) -> list[float]:
+    """What `key` adds to the frame over what `floor` adds, round by round."""
+    return [
+        (a["frame_us"] - n["frame_us"]) / (f["frame_us"] - n["frame_us"])
+        for a, f, n in zip(rounds[key], rounds[floor], rounds["none"], strict=True)
+        if f["frame_us"] != n["frame_us"]
+    ]
+
+
+def titled(rounds: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The configurations measured, in table order, with their titles."""
+    return [(c.key, c.title) for c in CONFIGS if c.key in rounds]
+
+
+def method_line(block: Mapping[str, Any]) -> str:
+    n = block["workloads"]
+    thread = ", recorded on a thread of its own" if block.get("record_thread") else ""
+    return (
+        f"`vkscope-workload --scenario game_scale --workloads {n}`: {n} workloads a frame (a "
+        "clear, then render passes of three draws, dispatches and buffer copies, each waiting for "
+        "the one before through a barrier, then two copies to host memory), one vkQueueSubmit a "
+        "frame"
+        f"{thread}; frames end at {block['frame_end']}. Each run times {block['frames']} frames "
+        f"after {block['warmup']} (medians; the sampler's runs a fifth of them, its handovers "
+        f"make its frames far longer); {len(block['rounds']['none'])} interleaved rounds. "
+        "*Added* compares each run with the run without the layer of the same round, divided by "
+        f"the {n} workloads: the median of the rounds, and their range."
+    )
+
+
+def per_workload_table(block: Mapping[str, Any]) -> list[str]:
+    rounds = block["rounds"]
+    n = block["workloads"]
+    head = "| configuration |"
+    for _, name in METRICS:
+        head += f" {name} | added per workload |"
+    lines = [head, "|---" * (1 + 2 * len(METRICS)) + "|"]
+    for key, title in titled(rounds):
+        cells = []
+        for metric, _ in METRICS:
+            cells.append(spread([r[metric] for r in rounds[key]], us))
+            cells.append("" if key == "none" else spread(added(rounds, key, metric, n), signed))
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def floor_lines(block: Mapping[str, Any]) -> list[str]:
+    rounds = block["rounds"]
+    n = block["workloads"]
+    pairs = [(k, f) for k, f in FLOORS if k in rounds and f in rounds]
+    if not pairs:
+        return []
+    lines = [
+        "Beside the floor: what each instrument adds to the frame, per workload, against what the "
+        "application's own queries add (the same timestamps after each workload, or a pipeline "
+        "statistics query around it, read on the host), round by round.",
+        "",
+        "| configuration | added to the frame, per workload | the floor adds | ratio |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key, floor in pairs:
+        ratios = floor_ratios(rounds, key, floor)
+        lines.append(
+            f"| {BY_KEY[key].title} | {spread(added(rounds, key, 'frame_us', n), signed)} "
+            f"| {spread(added(rounds, floor, 'frame_us', n), signed)} ({BY_KEY[floor].title}) "
+            f"| {spread(ratios, lambda v: f'{v:.2f}x') if ratios else 'n/a'} |"
+        )
+    return lines
+
+
+def prediction_lines(block: Mapping[str, Any]) -> list[str]:
+    """What a capture of a larger frame would cost on this device, from the medians."""
+    rounds = block["rounds"]
+    n = block["workloads"]
+    parts = []
+    for key, title in titled(rounds):
+        if BY_KEY[key].layer:
+            frame = median(added(rounds, key, "frame_us", n)) * EXAMPLE_WORKLOADS / 1e3
+            submit = median(added(rounds, key, "submit_us", n)) * EXAMPLE_WORKLOADS / 1e3
+            parts.append(
+                f"{title} {frame:+.2f} ms to the frame ({submit:+.2f} ms of it in vkQueueSubmit)"
+            )
+    return [
+        f"To predict a capture's cost: multiply the workloads of a frame by *added per workload*. "
+        f"A frame of {EXAMPLE_WORKLOADS:,} such workloads on this device: "
+        + "; ".join(parts)
+        + ".",
+    ]
+
+
+def judged(values: Sequence[float], target: float, fmt: Callable[[float], str]) -> str:
+    """A target judged on the median of the rounds, with the 95% interval of that median."""
+    value = median(values)
+    interval = median_interval(values)
+    if interval is None:
+        settled = f"{len(values)} rounds are too few for a 95% interval of the median"
+    else:
+        lo, hi = interval
+        where = (
+            "all of it within the target"
+            if hi <= target
+            else "all of it over the target"
+            if lo > target
+            else "the target inside it: these rounds do not settle the verdict"
+        )
+        settled = f"95% interval of the median {fmt(lo)} to {fmt(hi)}, {where}"
+    return f"{met(value <= target)} ({fmt(value)}, median of {len(values)} rounds; {settled})"
+
+
+def verdict_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
+    rounds = block["rounds"]
+    n = block["workloads"]
+    lines = []
+    if cpu_device:
+        for key, target in SUBMIT_TARGETS_US.items():
+            if key in rounds:
+                values = added(rounds, key, "submit_us", n)
+                lines.append(
+                    f"- {BY_KEY[key].title}: the vkQueueSubmit call gains at most "
+                    f"{target} µs per workload: {judged(values, target, signed)}."
+                )
+        lines.append("- The frame targets are for a GPU (the `workload_cost` device check).")
+        return lines
+    if "run" in rounds:
+        values = [
+            100 * a / r["frame_us"]
+            for a, r in zip(added(rounds, "run", "frame_us"), rounds["none"], strict=True)
+        ]
+        lines.append(
+            f"- {BY_KEY['run'].title}: adds at most {FRAME_TARGET_PERCENT:g}% to the "
+            f"frame: {judged(values, FRAME_TARGET_PERCENT, lambda v: f'{v:+.1f}%')}."
+        )
+    for key, (floor, target) in FLOOR_TARGETS.items():
+        if key in rounds and floor in rounds:
+            lines.append(
+                f"- {BY_KEY[key].title}: adds to the frame at most {target:g} times what "
+                f"{BY_KEY[floor].title.removeprefix('floor: ')} add: "
+                f"{judged(floor_ratios(rounds, key, floor), target, lambda v: f'{v:.2f}x')}."
+            )
+    return lines
+
+
+def instruction_lines(block: Mapping[str, Any]) -> list[str]:
+    counted = block.get("instructions")
+    if not counted:
+        return []
+    n = block["workloads"]
+    per_frame = counted["per_frame"]
+    base = per_frame.get("none", {"submit": 0.0, "record": 0.0})
+    lines = [
+        "Instructions per workload (valgrind's callgrind, counted inside the program's "
+        "vkQueueSubmit call and inside its recording of the frame, from vkResetCommandPool to "
+        "vkEndCommandBuffer, everything they call included; the difference between runs of "
+        f"{counted['long']} and {counted['short']} frames over the frames in between). Unlike "
+        "time, counts do not move with the machine's load.",
+        "",
+        "| configuration | vkQueueSubmit | added per workload | recording | added per workload |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for key, title in titled(per_frame):
+        counts = per_frame[key]
+        cells = []
+        for part in ("submit", "record"):
+            cells.append(f"{counts[part] / n:,.0f}")
+            cells.append("" if key == "none" else f"{(counts[part] - base[part]) / n:+,.0f}")
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def dropped_lines(block: Mapping[str, Any]) -> list[str]:
+    dropped = sorted(
+        {BY_KEY[k].title for k, runs in block["rounds"].items() for r in runs if r.get("dropped")}
+    )
+    if not dropped:
+        return []
+    return [
+        "",
+        f"**Messages were dropped** in some runs of {', '.join(dropped)}: their cost is "
+        "understated there.",
+    ]
+
+
+def block_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
+    """A measurement's part of a page (this one, and docs/bench/device.md's)."""
+    return [
+        method_line(block),
+        "",
+        *per_workload_table(block),
+        *dropped_lines(block),
+        "",
+        *prediction_lines(block),
+        "",
+        *floor_lines(block),
+        "",
+        "Targets:",
+        "",
+        *verdict_lines(block, cpu_device),
+        "",
+        *instruction_lines(block),
+    ]
+
+
+def devices_lines(results: Mapping[str, Any] | None) -> list[str]:
+    """Per workload, on every device measured: this page's results and the `workload_cost` device
+    check's (bench/results/device.json), one column per device."""
+    blocks: list[tuple[str, Mapping[str, Any]]] = []
+    if results is not None:
+        blocks.append((results["machine"]["vulkan"]["device"], results))
+    device = load("device")
+    part = ((device or {}).get("checks") or {}).get("workload_cost") or {}
+    for name, block in sorted((part.get("devices") or {}).items()):
+        blocks.append((f"{name} ({(block.get('commit') or '?')[:10]})", block))
+    if not blocks:
+        return []
+    lines = [
+        "## Per workload on every device measured",
+        "",
+        "What each configuration adds per workload to the frame (and, after the slash, to the "
+        "vkQueueSubmit call): medians of the rounds, in µs, on this machine's lavapipe (above) "
+        "and on each GPU the `workload_cost` device check ran on (docs/bench/device.md, the "
+        "commit measured in brackets). A capture of a frame of N such workloads costs about N "
+        "times as much.",
+        "",
+        "| configuration | " + " | ".join(name for name, _ in blocks) + " |",
+        "|---" * (len(blocks) + 1) + "|",
+    ]
+    for c in CONFIGS[1:]:
+        cells = []
+        for _, block in blocks:
+            rounds = block["rounds"]
+            if c.key not in rounds:
+                cells.append("")
+                continue
+            n = block["workloads"]
+            frame = median(added(rounds, c.key, "frame_us", n))
+            submit = median(added(rounds, c.key, "submit_us", n))
+            cells.append(f"{frame:+.2f} / {submit:+.2f}")
+        lines.append(f"| {c.title} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render(results: Mapping[str, Any] | None) -> str:
+    lines = [
+        "# What vkscope costs per workload",
+        "",
+        banner("workload_cost.py"),
+        "",
+        "`bench/workload_cost.py` measures what vkscope costs per workload on a frame of game size "
+        "(hundreds of workloads), beside the floor: the same queries written by the application "
+        "itself, with no layer. The workload program times its own frames: the frame from its "
+        "vkQueueSubmit until its fence has signalled, the vkQueueSubmit call alone, and the "
+        "recording of its command buffer. On lavapipe (LP_NUM_THREADS=0) the GPU's work is the "
+        "CPU's, so what shows per workload is mostly CPU time: the submit call is the measure "
+        "there. The same measurement on a real GPU is the `workload_cost` device check "
+        "(docs/bench/device.md).",
+        "",
+        "Targets: on lavapipe, the vkQueueSubmit call of the 200-workload frame gains at most "
+        f"{SUBMIT_TARGETS_US['run']} µs per workload under `vkscope run` and "
+        f"{SUBMIT_TARGETS_US['run_timing_queue']} µs under `vkscope run --timing queue`; on a GPU, "
+        f"`vkscope run` adds at most {FRAME_TARGET_PERCENT:g}% to the frame, `--timing queue` at "
+        f"most {FLOOR_TARGETS['run_timing_queue'][1]:g} times what the application's own "
+        "timestamps add, and `--counters pipeline_statistics` at most "
+        f"{FLOOR_TARGETS['run_statistics'][1]:g} times what its own queries add. Each is judged on "
+        "the median of the rounds, with the 95% confidence interval of that median.",
+        "",
+        "## Results",
+        "",
+    ]
+    if results is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), "", *devices_lines(None), ""])
+    settings = results["settings"]
+    reproduce = f"{COMMAND} --runs {settings['runs']} --workloads {settings['workloads']}"
+    reproduce += f" --frames {settings['frames']} --warmup {settings['warmup']}"
+    if settings.get("record_thread"):
+        reproduce += " --record-thread"
+    lines += [*provenance(results, NAME), "", f"Reproduce: `{reproduce}`", ""]
+    lines += block_lines(results, results.get("cpu_device", True))
+    lines += ["", *devices_lines(results)]
+    return "\n".join([*lines, ""]).replace("\n\n\n", "\n\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=7, help="interleaved rounds")
+    parser.add_argument("--workloads", type=int, default=200, help="workloads a frame")
+    parser.add_argument("--frames", type=int, default=150, help="frames timed per run")
+    parser.add_argument("--warmup", type=int, default=30, help="frames before those timed")
+    parser.add_argument(
+        "--record-thread",
+        action="store_true",
+        help="the program records each frame on a thread of its own",
+    )
+    parser.add_argument(
+        "--no-instructions",
+        action="store_true",
+        help="leave out the instruction counts (callgrind, several minutes)",
+    )
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    if min(args.runs, args.frames) < 1 or args.warmup < 0 or args.workloads < 4:
+        parser.error("--runs and --frames must be positive, --workloads at least 4")
+    tools = Tools.installed()
+    end, frame_submits = frame_end(tools)
+    program = Program(tools, args.workloads, args.record_thread, frame_submits)
+    settings = {
+        "runs": args.runs,
+        "workloads": args.workloads,
+        "frames": args.frames,
+        "warmup": args.warmup,
+        "record_thread": args.record_thread,
+        "LP_NUM_THREADS": "0",
+    }
+    results = new(NAME, settings, vulkan=True)
+    results |= {
+        "workloads": args.workloads,
+        "frames": args.frames,
+        "warmup": args.warmup,
+        "record_thread": args.record_thread,
+        "frame_end": end,
+        "cpu_device": probe().cpu_device,
+    }
+    results["rounds"] = measure(
+        program,
+        CONFIGS,
+        args.runs,
+        args.frames + args.warmup,
+        args.warmup,
+        progress=printer("workload cost"),
+    )
+    if not args.no_instructions and shutil.which("valgrind"):
+        chosen = [BY_KEY[k] for k in INSTRUCTION_CONFIGS]
+        results["instructions"] = {
+            "short": 2,
+            "long": 5,
+            "per_frame": instructions(program, chosen, 2, 5, printer("instructions")),
+        }
+    publish(results, render, args.results, args.docs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
