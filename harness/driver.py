@@ -43,7 +43,6 @@ SCENARIO_NEEDS: dict[str, tuple[str, ...]] = {
     "ray_tracing": ("ray_tracing",),
     "app_statistics": ("pipeline_statistics_query",),
     "game": ("graphics_queue",),
-    "game_scale": ("graphics_queue",),
 }
 FEATURES = (
     "graphics_queue",

@@ -71,8 +71,8 @@ struct Workload : WorkloadInfo {
 
     // Has a t<tag> label in the command buffer (see RecordOptions).
     bool tagged = true;
-    // The instruments that measure it, chosen as it began (RecordOptions::choose).
-    InstrumentChoice measured;
+    // The instruments that measure it, chosen as it began (InstrumentChoice::measured).
+    uint8_t measured = InstrumentChoice::kAll;
 
     // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
     std::atomic<uint8_t> sent{0};

@@ -122,8 +122,8 @@ enum class Interruption : uint8_t {
 // Which of the device's instruments measure one workload, chosen as it begins: bit i for the
 // instrument in slot i; those left out write nothing around it, their marks carry `why`.
 struct InstrumentChoice {
-    static constexpr uint32_t kAll = ~0u;
-    uint32_t measured = kAll;
+    static constexpr uint8_t kAll = (1u << kMaxInstruments) - 1;
+    uint8_t measured = kAll;
     const char* why = nullptr; // a reason of the instruments' protocol enums
 };
 

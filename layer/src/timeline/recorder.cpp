@@ -61,29 +61,20 @@ void Recorder::reset() {
     current_tagged_ = false;
 }
 
-void Recorder::choose(Workload& w) {
-    if (options_.choose && !options_.instruments.empty()) {
-        w.measured = options_.choose(w, options_.choose_context);
-    }
+void Recorder::choose_with_options(Workload& w) {
+    const InstrumentChoice choice = options_.choose(w, options_.choose_context);
+    w.measured = choice.measured;
+    left_out_why_ = choice.why;
 }
 
-uint32_t Recorder::mark(bool start, const Workload* w, const RenderPassFlags* render_pass) {
-    if (options_.instruments.empty()) {
-        return kNoMarks;
+uint32_t Recorder::instrument_marks(bool start, const Workload* w,
+                                    const RenderPassFlags* render_pass) {
+    if (w && w->measured != InstrumentChoice::kAll) {
+        return chosen_marks(start, *w, render_pass);
     }
     const auto at = static_cast<uint32_t>(marks_.size());
-    const InstrumentChoice all;
-    const InstrumentChoice& choice = w ? w->measured : all;
     bool waited = false;
-    for (size_t slot = 0; slot < options_.instruments.size(); ++slot) {
-        const auto& instrument = options_.instruments[slot];
-        if (!(choice.measured & (1u << slot))) {
-            if (start || render_pass) {
-                instrument->interrupt(Interruption::left_out);
-            }
-            marks_.push_back(Mark::none(choice.why));
-            continue;
-        }
+    for (const auto& instrument : options_.instruments) {
         if (waited) {
             instrument->interrupt(Interruption::event_wait);
         }
@@ -94,6 +85,32 @@ uint32_t Recorder::mark(bool start, const Workload* w, const RenderPassFlags* re
             marks_.push_back(start ? instrument->start() : instrument->finish());
         }
         waited = waited || ((start || render_pass) && instrument->waited());
+    }
+    return at;
+}
+
+uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassFlags* render_pass) {
+    const auto at = static_cast<uint32_t>(marks_.size());
+    const bool begins = start || render_pass;
+    bool waited = false;
+    uint32_t slot = 0;
+    for (const auto& instrument : options_.instruments) {
+        Mark m = Mark::none(left_out_why_);
+        if (w.measured & (1u << slot++)) {
+            if (waited) {
+                instrument->interrupt(Interruption::event_wait);
+            }
+            if (render_pass) {
+                m = instrument->start_render_pass(
+                    {render_pass->suspending, render_pass->secondaries});
+            } else {
+                m = start ? instrument->start() : instrument->finish();
+            }
+            waited = waited || (begins && instrument->waited());
+        } else if (begins) {
+            instrument->interrupt(Interruption::left_out);
+        }
+        marks_.push_back(m);
     }
     return at;
 }

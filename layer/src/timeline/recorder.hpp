@@ -139,10 +139,20 @@ private:
     };
 
     // Asks the instruments that measure `w` for their marks at its start or finish; their index
-    // in marks_, or kNoMarks without instruments.
-    uint32_t mark(bool start, const Workload* w, const RenderPassFlags* render_pass = nullptr);
+    // in marks_, or kNoMarks without instruments (inline: the timeline alone pays only the test).
+    uint32_t mark(bool start, const Workload* w, const RenderPassFlags* render_pass = nullptr) {
+        return options_.instruments.empty() ? kNoMarks : instrument_marks(start, w, render_pass);
+    }
+    uint32_t instrument_marks(bool start, const Workload* w, const RenderPassFlags* render_pass);
+    // The same for a workload some instrument is left out of.
+    uint32_t chosen_marks(bool start, const Workload& w, const RenderPassFlags* render_pass);
     // The instruments that measure `w`, chosen as it begins (RecordOptions::choose).
-    void choose(Workload& w);
+    void choose(Workload& w) {
+        if (options_.choose && !options_.instruments.empty()) {
+            choose_with_options(w);
+        }
+    }
+    void choose_with_options(Workload& w);
     // Parameter copies follow: what ran between two workloads was no workload.
     void copying();
     void flush_draws();
@@ -241,6 +251,9 @@ private:
     int depth_ = 0;            // labels (the application's and the layer's) open in this recording
     bool foreign_end_ = false; // a label begun in an earlier command buffer ended here
     bool current_tagged_ = false;
+    // Why instruments were left out of a workload, by its choice (a render pass instance takes
+    // no other workload between its begin and its end in one command buffer).
+    const char* left_out_why_ = nullptr;
     bool primary_ = true;
     bool one_time_ = true;
     bool needs_submit_label_ = false;
