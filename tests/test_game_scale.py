@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from harness.env import base_env, layer_env, run
 from harness.timeline import Receiver
 from harness.timing import Runner, instances, make_runner, scenario_ran
