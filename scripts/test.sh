@@ -38,7 +38,12 @@ if [ -f tests/cpp/CMakeLists.txt ]; then
         cmake -S . -B "$dir" -G Ninja -DVKSCOPE_BUILD_TESTS=ON -DVKSCOPE_BUILD_WORKLOADS=OFF \
             -DCMAKE_BUILD_TYPE="$build_type" \
             -DVKSCOPE_SANITIZE="$([ "$san" = none ] || echo "$san")" >/dev/null
-        cmake --build "$dir" --target vkscope_unit_tests >/dev/null
+        # Quiet when it builds; a compile error is the whole of the output when it does not.
+        if ! log=$(cmake --build "$dir" --target vkscope_unit_tests 2>&1); then
+            printf '%s\n' "$log" >&2
+            echo "test.sh: the C++ unit tests ($dir) do not build" >&2
+            exit 1
+        fi
         (cd "$dir" && ctest --output-on-failure)
     done
 fi

@@ -338,7 +338,7 @@ public:
                         ? 0
                         : 1;
             } else {
-                out += frame(numbered(prefix_, i));
+                out += log_frame(numbered(prefix_, i));
             }
         }
         return failed;
@@ -360,9 +360,9 @@ TEST(MessageChannel, RecordsAreEncodedBySenderInPostOrder) {
     ASSERT_TRUE(peer.valid());
     std::thread reader([&] { peer.read_to_eof(); });
     std::thread::id encoder;
-    EXPECT_TRUE(channel->post(frame("before")));
+    EXPECT_TRUE(channel->post(log_frame("before")));
     EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("r", 3, 0, &encoder)));
-    EXPECT_TRUE(channel->post(frame("a") + frame("b"), 2));
+    EXPECT_TRUE(channel->post(log_frame("a") + log_frame("b"), 2));
     EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("s", 2)));
     channel->close(5s);
     reader.join();
@@ -386,7 +386,7 @@ TEST(MessageChannel, RecordMessagesThatCannotBeEncodedAreDropped) {
     ASSERT_TRUE(peer.valid());
     std::thread reader([&] { peer.read_to_eof(); });
     EXPECT_TRUE(channel->post(std::make_unique<LogRecord>("r", 4, 1)));
-    EXPECT_TRUE(channel->post(frame("after")));
+    EXPECT_TRUE(channel->post(log_frame("after")));
     channel->close(5s);
     reader.join();
     ASSERT_EQ(peer.frames.size(), 5u);
@@ -407,7 +407,7 @@ TEST(MessageChannel, RecordsCountEveryMessageAgainstTheQueueBound) {
     // either way eight messages leave no room for three more.
     channel->post(std::make_unique<LogRecord>("r", 8));
     EXPECT_FALSE(channel->post(std::make_unique<LogRecord>("s", 3)));
-    channel->post(frame("x") + frame("y"), 2);
+    channel->post(log_frame("x") + log_frame("y"), 2);
     channel->close(100ms);
     EXPECT_EQ(channel->sent(), 0u);
     EXPECT_EQ(channel->dropped(), 13u);
