@@ -21,29 +21,30 @@ import msgspec
 
 from ..schema import from_sql_id
 from .identity import (
-    QUEUE_SQL,
-    QUEUES_JOIN,
     FrameKeyTuple,
     Ordinals,
     WorkloadIdentity,
     labels_of,
+    queue_key,
 )
 from .records import WorkloadInstance
 
-_SELECT: Final = f"""
+_SELECT: Final = """
 SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
        w.type, w.api, l.path, w.metadata, i.annex, s.cpu_ns, i.gpu_begin_ns, i.gpu_end_ns,
-       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns, k.counters, k.missing,
-       s.id, {QUEUE_SQL}
+       i.timing, i.timing_reason, i.serialization, s.cpu_complete_ns, {khr_columns}, s.id
 FROM submits s
 CROSS JOIN workload_instances i
   ON i.id >= s.first_instance AND i.id < s.first_instance + s.instance_count
-{{workloads_join}} {{workloads}} w ON w.process = i.process AND w.tag_id = i.tag_id
+{workloads_join} {workloads} w ON w.process = i.process AND w.tag_id = i.tag_id
 LEFT JOIN label_stacks l
   ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
-{QUEUES_JOIN}
-LEFT JOIN temp.khr_joined k ON k.id = i.id
+{khr_join}
 """
+# Only a capture with khr counters joins their passes' values (performance_query.py).
+_KHR: Final = {"khr_columns": "k.counters, k.missing",
+               "khr_join": "LEFT JOIN temp.khr_joined k ON k.id = i.id"}  # fmt: skip
+_NO_KHR: Final = {"khr_columns": "NULL, NULL", "khr_join": ""}
 # CROSS JOIN pins the loop order: submits (found by index when filtered by frame) outside, their
 # instances by rowid range inside. Left to itself, the planner may start from a filter on
 # workloads and scan the instances once per workload.
@@ -74,6 +75,7 @@ class Query:
         type: str | None = None,
         process: int | None = None,
         device: int | None = None,
+        khr: bool = False,
     ) -> None:
         where: list[str] = []
         params: list[Any] = []
@@ -93,7 +95,9 @@ class Query:
             params.append(type)
         # Filtering on the type makes the join an inner one anyway; saying so keeps it in order.
         sql = _SELECT.format(
-            workloads_join="CROSS JOIN" if type is not None else "LEFT JOIN", workloads=workloads
+            workloads_join="CROSS JOIN" if type is not None else "LEFT JOIN",
+            workloads=workloads,
+            **(_KHR if khr else _NO_KHR),
         )
         sql += (" WHERE " + " AND ".join(where)) if where else ""
         self.sql = sql + " ORDER BY s.id, i.id"
@@ -106,10 +110,18 @@ class Instances:
     `ends`: (last submit row, process, device, frame) of each frame of the stream, ordered by
     the submit row; None when the stream is one frame. `workloads`: the capture's cache of
     decoded WORKLOADs, which its streams share (a report reads a frame's queues one by one).
+    `queues`: the identity's queue (identity.queue_key) of each (process, device, queue id) the
+    capture lists.
     """
 
-    def __init__(self, ends: Iterator[tuple[Any, ...]] | None, workloads: WorkloadCache) -> None:
+    def __init__(
+        self,
+        ends: Iterator[tuple[Any, ...]] | None,
+        workloads: WorkloadCache,
+        queues: dict[tuple[int, int | None, int | None], str],
+    ) -> None:
         self._workloads = workloads
+        self._queues = queues
         self._ordinals = Ordinals()
         self._ends = ends
         self._next_end: tuple[Any, ...] | None = next(ends, None) if ends is not None else None
@@ -120,7 +132,7 @@ class Instances:
             if len(self._workloads) >= _WORKLOADS_CACHED:
                 self._workloads.clear()
             found = self._workloads[(process, tag)] = _decode_object(text) if text else {}
-        return dict(found)  # its own: the annex merges into it
+        return found  # shared by the instances of the tagID: a copy takes what merges into it
 
     def _release(self, submit_row: int) -> None:
         end = self._next_end
@@ -134,6 +146,8 @@ class Instances:
     def record(self, r: tuple[Any, ...]) -> WorkloadInstance:
         """The record of one row of the stream's statement."""
         metadata = self._metadata(r[1], r[3], r[11])
+        if r[12] or r[20] is not None:
+            metadata = dict(metadata)
         if r[12]:
             metadata.update(_decode_object(r[12]))
         if r[20] is not None:  # joined over their passes (performance_query.py)
@@ -148,7 +162,8 @@ class Instances:
         labels = labels_of(r[10])
         frame: FrameKeyTuple = (r[1], r[5], r[7])
         ordinal = self._ordinals.next(frame, (r[6], r[10] or "[]", r[8] or ""))
-        identity = WorkloadIdentity(r[23], labels, r[8] or None, ordinal)
+        queue = self._queues.get((r[1], r[5], r[6])) or queue_key(None, None, r[6])
+        identity = WorkloadIdentity(queue, labels, r[8] or None, ordinal)
         return WorkloadInstance(
             r[0], r[1], from_sql_id(r[2]), from_sql_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
             labels, metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19], identity,

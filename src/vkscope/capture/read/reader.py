@@ -28,7 +28,7 @@ from ..errors import (
 )
 from . import performance_query
 from .compat import indexed_workloads, present_current_schema
-from .identity import labels_of
+from .identity import labels_of, queue_key
 from .instances import Instances, Query, WorkloadCache
 from .integrity import check_cells as check_cells_of
 from .integrity import check_header, check_structure, meta_record
@@ -115,6 +115,7 @@ def open_capture(
         capture = Capture(path, db, meta, version, _read_only_uri(path, immutable))
         if performance_query.has_khr_counters(db):
             performance_query.fill(db, capture.workloads)
+            capture._khr_joined = True
     except (sqlite3.Error, sqlite3.Warning, UnicodeDecodeError) as exc:
         db.close()
         raise from_sqlite(path, exc) from None
@@ -141,6 +142,8 @@ class Capture:
         self._workloads: str | None = None
         self._counter_names: tuple[str, ...] | None = None
         self._decoded_workloads: WorkloadCache = {}
+        self._queue_keys: dict[tuple[int, int | None, int | None], str] | None = None
+        self._khr_joined = False  # khr counters joined over their passes (performance_query.py)
         self._read_only = ReadOnly()
 
     def __enter__(self) -> Capture:
@@ -277,9 +280,16 @@ class Capture:
     ) -> Iterator[WorkloadInstance]:
         """Workload instances in submission order, each with its identity, filtered by what is
         given, streamed (instances.py)."""
-        query = Query(self.workloads_table(), frame, queue, type, process, device)
+        query = Query(
+            self.workloads_table(), frame, queue, type, process, device, khr=self._khr_joined
+        )
+        if self._queue_keys is None:
+            self._queue_keys = {
+                (q.process, q.device, q.id): queue_key(q.family, q.index, q.id)
+                for q in self.queues()
+            }
         ends = self._rows(query.ends_sql, query.ends_params) if query.ends_sql else None
-        instances = Instances(ends, self._decoded_workloads)
+        instances = Instances(ends, self._decoded_workloads, self._queue_keys)
         record = instances.record
         r: tuple[Any, ...] = ()
         try:
