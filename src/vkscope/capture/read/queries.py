@@ -78,6 +78,10 @@ LIMIT 1
 _LABEL_PATHS: Final = "SELECT DISTINCT label_path FROM label_stacks"
 _UNLABELLED: Final = "SELECT 1 FROM workload_instances WHERE label_stack_id = 0 LIMIT 1"
 _BOUNDS: Final = "SELECT min(frame), max(frame) FROM submits"
+_FRAME_COUNTS: Final = """
+SELECT (SELECT count(*) FROM (SELECT 1 FROM submits GROUP BY process, device, frame)),
+       (SELECT count(*) FROM frames)
+"""
 _FIRST_SUBMIT: Final = f"SELECT min(s.cpu_ns) FROM submits s WHERE {_IN_FRAME}"
 _TIMING_COUNTS: Final = """
 SELECT serialization, timing, timing_reason, count(*), count(gpu_begin_ns)
@@ -178,6 +182,13 @@ def frame_bounds(capture: Capture) -> tuple[int, int] | None:
     _, rows = capture.execute(_BOUNDS)
     lo, hi = next(rows)
     return None if lo is None else (lo, hi)
+
+
+def frame_counts(capture: Capture) -> tuple[int, int]:
+    """(frames with submits, FRAME messages) of the capture."""
+    _, rows = capture.execute(_FRAME_COUNTS)
+    with_work, ended = next(rows)
+    return int(with_work), int(ended)
 
 
 def first_submit_ns(capture: Capture, key: FrameKey) -> int | None:

@@ -210,6 +210,10 @@ class FrameKey:
     device: int | None
     frame: int
 
+    def triple(self) -> tuple[int, int | None, int]:
+        """(process, device, frame), as warm-up frames and values streams name a frame."""
+        return (self.process, self.device, self.frame)
+
     def order(self) -> tuple[int, bool, int, int]:
         """The order SQLite sorts (process, device, frame) in: a NULL device first."""
         return (self.process, self.device is not None, self.device or 0, self.frame)
