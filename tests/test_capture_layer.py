@@ -66,5 +66,5 @@ def test_compute_and_labels_scenarios_are_captured_whole(
         assert labelled
         assert [w.id for w in rows] == sorted(w.id for w in rows)
         console = Console(width=200, record=True, color_system=None)
-        render_report(cap, console)
+        render_report(cap, console, everything=True)  # every workload, with its labels
         assert labelled[0].label_path in console.export_text()

@@ -49,7 +49,7 @@ def build(path: Path, *, goodbye: bool = True) -> Path:
 def render(path: Path, width: int, **limits: int) -> str:
     console = Console(width=width, record=True, color_system=None, force_terminal=False)
     with open_capture(path) as cap:
-        render_report(cap, console, **limits)
+        render_report(cap, console, everything=True, **limits)
     return console.export_text()
 
 

@@ -24,14 +24,14 @@ def test_run_writes_a_capture_that_report_reads(workload: Path, tmp_path: Path) 
     assert code == 0, err
     assert f"capture {cap} (complete)" in err
     # The defaults: a report summary, a Perfetto trace and an HTML page next to the capture.
-    assert "Frames and queues" in out
+    assert "Queues over 1 frame" in out
     for suffix in (".pftrace", ".html"):
         assert cap.with_suffix(suffix).stat().st_size > 0
         assert f"vkscope: wrote {cap.with_suffix(suffix)}" in out
     with open_capture(cap) as capture:
         kinds = [w.type for w in capture.workloads()]
     assert kinds.count("dispatch") == 5
-    code, out, err = vkscope("report", cap, cwd=tmp_path)
+    code, out, err = vkscope("report", cap, "--all", cwd=tmp_path)
     assert code == 0, err
     assert "dispatch" in out and "256x1x1 groups" in out
 
@@ -58,7 +58,7 @@ def test_default_capture_name_and_no_capture(workload: Path, tmp_path: Path) -> 
     code, out, _ = vkscope(*cmd, workload, "--scenario", "compute", cwd=other)
     assert code == 0
     assert [p.name for p in other.iterdir()] == ["only.vkscope"]
-    assert "Frames and queues" not in out
+    assert "Queues over" not in out
 
 
 @pytest.mark.vulkan

@@ -85,12 +85,16 @@ def test_csv_other_tables(cap: Path, capsys: pytest.CaptureFixture[str]) -> None
         "0",
         "",
     )
-    top = csv_rows(report(capsys, cap, "--format", "csv", "--table", "costliest", "--top", "3"))
+    top = csv_rows(report(capsys, cap, "--format", "csv", "--table", "costliest", "--top", "3",
+                          "--warmup", "0"))  # fmt: skip
     assert [(r["rank"], r["frame"], r["type"], r["gpu_ns"]) for r in top] == [
         ("1", "0", "renderpass", "400"), ("2", "1", "renderpass", "400"),
         ("3", "2", "renderpass", "400"),
     ]  # fmt: skip
-    labels = csv_rows(report(capsys, cap, "--format", "csv", "--table", "labels"))
+    # Frame 0 is a warm-up frame unless --warmup says otherwise: left out of what is summed up.
+    top = csv_rows(report(capsys, cap, "--format", "csv", "--table", "costliest", "--top", "3"))
+    assert [r["frame"] for r in top] == ["1", "2", "3"]
+    labels = csv_rows(report(capsys, cap, "--format", "csv", "--table", "labels", "--warmup", "0"))
     assert [(r["label_path"], r["self_ns"], r["inclusive_ns"]) for r in labels] == [
         ("(all workloads)", "0", "4000"), ("frame", "400", "4000"), ("frame/post", "0", "2000"),
         ("frame/post/bloom", "2000", "2000"), ("frame/shadows", "1600", "1600"),
@@ -98,9 +102,12 @@ def test_csv_other_tables(cap: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc: dict[str, Any] = json.loads(report(capsys, cap, "--format", "json", "--top", "4"))
+    doc: dict[str, Any] = json.loads(
+        report(capsys, cap, "--format", "json", "--top", "4", "--warmup", "0")
+    )
     assert list(doc) == [
-        "capture", "workloads", "frames", "costliest", "labels", "command_buffers"
+        "capture", "workloads", "frames", "queues", "costliest", "distributions", "labels",
+        "command_buffers",
     ]  # fmt: skip
     capture = doc["capture"]
     assert (capture["status"], capture["schema_version"], capture["workloads"]) == (
@@ -129,7 +136,7 @@ def test_json_holds_every_table(cap: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_markdown(cap: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = report(capsys, cap, "--format", "markdown", "--frames", "1")
+    text = report(capsys, cap, "--format", "markdown", "--frames", "1", "--all")
     for expected in (
         "# vkscope capture ",
         "- **timing**: 16 of 21 workloads timed; serialization queue (21)",
@@ -138,8 +145,9 @@ def test_markdown(cap: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "3 workloads · sum 700 ns · busy span 800 ns · idle 100 ns in 1 gap",
         "| 1 | renderpass | frame/shadows | 1920x1080, 12 draws, 0 attachments | 400 ns | 40.0% |",
         "| 2 | image_transfer |  | blit 100 pixels | untimed |  |",
-        "## Costliest workloads",
-        "## Label subtrees",
+        "## Costliest workloads (of 1 frame, 4 timed workloads)",
+        "## Distributions over 1 frame: every workload",
+        "## GPU time by label subtree",
         "| frame/post/bloom | 2 | 500 ns | 500 ns | 50.0% | 50.0% |",
     ):
         assert expected in text, expected
@@ -152,7 +160,7 @@ def test_markdown(cap: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_terminal_tables_fit_the_width(cap: Path, width: int) -> None:
     console = Console(width=width, record=True, color_system=None, force_terminal=False)
     with open_capture(cap) as capture:
-        render_report(capture, console, selection=Selection.parse(frames="2-4"))
+        render_report(capture, console, selection=Selection.parse(frames="2-4"), everything=True)
     text = console.export_text()
     assert max(len(line) for line in text.splitlines()) <= width
     for expected in ("GPU time", "Costliest workloads", "GPU time by label subtree", "untimed"):
@@ -209,7 +217,7 @@ def test_a_capture_without_timing_reports_without_time_columns(
     s.submit([(1, 0)])
     s.goodbye()
     path = capture_from(tmp_path, s)
-    text = report(capsys, path)
+    text = report(capsys, path, "--all")
     assert "1x2x3 groups" in text and "share" not in text
     assert "none: run with a timing setting" in text
     row = csv_rows(report(capsys, path, "--format", "csv"))[0]

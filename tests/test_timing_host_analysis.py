@@ -16,6 +16,7 @@ from vkscope.analysis.frames import queue_rows
 from vkscope.analysis.overlap import OverlapError, OverlapTotals, order_captures
 from vkscope.analysis.selection import parse_numbers
 from vkscope.capture import open_capture
+from vkscope.capture.read.warmup import warmup_frames
 from vkscope.capture.write.client import Stream
 
 
@@ -53,19 +54,14 @@ def test_spans_sums_and_gaps_per_frame_and_queue(queue_capture: Path) -> None:
 
 
 def summary_of(cap_path: Path, selection: Selection, top: int = 5) -> Summary:
-    summary = Summary(top)
     with open_capture(cap_path) as cap:
-        for frame in read_frames(cap, selection):
-            for queue in frame.queues:
-                for _ in summary.feed(frame, queue_rows(cap, frame, queue, selection)):
-                    pass
-    return summary
+        return Summary(top, "gpu_ns", selection, warmup_frames(cap, 0)).run(cap, counters=False)
 
 
 def test_costliest_workloads_and_label_subtrees(queue_capture: Path) -> None:
     summary = summary_of(queue_capture, Selection())
     assert (summary.frames, summary.workloads, summary.timed, summary.gpu_ns) == (5, 21, 16, 4000)
-    top = summary.costliest.result()
+    top = summary.top
     assert [(c.key.frame, c.workload.type, c.gpu_ns, c.share) for c in top] == [
         (0, "renderpass", 400, 0.4), (1, "renderpass", 400, 0.4), (2, "renderpass", 400, 0.4),
         (3, "renderpass", 400, 0.4), (0, "dispatch", 300, 0.3),

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import Capture, CommandBufferCounters, Device, Diagnostic, Process
+from ..capture.read.queries import frame_counts
 from ..capture.read.records import CounterDetail
+from ..capture.read.warmup import WarmUp
 from .selection import Selection, SelectionError
 from .timing_info import TimingInfo, timing_info
 
@@ -40,6 +42,8 @@ class ReportContext:
     # their names.
     command_buffers: tuple[CommandBufferCounters, ...] = ()
     command_buffer_counters: tuple[str, ...] = ()
+    warmup: WarmUp = field(default_factory=lambda: WarmUp("first 0"))
+    everything: bool = False  # people's formats: every row (--all), not the first ones
 
     def impacted(self) -> frozenset[str]:
         """The counters whose values other work running at the same time affects."""
@@ -95,6 +99,14 @@ class ReportContext:
             "counter_info": {n: d.as_json() for n, d in self.counter_info.items()},
             "command_buffer_counters": list(self.command_buffer_counters),
             "sort": self.sort,
+            "warmup": {
+                "rule": self.warmup.rule,
+                "frames": [
+                    {"process": p, "device": d, "frame": f, "why": why}
+                    for (p, d, f), why in sorted(self.warmup.frames.items(), key=_frame_order)
+                ],
+                "kept": [{"process": p, "device": d} for p, d in self.warmup.kept],
+            },
             "timing": {
                 "timed": t.timed,
                 "serialization": t.serialization,
@@ -102,6 +114,11 @@ class ReportContext:
                 "reasons": [{"reason": r, "workloads": n} for r, n in t.reasons],
             },
         }
+
+
+def _frame_order(item: tuple[tuple[int, int | None, int | None], str]) -> tuple[int, int, int]:
+    p, d, f = item[0]
+    return (p, -1 if d is None else d, -1 if f is None else f)
 
 
 def chosen_counters(capture: Capture, counters: Sequence[str] | None, sort: str) -> tuple[str, ...]:
@@ -124,6 +141,8 @@ def report_context(
     counters: Sequence[str] | None = None,
     sort: str = "gpu_ns",
     selection: Selection | None = None,
+    warmup: WarmUp | None = None,
+    everything: bool = False,
 ) -> ReportContext:
     meta = capture.meta
     selection = selection or Selection()
@@ -137,6 +156,7 @@ def report_context(
     flags: dict[tuple[int, int | None, int | None], str] = {
         (q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()
     }
+    with_work, ended = frame_counts(capture)
     return ReportContext(
         path=str(capture.path),
         status=meta.status,
@@ -146,8 +166,8 @@ def report_context(
         devices=capture.devices(),
         timing=timing_info(capture),
         workloads=capture.workload_count(),
-        frames_with_work=len(capture.submitted_frames()),
-        frames_ended=len(capture.frames()),
+        frames_with_work=with_work,
+        frames_ended=ended,
         dropped=meta.dropped,
         messages=meta.messages,
         bad_messages=meta.bad_messages,
@@ -161,4 +181,6 @@ def report_context(
         clock_changes=capture.clock_changes() if capture.counter_names() else 0,
         command_buffers=command_buffers,
         command_buffer_counters=tuple(names),
+        warmup=warmup if warmup is not None else WarmUp("first 0"),
+        everything=everything,
     )

@@ -49,11 +49,14 @@ def size_text(value: Any) -> str:
     return f"{n:,} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
 
 
-def duration_text(ns: int | None) -> str:
-    """A GPU time for people: `850 ns`, `12.3 µs`, `1.25 ms`, `2.00 s`."""
+def duration_text(ns: int | float | None) -> str:
+    """A GPU time for people: `850 ns`, `12.3 µs`, `1.25 ms`, `2.00 s` (a percentile between
+    two whole nanoseconds: `850.5 ns`)."""
     if ns is None:
         return ""
     if abs(ns) < 1_000:
+        if isinstance(ns, float):
+            return f"{ns:.0f} ns" if ns.is_integer() else f"{ns:.1f} ns"
         return f"{ns} ns"
     for scale, unit in ((1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")):
         value = ns / scale

@@ -1,16 +1,17 @@
-"""The report on a capture: a header, then each frame's workloads queue by queue with their GPU
-time and share of the frame, then the costliest workloads and label subtrees.
+"""The report on a capture: a header; with --all (and in JSON and CSV) each frame's workloads
+queue by queue with their GPU time and share of the frame; then the summary: each queue's GPU
+time per frame, the costliest workloads, distributions over frames and label subtrees.
 
 `write_report` drives any format (analysis/writers.py for CSV, JSON and Markdown; the terminal
-writer here). Frames are read one at a time and each queue's workloads stream from SQLite to the
-output, so a report takes the same memory for a capture of any size (docs/bench/report-memory.md).
-`render_report` is the terminal report on its own.
+writer here). The summary is one pass over the capture (analysis/summary.py); the listing reads
+frames one at a time and streams each queue's workloads from SQLite to the output, so a report
+takes the same memory for a capture of any length (docs/bench/report-memory.md,
+docs/bench/report-summary.md). `render_report` is the terminal report on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, TextIO
 
 from rich.console import Console
@@ -19,24 +20,19 @@ from rich.table import Table
 from rich.text import Text
 
 from ..capture import Capture, WorkloadInstance
+from ..capture.read.warmup import warmup_frames
 from .context import ReportContext, report_context
 from .describe import describe
-from .frames import FrameKey, FrameWork, QueueWork, queue_rows, read_frames
+from .frames import FrameKey, FrameWork, QueueWork, frame_keys, queue_rows, read_frame
+from .people_tables import people_tables
 from .rows import (
-    COMMAND_BUFFERS,
-    COSTLIEST,
     FRAMES,
-    LABELS,
+    SUMMARY_TABLES,
     TABLES,
     WORKLOADS,
     Column,
     brief,
     command_buffer_cells,
-    command_buffer_rows,
-    costliest_rows,
-    counter_columns,
-    frame_row,
-    label_rows,
     people_cells,
     workload_columns,
     workload_rows,
@@ -44,7 +40,7 @@ from .rows import (
 from .selection import Selection
 from .summary import Summary
 from .text import header_lines, queue_title, span_text
-from .writers import CsvWriter, JsonWriter, MarkdownWriter, ReportWriter
+from .writers import CsvWriter, JsonWriter, MarkdownWriter, ReportWriter, frame_row_of
 
 __all__ = [
     "FORMATS",
@@ -58,21 +54,22 @@ __all__ = [
 
 FORMATS: Final = ("table", "csv", "json", "markdown")
 _STATUS_STYLE: Final = {"complete": "green", "incomplete": "yellow", "capturing": "red"}
-_LABEL_ROWS: Final = 40  # label subtrees a terminal shows; CSV, JSON and Markdown show all
 _FRAME_ROWS: Final = 1000  # rows of the frames table a terminal shows
 _CHUNK: Final = 500  # workloads per printed table
 # How each column of a people's table may give way when the console is narrow.
 _FOLD: Final = {"label_path": 1, "details": 2}
 
 
-def default_tables(fmt: str) -> frozenset[str]:
-    """CSV holds one table; JSON every one; for people, the per-queue tables say what the frames
-    table would, in their titles."""
+def default_tables(fmt: str, everything: bool = False) -> frozenset[str]:
+    """CSV holds one table; JSON every one; for people, the summary tables, and with
+    `everything` (--all) each frame's workloads queue by queue too (whose titles say what the
+    frames table would)."""
     if fmt == "csv":
         return frozenset({"workloads"})
     if fmt == "json":
         return frozenset(TABLES)
-    return frozenset({"workloads", "costliest", "labels", "command_buffers"})
+    summary = frozenset(SUMMARY_TABLES)
+    return summary | {"workloads"} if everything else summary
 
 
 def _rich_table(
@@ -89,7 +86,7 @@ def _rich_table(
         c = columns[i]
         if c.name in _FOLD:
             table.add_column(c.heading, overflow="fold", ratio=_FOLD[c.name])
-        elif c.name == "type":  # short names, which read badly broken
+        elif c.name in ("type", "queue"):  # short names, which read badly broken
             table.add_column(c.heading, no_wrap=True)
         elif c.kind in ("int", "ns", "share", "time", "counter"):
             table.add_column(c.heading, justify="right", no_wrap=True)
@@ -141,9 +138,7 @@ class TerminalWriter:
             self._frames += 1
         if "frames" in context.tables:
             if len(self._frame_rows) < _FRAME_ROWS:
-                key = frame.key
-                flags = context.flags(key.process, key.device, queue.queue)
-                self._frame_rows.append(frame_row(frame, queue, flags))
+                self._frame_rows.append(frame_row_of(context, frame, queue))
             else:
                 self._more_frame_rows += 1
         if "workloads" not in context.tables:
@@ -192,28 +187,19 @@ class TerminalWriter:
             console.print(Text(f"… {hidden:,} more frames not shown", style="dim"))
         if "frames" in context.tables:
             self._frames_table()
-        if "command_buffers" in context.tables and context.command_buffers:
-            self._command_buffers()
-        if not context.ranked:
-            return  # without GPU times there is nothing to rank
-        if "costliest" in context.tables:
-            columns = COSTLIEST + counter_columns(context.sort_columns(), context.impacted())
-            shown = brief(columns)
-            if context.sort == "gpu_ns":
-                title = (
-                    f"Costliest workloads (of {summary.frames:,} frames, "
-                    f"{summary.timed:,} timed workloads)"
-                )
-            else:
-                title = f"Most {context.sort} (of {summary.frames:,} frames)"
-            table = _rich_table(columns, shown, title)
-            for row in costliest_rows(summary.costliest.result(), context.sort_columns()):
-                table.add_row(*map(Text, people_cells(columns, row, shown)))
+        for t in people_tables(summary, context):
+            shown = brief(t.columns, context.timing.any)
+            console.print(Text(t.title, style="italic"))  # as wide as the console, not the table
+            table = _rich_table(t.columns, shown)
+            cells_of = command_buffer_cells if t.name == "command_buffers" else people_cells
+            for row in t.rows:
+                cells = cells_of(t.columns, row, shown)
+                if t.name == "labels" and row[1]:  # a tree: the last label, indented; the
+                    cells[0] = "  " * (row[1] - 1) + row[0].rsplit("/", 1)[-1]  # path: CSV, JSON
+                table.add_row(*map(Text, cells))
+            if more := t.rows.more():
+                table.add_row(Text(more, style="dim"))
             console.print(table)
-        if not context.timing.any:
-            return
-        if "labels" in context.tables:
-            self._labels(summary)
 
     def _frames_table(self) -> None:
         context = self._context
@@ -225,33 +211,6 @@ class TerminalWriter:
         if self._more_frame_rows:
             more = f"… {self._more_frame_rows:,} more (--format csv --table frames: all)"
             table.add_row(Text(more, style="dim"))
-        self._console.print(table)
-
-    def _command_buffers(self) -> None:
-        context = self._context
-        assert context is not None
-        names = context.command_buffer_counters
-        columns = COMMAND_BUFFERS + counter_columns(names, context.impacted())
-        shown = brief(columns)
-        table = _rich_table(columns, shown, "Counters per command buffer (command_buffer scope)")
-        for row in command_buffer_rows(context.command_buffers, names):
-            table.add_row(*map(Text, command_buffer_cells(columns, row, shown)))
-        self._console.print(table)
-
-    def _labels(self, summary: Summary) -> None:
-        shown = brief(LABELS)
-        table = _rich_table(LABELS, shown, "GPU time by label subtree")
-        rows = label_rows(summary.labels.rows())
-        for n, row in enumerate(rows):
-            if n >= _LABEL_ROWS:
-                rest = 1 + sum(1 for _ in rows)
-                table.add_row(Text(f"… {rest:,} more subtrees", style="dim"))
-                break
-            cells = people_cells(LABELS, row, shown)
-            depth, path = row[1], row[0]
-            if depth:  # a tree: indented last label; the full path is in CSV and JSON
-                cells[0] = "  " * (depth - 1) + path.rsplit("/", 1)[-1]
-            table.add_row(*map(Text, cells))
         self._console.print(table)
 
 
@@ -267,29 +226,47 @@ def write_report(
     tables: Iterable[str] | None = None,
     counters: Sequence[str] | None = None,
     sort: str = "gpu_ns",
+    warmup: int | None = None,
+    everything: bool = False,
 ) -> Summary:
     """Streams the report of `capture` through `writer`; returns what it summed up.
 
     `counters` picks the counter columns (default: every counter the capture has); `sort`
-    ranks the costliest workloads by GPU time or by a counter. Raises SelectionError
-    (analysis/selection.py), before writing anything, for frames the capture does not have or
-    counters it has no values of.
+    ranks the costliest workloads by GPU time or by a counter; `warmup` replaces the warm-up
+    rule by the first N frames (capture/read/warmup.py); `everything` shows people every row
+    of the summary tables. Raises SelectionError (analysis/selection.py), before writing
+    anything, for frames the capture does not have or counters it has no values of.
     """
     selection = selection or Selection()
     chosen = frozenset(tables) if tables is not None else default_tables("table")
-    context = report_context(capture, chosen, counters, sort, selection)
-    frames = read_frames(capture, selection)
-    first = next(frames, None)  # reading the first frame checks the selection
-    summary = Summary(top, sort)
+    context = report_context(
+        capture, chosen, counters, sort, selection, warmup_frames(capture, warmup), everything
+    )
+    frames = frame_keys(capture, selection)  # checks the selection before anything is written
+    summary = Summary(top, sort, selection, context.warmup)
+    if chosen & set(SUMMARY_TABLES):
+        summary.run(capture, counters=bool(capture.counter_names()))
     writer.begin(context)
-    for frame in chain([first] if first is not None else [], frames):
-        for queue in frame.queues:
-            rows = summary.feed(frame, queue_rows(capture, frame, queue, selection))
-            writer.queue(frame, queue, rows)
-            for _ in rows:  # what the writer left unread still counts in the summary
-                pass
+    if chosen & set(LISTINGS):
+        for key, captured in frames:
+            frame = read_frame(capture, key, selection, captured)
+            for queue in frame.queues:
+                rows = _counted(summary, queue_rows(capture, frame, queue, selection))
+                writer.queue(frame, queue, rows)
+                for _ in rows:  # what the writer left unread still counts
+                    pass
     writer.end(summary)
     return summary
+
+
+# The tables listed frame by frame as the capture is read.
+LISTINGS: Final = ("workloads", "frames")
+
+
+def _counted(summary: Summary, rows: Iterable[WorkloadInstance]) -> Iterator[WorkloadInstance]:
+    for w in rows:
+        summary.listed += 1
+        yield w
 
 
 def writer_for(fmt: str, out: TextIO, tables: frozenset[str]) -> ReportWriter:
@@ -311,9 +288,16 @@ def render_report(
     max_workloads_per_queue: int | None = None,
     selection: Selection | None = None,
     top: int = 10,
+    everything: bool = False,
+    warmup: int | None = None,
 ) -> None:
-    """Prints the capture's header and its workloads, frame by frame and queue by queue."""
+    """Prints the capture's summary as `vkscope report` does; `everything` (--all) adds every
+    frame's workloads, queue by queue, and every row of the summary tables."""
     writer = TerminalWriter(
         console, max_frames=max_frames, max_workloads_per_queue=max_workloads_per_queue
     )
-    write_report(capture, writer, selection=selection, top=top)
+    listing = everything or max_frames is not None or max_workloads_per_queue is not None
+    write_report(
+        capture, writer, selection=selection, top=top, tables=default_tables("table", listing),
+        warmup=warmup, everything=everything,
+    )  # fmt: skip

@@ -11,11 +11,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
+
 from ..capture import CommandBufferCounters, WorkloadInstance
+from ..capture.read.distributions import IdentityDistribution
+from ..capture.read.quantiles import Distribution
 from ..counters.derived import derived_metrics
+from .context import ReportContext
 from .describe import describe, duration_text, key_fields, share_text
 from .frames import FrameKey, FrameWork, QueueWork
-from .summary import Costly, LabelRow
+from .summary import Costly, LabelRow, QueueSummary, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +145,41 @@ FRAMES: Final = (
     Column("largest_gap_ns", "ns", wide=True),
     Column("overlap_ns", "ns", title="overlap"),
     Column("counters", "object", wide=True),
+    Column("warmup", wide=True),  # why the frame is a warm-up frame; empty for a steady one
+)
+
+# A distribution's columns (capture/read/quantiles.py), after `prefix`.
+_STATISTICS = ("min", "p50", "p90", "p99", "max")
+
+
+def _distribution_columns(prefix: str, wide: tuple[str, ...] = ()) -> tuple[Column, ...]:
+    return tuple(Column(f"{prefix}_{s}_ns", "ns", wide=s in wide, title=s) for s in _STATISTICS)
+
+
+# Each queue over the steady frames: its work, and its GPU time per frame.
+QUEUES: Final = (
+    Column("process", "int", wide=True),
+    Column("device", "int", wide=True),
+    Column("queue", "int"),
+    Column("queue_flags", title="flags"),
+    Column("frames", "int"),
+    Column("workloads", "int"),
+    Column("timed", "int", wide=True),
+    *_distribution_columns("gpu_per_frame", wide=("min",)),
+    Column("warmup_frames", "int", title="warm-up"),
+)
+
+# Each workload identity over the steady frames: its GPU time, and (JSON, CSV) every counter's
+# distribution as {counter: {count, min, p50, p90, p99, max}}.
+DISTRIBUTIONS: Final = (
+    Column("queue", title="queue"),
+    Column("label_path", title="labels"),
+    Column("type"),
+    Column("ordinal", "int", title="#"),
+    Column("frames", "int"),
+    Column("timed", "int", wide=True),
+    *_distribution_columns("gpu"),
+    Column("counters", "object", wide=True),
 )
 
 COSTLIEST: Final = (
@@ -188,6 +228,8 @@ TABLES: Final = {
     "costliest": COSTLIEST,
     "labels": LABELS,
     "command_buffers": COMMAND_BUFFERS,
+    "queues": QUEUES,
+    "distributions": DISTRIBUTIONS,
 }
 
 
@@ -217,13 +259,43 @@ def workload_rows(
         )  # fmt: skip
 
 
-def frame_row(frame: FrameWork, queue: QueueWork, flags: str) -> tuple[Any, ...]:
+def frame_row(
+    frame: FrameWork, queue: QueueWork, flags: str, warmup: str | None = None
+) -> tuple[Any, ...]:
     s = queue.span
     return (
         *_context(frame.key, queue.queue), flags, frame.captured, s.workloads, s.timed, s.sum_ns,
         s.begin_ns, s.end_ns, s.span_ns, s.busy_ns, s.idle_ns, s.gaps, s.largest_gap_ns,
-        s.overlap_ns, queue.counters,
+        s.overlap_ns, queue.counters, warmup,
     )  # fmt: skip
+
+
+def _statistics(d: Distribution | None) -> tuple[Any, ...]:
+    if d is None:
+        return (None,) * len(_STATISTICS)
+    return (d.min, d.p50, d.p90, d.p99, d.max)
+
+
+def queue_summary_rows(
+    queues: Iterable[QueueSummary], flags: dict[tuple[int, int | None, int | None], str]
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of QUEUES."""
+    for q in queues:
+        yield (
+            q.process, q.device, q.queue, flags.get((q.process, q.device, q.queue), ""),
+            q.frames, q.workloads, q.timed, *_statistics(q.gpu_per_frame), q.warmup_frames,
+        )  # fmt: skip
+
+
+def distribution_rows(items: Iterable[IdentityDistribution]) -> Iterator[tuple[Any, ...]]:
+    """Rows of DISTRIBUTIONS."""
+    for d in items:
+        i = d.identity
+        counters = {name: msgspec.structs.asdict(c) for name, c in d.counters.items()}
+        yield (
+            i.queue, i.label_path, i.type or "unknown", i.ordinal, d.frames,
+            d.gpu_ns.count if d.gpu_ns else 0, *_statistics(d.gpu_ns), counters or None,
+        )  # fmt: skip
 
 
 def costliest_rows(
@@ -313,3 +385,20 @@ def command_buffer_cells(
     if first is not None and not row[_CB_COUNTERS] and row[_CB_REASON]:
         cells[first] = str(row[_CB_REASON])
     return cells
+
+
+# The tables only complete at the end of the report, in the order they are written.
+SUMMARY_TABLES: Final = ("queues", "costliest", "distributions", "labels", "command_buffers")
+
+
+def summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
+    """The rows of one of SUMMARY_TABLES."""
+    if name == "command_buffers":
+        return command_buffer_rows(context.command_buffers, context.command_buffer_counters)
+    if name == "costliest":
+        return costliest_rows(summary.top, context.sort_columns())
+    if name == "queues":
+        return queue_summary_rows(summary.queues, context.queue_flags)
+    if name == "distributions":
+        return distribution_rows(summary.distributions)
+    return label_rows(summary.labels.rows())

@@ -51,6 +51,7 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
     lines.append(("frames", frames.sentence()))
     if hint := frames.hint():
         lines.append(("", hint))
+    lines.append(("warm-up", context.warmup.describe()))
     lines += [
         ("workloads", f"{context.workloads:,} executed"),
         ("dropped", f"{context.dropped:,} messages dropped by the layer"),

@@ -21,20 +21,20 @@ import msgspec
 from ..capture import WorkloadInstance
 from .context import ReportContext
 from .frames import FrameKey, FrameWork, QueueWork
+from .people_tables import people_tables
 from .rows import (
     COSTLIEST,
     FRAMES,
+    SUMMARY_TABLES,
     TABLES,
     Column,
     brief,
     command_buffer_cells,
-    command_buffer_rows,
-    costliest_rows,
     counter_columns,
     frame_row,
     json_object,
-    label_rows,
     people_cells,
+    summary_rows,
     workload_columns,
     workload_rows,
 )
@@ -54,17 +54,11 @@ class ReportWriter(Protocol):
     def end(self, summary: Summary) -> None: ...
 
 
-def _frame_row(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tuple[Any, ...]:
+def frame_row_of(context: ReportContext, frame: FrameWork, queue: QueueWork) -> tuple[Any, ...]:
+    """A row of the frames table, with the queue's flags and why the frame is warm-up."""
     key = frame.key
-    return frame_row(frame, queue, context.flags(key.process, key.device, queue.queue))
-
-
-def _summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
-    if name == "command_buffers":
-        return command_buffer_rows(context.command_buffers, context.command_buffer_counters)
-    if name == "costliest":
-        return costliest_rows(summary.costliest.result(), context.sort_columns())
-    return label_rows(summary.labels.rows())
+    flags = context.flags(key.process, key.device, queue.queue)
+    return frame_row(frame, queue, flags, context.warmup.frames.get(key.triple()))
 
 
 def _columns(name: str, context: ReportContext) -> tuple[Column, ...]:
@@ -103,12 +97,12 @@ class CsvWriter:
         if self._table == "workloads":
             self._rows(workload_rows(frame, queue, rows, context.counters))
         elif self._table == "frames":
-            self._rows([_frame_row(context, frame, queue)])
+            self._rows([frame_row_of(context, frame, queue)])
 
     def end(self, summary: Summary) -> None:
         assert self._context is not None
-        if self._table in ("costliest", "labels", "command_buffers"):
-            self._rows(_summary_rows(self._table, summary, self._context))
+        if self._table in SUMMARY_TABLES:
+            self._rows(summary_rows(self._table, summary, self._context))
 
 
 class JsonWriter:
@@ -137,7 +131,7 @@ class JsonWriter:
         assert context is not None
         if "frames" in context.tables:
             sep = ",\n" if self._frame_rows else "\n"
-            self._frames.write(sep + self._object(FRAMES, _frame_row(context, frame, queue)))
+            self._frames.write(sep + self._object(FRAMES, frame_row_of(context, frame, queue)))
             self._frame_rows += 1
         if "workloads" in context.tables:
             write = self._out.write
@@ -158,10 +152,10 @@ class JsonWriter:
             shutil.copyfileobj(self._frames, out)
             out.write("\n]" if self._frame_rows else "]")
         self._frames.close()
-        for name in ("costliest", "labels", "command_buffers"):
+        for name in SUMMARY_TABLES:
             if name in context.tables:
                 columns = _columns(name, context)
-                rows = _summary_rows(name, summary, context)
+                rows = summary_rows(name, summary, context)
                 objects = ",\n".join(self._object(columns, r) for r in rows)
                 out.write(f',\n"{name}": [' + (f"\n{objects}\n" if objects else "") + "]")
         out.write("}\n")
@@ -211,7 +205,7 @@ class MarkdownWriter:
         context = self._context
         assert context is not None
         if "frames" in context.tables:
-            row = _frame_row(context, frame, queue)
+            row = frame_row_of(context, frame, queue)
             self._frames.write(self._line(FRAMES, row, self._frames_shown))
         if "workloads" not in context.tables:
             return
@@ -241,19 +235,12 @@ class MarkdownWriter:
             shutil.copyfileobj(self._frames, out)
             out.write("\n")
         self._frames.close()
-        for name, title in (("costliest", "Costliest workloads"), ("labels", "Label subtrees")):
-            if name in context.tables:
-                columns = _columns(name, context)
-                out.write(f"## {title}\n\n")
-                shown = self._head(columns, out)
-                for row in _summary_rows(name, summary, context):
-                    out.write(self._line(columns, row, shown))
-                out.write("\n")
-        if "command_buffers" in context.tables and context.command_buffers:
-            columns = _columns("command_buffers", context)
-            out.write("## Counters per command buffer (command_buffer scope)\n\n")
-            shown = self._head(columns, out)
-            for row in _summary_rows("command_buffers", summary, context):
-                cells = command_buffer_cells(columns, row, shown)
-                out.write("| " + " | ".join(map(_md, cells)) + " |\n")
+        for t in people_tables(summary, context):
+            out.write(f"## {_md(t.title)}\n\n")
+            shown = self._head(t.columns, out)
+            cells_of = command_buffer_cells if t.name == "command_buffers" else people_cells
+            for row in t.rows:
+                out.write("| " + " | ".join(map(_md, cells_of(t.columns, row, shown))) + " |\n")
+            if more := t.rows.more():
+                out.write(f"\n{_md(more)}\n")
             out.write("\n")

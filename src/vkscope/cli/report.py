@@ -34,13 +34,15 @@ class ReportOptions:
     max_workloads: int | None = None
     counters: str | None = None  # comma-separated names; None: every counter the capture has
     sort: str = "gpu_ns"
+    everything: bool = False  # --all
+    warmup: int | None = None  # --warmup N; None: the automatic rule
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReportOptions:
         return cls(
             args.capture, args.frames, args.queue, args.type, args.label, args.format,
             args.table, args.output, args.top, args.max_frames, args.max_workloads,
-            args.counters, args.sort,
+            args.counters, args.sort, args.all, args.warmup,
         )  # fmt: skip
 
 
@@ -64,10 +66,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rank the costliest workloads by gpu_ns (default) or by a counter",
     )
     parser.add_argument(
-        "--max-frames", type=int, metavar="N", help="terminal: list the first N frames"
+        "--all",
+        action="store_true",
+        help="table and markdown: every frame's workloads queue by queue, and every row of the "
+        "summary tables (default: a summary whose length does not grow with the capture)",
     )
     parser.add_argument(
-        "--max-workloads", type=int, metavar="N", help="terminal: list N workloads per queue"
+        "--warmup",
+        type=int,
+        metavar="N",
+        help="leave out the first N frames of each device as warm-up, and no others (default: "
+        "the application's first frame; 0: none)",
+    )
+    parser.add_argument(
+        "--max-frames", type=int, metavar="N", help="terminal, with --all: list the first N frames"
+    )
+    parser.add_argument(
+        "--max-workloads",
+        type=int,
+        metavar="N",
+        help="terminal, with --all: list N workloads per queue",
     )
 
 
@@ -76,9 +94,15 @@ def report(options: ReportOptions) -> int:
 
     def body() -> None:
         chosen = selection(options.frames, options.queue, options.type, options.label)
-        tables = chosen_tables(options.format, options.tables, default_tables(options.format))
+        # A limit on the listing asks for one.
+        limits = (options.max_frames, options.max_workloads)
+        listing = options.everything or any(n is not None for n in limits)
+        default = default_tables(options.format, listing)
+        tables = chosen_tables(options.format, options.tables, default)
         if options.top < 0:
             raise CommandError("--top must be 0 or more")
+        if options.warmup is not None and options.warmup < 0:
+            raise CommandError(f"--warmup must be 0 or more, got {options.warmup}")
         names = None
         if options.counters is not None:
             names = [n.strip() for n in options.counters.split(",") if n.strip()]
@@ -101,9 +125,11 @@ def report(options: ReportOptions) -> int:
                     writer = writer_for(options.format, out, tables)
                 summary = write_report(
                     capture, writer, selection=chosen, top=options.top, tables=tables,
-                    counters=names, sort=options.sort,
+                    counters=names, sort=options.sort, warmup=options.warmup,
+                    everything=options.everything,
                 )  # fmt: skip
-            if summary.workloads == 0:  # each filter matches something, but not all at once
+            if not (summary.workloads or summary.warmup_workloads or summary.listed):
+                # each filter matches something, but not all at once
                 say(f"no workload of {options.capture} matches {chosen.describe()}")
 
     return guarded(body, SelectionError, reading=[options.capture])
@@ -115,11 +141,13 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="report",
-    help="GPU time and counters per workload, frame and queue; costliest workloads and label "
-    "subtrees",
-    description="Per frame and queue, the workloads in submission order with type, label "
-    "path, key metadata, GPU time, share of the frame and counters; then the costliest "
-    "workloads (by GPU time or a counter) and GPU time by label subtree.",
+    help="GPU time and counters per workload, frame and queue; distributions over frames, "
+    "costliest workloads and label subtrees",
+    description="A summary of the capture whose length does not grow with it: each queue's GPU "
+    "time per frame, the costliest workloads (by GPU time or a counter), each workload's "
+    "distribution over frames (min, p50, p90, p99, max) and GPU time by label subtree, warm-up "
+    "frames left out. --all (and JSON, CSV) adds every frame's workloads in submission order "
+    "with type, label path, key metadata, GPU time, share of the frame and counters.",
     configure=configure,
     run=run,
 )

@@ -159,8 +159,7 @@ def _after_capture(options: RunOptions, capture: Path) -> None:
     from ..html import write_html
 
     if not options.no_report:
-        tables = None if options.report_all else ("frames", "costliest")
-        report(ReportOptions(capture, tables=tables))
+        report(ReportOptions(capture, everything=options.report_all))
     written = [capture]
     try:
         if not options.no_trace:
