@@ -47,7 +47,9 @@ def test_the_demo_page_shows_frames_of_labelled_timed_passes(
     # One frame after the first (whose shaders the driver compiles as it goes): every pass of a
     # steady frame on the timeline, with the selected GBuffer pass in the details.
     with open_capture(demo_page.with_suffix(".vkscope")) as capture:
-        gbuffer = next(w.id for w in capture.workloads() if w.label_path == "Frame 2/GBuffer")
+        gbuffer = next(
+            w.id for w in capture.workloads() if w.label_path == "Frame/GBuffer" and w.frame == 2
+        )
     loaded.js("vkscope.setFrame(2)")
     loaded.js("(id) => vkscope.select(id)", gbuffer)
     loaded.page.wait_for_timeout(100)

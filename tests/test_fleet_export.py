@@ -75,7 +75,7 @@ def test_export_of_real_captures(
         capsys,
     )
     assert rows and all(r["captures"] == 3 for r in rows)
-    assert all(str(r["identity"]).startswith("renderpass Frame ") for r in rows)
+    assert all(str(r["identity"]).startswith("renderpass Frame/GBuffer") for r in rows)
     (frames,) = _query(
         dataset, "SELECT sum(instances) AS n, count(*) AS frames FROM frames", capsys
     )

@@ -1,5 +1,6 @@
-// game: what a frame of a game looks like to a profiler. Each frame is labelled `Frame N` (a
-// queue label) and made of labelled passes:
+// game: what a frame of a game looks like to a profiler. Each frame is labelled `Frame` (a
+// queue label; without its number, so that a pass is the same workload from frame to frame, as
+// identities across frames need) and made of labelled passes:
 //
 //   Particles    two compute dispatches, on the second queue when the device has one that
 //                computes (async compute), else on the main queue
@@ -389,12 +390,11 @@ private:
         vkCmdEndRendering(cmd);
     }
 
-    // Two vkQueueSubmit calls inside the queue label `Frame N` (one per queue in use).
+    // Two vkQueueSubmit calls inside the queue label `Frame` (one per queue in use).
     void submit(Context& ctx, uint32_t frameIndex) {
-        const std::string frameName = "Frame " + std::to_string(frameIndex);
         const VkDebugUtilsLabelEXT frameLabel{
             .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
-            .pLabelName = frameName.c_str(),
+            .pLabelName = "Frame",
         };
         const bool twoQueues = async_.queue != ctx.main.queue;
         if (labels_) {
