@@ -114,7 +114,8 @@ def test_added_and_removed_workloads_are_listed(tmp_path: Path) -> None:
     assert [(e["type"], e["labels"]) for e in doc["added"]] == [
         ("trace_rays", ["frame", "reflections"])]  # fmt: skip
     assert doc["added"][0]["new"] == {"frames": 9, "samples": 9, "median_ns": 30_000.0,
-                                      "noise_ns": 0.0}  # fmt: skip
+                                      "noise_ns": 0.0, "min_ns": 30_000.0, "p90_ns": 30_000.0,
+                                      "p99_ns": 30_000.0, "max_ns": 30_000.0}  # fmt: skip
     assert "base" not in doc["added"][0] and "status" not in doc["added"][0]
     assert [(e["type"], e["labels"]) for e in doc["removed"]] == [("buffer_transfer", [])]
     assert doc["counts"]["matched"] == 5
@@ -197,7 +198,9 @@ def test_only_timed_frames_count_as_samples(tmp_path: Path) -> None:
     code, doc = diff_json(base, new)
     assert code == 0
     blur1 = by_name(doc["changes"])["dispatch frame/post/blur #1"]
-    assert blur1["new"] == {"frames": 9, "samples": 2, "median_ns": 360_000.0, "noise_ns": 0.0}
+    assert blur1["new"] == {"frames": 9, "samples": 2, "median_ns": 360_000.0, "noise_ns": 0.0,
+                            "min_ns": 360_000.0, "p90_ns": 360_000.0, "p99_ns": 360_000.0,
+                            "max_ns": 360_000.0}  # fmt: skip
     assert blur1["status"] == "too_few_frames"
 
 
@@ -209,7 +212,8 @@ def test_untimed_workloads_are_matched_but_not_costed(tmp_path: Path) -> None:
     assert code == 0 and doc["counts"]["untimed"] == 1
     upload = by_name(doc["changes"])["image_transfer upload #0"]
     assert upload["status"] == "untimed" and upload["delta_ns"] is None
-    assert upload["base"] == {"frames": 9, "samples": 0, "median_ns": None, "noise_ns": None}
+    nothing = dict.fromkeys(("median_ns", "noise_ns", "min_ns", "p90_ns", "p99_ns", "max_ns"))
+    assert upload["base"] == {"frames": 9, "samples": 0, **nothing}
     assert doc["changes"][-1] == upload  # no change to sort by: last
 
 
@@ -271,3 +275,29 @@ def test_a_counter_metric_judges_counter_changes(tmp_path: Path) -> None:
     assert code == 2 and "no values of counter 'vertex_shader_invocations'" in err
     code, _, err = diff(base, new, metric="drop table")
     assert code == 2 and "gpu_ns or a counter name" in err
+
+
+def test_warm_up_frames_are_left_out_and_the_tail_is_shown(tmp_path: Path) -> None:
+    # NEW's first frame draws its shadows ten times slower (pipelines compiling): the rule leaves
+    # it out, so its distribution is that of the steady frames; --warmup 0 counts it.
+    def slow_start(frame: int) -> int | None:
+        return 4_000 * US if frame == 0 else 400 * US
+
+    base = capture(tmp_path / "base.vkscope", scene())
+    new = capture(tmp_path / "new.vkscope", scene(shadow=slow_start))
+    code, doc = diff_json(base, new, warmup=None)
+    assert code == 0
+    assert doc["new"]["warmup"] == {
+        "rule": "automatic", "frames": 1, "said": "1 frame left out (0: first frame)",
+    }  # fmt: skip
+    shadows = by_name(doc["changes"])["renderpass frame/shadows #0"]
+    assert shadows["new"]["samples"] == 8 and shadows["new"]["max_ns"] == 400 * US
+    code, doc = diff_json(base, new, warmup=0)
+    shadows = by_name(doc["changes"])["renderpass frame/shadows #0"]
+    assert shadows["new"]["samples"] == 9 and shadows["new"]["max_ns"] == 4_000 * US
+    # p99 of 9 frames: 0.92 of the way from the 8th value to the 9th.
+    assert shadows["new"]["p99_ns"] == 400 * US + 0.92 * 3_600 * US
+    assert shadows["base"]["p99_ns"] == 400 * US and shadows["status"] == "within_noise"
+    _, text, _ = diff(base, new, warmup=None, width=160)
+    assert "warm-up (new): 1 frame left out (0: first frame)" in text
+    assert "p99 base" in text and "p99 new" in text

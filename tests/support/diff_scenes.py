@@ -130,9 +130,11 @@ def capture(path: Path, workloads: Sequence[W], frames: int = 9, **options: Any)
 
 
 def diff(base: Path, new: Path, **options: Any) -> tuple[int, str, str]:
-    """(exit code, what was printed, what went to stderr); a wide console unless told."""
+    """(exit code, what was printed, what went to stderr); a wide console unless told. The
+    scenes have no warm-up: every frame counts unless `warmup` says otherwise."""
     out, err = io.StringIO(), io.StringIO()
     width = options.pop("width", 160)
+    options.setdefault("warmup", 0)
     console = Console(file=out, width=width, color_system=None, force_terminal=False)
     code = run_diff(base, new, console=console, stderr=err, **options)
     return code, out.getvalue(), err.getvalue()

@@ -26,6 +26,7 @@ from ..capture.read.queries import (
     merge_by_identity,
 )
 from ..capture.read.records import IdentifiedValue
+from ..capture.read.warmup import WarmUp, warmup_frames
 from .stats import (
     IMPROVEMENT,
     REGRESSION,
@@ -75,9 +76,11 @@ class CaptureFacts:
     workloads: int  # instances
     timed_workloads: int
     frames: int  # frames with submitted work
-    timed_frames: int  # frames with at least one timed workload
+    timed_frames: int  # steady frames with at least one timed workload
     workloads_per_frame: float  # median over frames with work
-    gpu_per_frame: Summary  # summed workload GPU time per timed frame
+    gpu_per_frame: Summary  # summed workload GPU time per timed steady frame
+    warmup: WarmUp  # the warm-up frames, left out of every distribution and verdict
+    warmup_frames: int  # of them, frames with work
 
 
 class Diff:
@@ -86,7 +89,16 @@ class Diff:
     Use as a context manager (or call close()): the verdicts live in a temporary database.
     """
 
-    def __init__(self, base: Path | str, new: Path | str, rule: Rule, metric: str = GPU_NS) -> None:
+    def __init__(
+        self,
+        base: Path | str,
+        new: Path | str,
+        rule: Rule,
+        metric: str = GPU_NS,
+        warmup: int | None = None,
+    ) -> None:
+        """`warmup`: leave out the first N frames of each capture as warm-up instead of the
+        automatic rule (capture/read/warmup.py)."""
         self.rule = rule
         self.metric = metric
         if metric != GPU_NS and not COUNTER_NAME.fullmatch(metric):
@@ -99,9 +111,14 @@ class Diff:
         try:
             for path in paths:
                 captures.append(open_capture(path))
-            self.base, self.new = (self._facts(c) for c in captures)
+            warmups = [warmup_frames(c, warmup) for c in captures]
+            self.base, self.new = (
+                self._facts(c, w) for c, w in zip(captures, warmups, strict=True)
+            )
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
-            streams = (by_identity(c, metric) for c in captures)
+            streams = (
+                _steady(by_identity(c, metric), w) for c, w in zip(captures, warmups, strict=True)
+            )
             self._verdicts.fill(_verdict_rows(merge_by_identity(*streams), rule))
             self.counts = self._counts()
             self.queues = self._verdicts.queues()
@@ -140,15 +157,18 @@ class Diff:
 
     # -- building -------------------------------------------------------------------------------
 
-    def _facts(self, capture: Capture) -> CaptureFacts:
+    def _facts(self, capture: Capture, warmup: WarmUp) -> CaptureFacts:
         path, meta = capture.path, capture.meta
         counts: list[int] = []
         totals: list[int] = []
         timed = 0
-        for n, n_timed, total in frame_value_totals(capture, self.metric):
+        left_out = 0
+        for process, device, frame, n, n_timed, total in frame_value_totals(capture, self.metric):
             counts.append(n)
             timed += n_timed
-            if n_timed:
+            if (process, device, frame) in warmup:
+                left_out += 1
+            elif n_timed:
                 totals.append(total)
         workloads = sum(counts)
         if not workloads:
@@ -181,6 +201,8 @@ class Diff:
             timed_frames=len(totals),
             workloads_per_frame=median(counts),
             gpu_per_frame=summarize(totals),
+            warmup=warmup,
+            warmup_frames=left_out,
         )
 
     def _counts(self) -> dict[str, int]:
@@ -204,6 +226,14 @@ def _problem(exc: CaptureError | sqlite3.Error) -> DiffInputError:
     return DiffInputError(text)
 
 
+def _steady(stream: Iterator[IdentifiedValue], warmup: WarmUp) -> Iterator[IdentifiedValue]:
+    """The values of `stream` outside its capture's warm-up frames."""
+    frames = warmup.frames
+    if not frames:
+        return stream
+    return (v for v in stream if (v.process, v.device, v.frame) not in frames)
+
+
 def _verdict_rows(
     identities: Iterator[tuple[IdentityOrder, list[list[IdentifiedValue]]]], rule: Rule
 ) -> Iterator[tuple[Any, ...]]:
@@ -224,14 +254,16 @@ def _verdict_rows(
             frames[BASE], base.samples, base.median_ns, base.noise_ns,
             frames[NEW], new.samples, new.median_ns, new.noise_ns,
             v.delta_ns if v else None, v.delta_pct if v else None, v.bound_ns if v else None,
+            base.min_ns, base.p90_ns, base.p99_ns, base.max_ns,
+            new.min_ns, new.p90_ns, new.p99_ns, new.max_ns,
         )  # fmt: skip
 
 
 def _row(r: tuple[Any, ...]) -> Row:
     kind, status = r[0], r[1]
     identity = Identity(queue=r[2], labels=labels_of(r[3]), type=r[4] or None, ordinal=r[5])
-    base = Side(r[6], Summary(r[7], r[8], r[9])) if kind != ADDED else None
-    new = Side(r[10], Summary(r[11], r[12], r[13])) if kind != REMOVED else None
+    base = Side(r[6], Summary(r[7], r[8], r[9], *r[17:21])) if kind != ADDED else None
+    new = Side(r[10], Summary(r[11], r[12], r[13], *r[21:25])) if kind != REMOVED else None
     verdict = Verdict(status, r[14], r[15], r[16]) if kind == MATCHED else None
     return Row(kind, identity, base, new, verdict)
 

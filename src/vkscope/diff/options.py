@@ -82,6 +82,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "fragment_shader_invocations (captures recorded with --counters)",
     )
     parser.add_argument(
+        "--warmup",
+        type=at_least(0),
+        metavar="N",
+        help="leave out the first N frames of each capture as warm-up, and no others (default: "
+        "the application's first frame; docs/timing.md)",
+    )
+    parser.add_argument(
         "--format",
         choices=("table", "json"),
         default="table",
@@ -113,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
             noise_k=args.noise_k,
             limit=args.limit or None,
             metric=args.metric,
+            warmup=args.warmup,
         )
 
     failed = guarded(body, reading=[args.base, args.new])

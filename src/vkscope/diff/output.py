@@ -21,7 +21,8 @@ from .stats import IMPROVEMENT, REGRESSION, TOO_FEW_FRAMES, WITHIN_NOISE, Summar
 JSON_FORMAT: Final = "vkscope-diff"
 JSON_VERSION: Final = 1
 _NARROW: Final = 76  # below this console width, tables leave out noise and frame counts
-_CHANGE_COLUMNS: Final = ("base", "new", "change", "%", "noise", "frames")
+_WIDE: Final = 110  # from this console width, tables add each side's p99
+_CHANGE_COLUMNS: Final = ("base", "new", "change", "%", "noise", "frames", "p99 base", "p99 new")
 
 _STATUS_TEXT: Final = {
     REGRESSION: ("slower", "bold red"),
@@ -86,7 +87,15 @@ def _round(value: float | None, digits: int = 1) -> float | None:
 
 
 def _summary_json(s: Summary) -> dict[str, Any]:
-    return {"samples": s.samples, "median_ns": _round(s.median_ns), "noise_ns": _round(s.noise_ns)}
+    return {
+        "samples": s.samples,
+        "median_ns": _round(s.median_ns),
+        "noise_ns": _round(s.noise_ns),
+        "min_ns": _round(s.min_ns),
+        "p90_ns": _round(s.p90_ns),
+        "p99_ns": _round(s.p99_ns),
+        "max_ns": _round(s.max_ns),
+    }
 
 
 def _side_json(side: Side) -> dict[str, Any]:
@@ -128,6 +137,11 @@ def _facts_json(facts: CaptureFacts, identities: int) -> dict[str, Any]:
         "timed_workloads": facts.timed_workloads,
         "frames": facts.frames,
         "timed_frames": facts.timed_frames,
+        "warmup": {
+            "rule": facts.warmup.rule,
+            "frames": facts.warmup_frames,
+            "said": facts.warmup.describe(),
+        },
         "identities": identities,
     }
 
@@ -236,9 +250,9 @@ def _table() -> Table:
     return t
 
 
-def _changes(rows: Iterator[Row], queues: bool, narrow: bool, fmt: Format = duration) -> Table:
+def _changes(rows: Iterator[Row], queues: bool, width: int, fmt: Format = duration) -> Table:
     t = _table()
-    names = _CHANGE_COLUMNS[:4] if narrow else _CHANGE_COLUMNS
+    names = _CHANGE_COLUMNS[: 4 if width < _NARROW else 6 if width < _WIDE else 8]
     for name in names:
         t.add_column(name, justify="right", no_wrap=True)
     for row in rows:
@@ -254,6 +268,8 @@ def _changes(rows: Iterator[Row], queues: bool, narrow: bool, fmt: Format = dura
             Text(percent(v.delta_pct), style=style),
             fmt(noise, False),
             f"{row.base.summary.samples}/{row.new.summary.samples}",
+            fmt(row.base.summary.p99_ns, False),
+            fmt(row.new.summary.p99_ns, False),
         ]
         t.add_row(*cells[: len(names) + 1])
     return t
@@ -287,10 +303,12 @@ def _of(shown: int, total: int) -> str:
 def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     c, rule = diff.counts, diff.rule
     queues = diff.queues > 1
-    narrow = console.width < _NARROW
     console.print(_facts_line("base", diff.base), soft_wrap=False)
     console.print(_facts_line("new", diff.new), soft_wrap=False)
     _heading(console, "Per frame (medians over the timed frames)")
+    for label, facts in (("base", diff.base), ("new", diff.new)):
+        if facts.warmup_frames or facts.warmup.kept:
+            console.print(f"warm-up ({label}): {facts.warmup.describe()}", highlight=False)
     console.print(_totals(diff))
 
     def shown(n: int) -> int:
@@ -310,7 +328,8 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     for status, title in sections:
         if c[status]:
             _heading(console, f"{title} ({_of(shown(c[status]), c[status])})")
-            console.print(_changes(diff.rows(MATCHED, (status,), limit), queues, narrow, fmt))
+            rows = diff.rows(MATCHED, (status,), limit)
+            console.print(_changes(rows, queues, console.width, fmt))
     if c[ADDED]:
         _heading(console, f"Added: only in new ({_of(shown(c[ADDED]), c[ADDED])}, costliest first)")
         console.print(_only(diff.rows(ADDED, limit=limit), queues, fmt))

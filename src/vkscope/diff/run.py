@@ -32,6 +32,7 @@ def run_diff(
     limit: int | None = 20,
     stderr: TextIO | None = None,
     metric: str = "gpu_ns",
+    warmup: int | None = None,
 ) -> int:
     """Compares capture NEW against capture BASE and prints the result.
 
@@ -40,7 +41,8 @@ def run_diff(
     Tables go to `console`; JSON is written to `console.file` as it is, without rich markup.
     `limit` caps the rows of each table (None or 0: all); JSON always lists everything.
     `metric` is what is compared: `gpu_ns`, or a counter (docs/counters.md), whose values then
-    stand in the places of GPU times (and in the `_ns` fields of the JSON).
+    stand in the places of GPU times (and in the `_ns` fields of the JSON). Warm-up frames are
+    left out of both captures (capture/read/warmup.py; `warmup`: the first N frames instead).
     """
     err = stderr if stderr is not None else sys.stderr
     console = console if console is not None else Console()
@@ -63,7 +65,7 @@ def run_diff(
         return bad(f"the row limit must be 0 or more, not {limit}")
     rule = Rule(threshold_pct=threshold_pct, noise_k=noise_k, min_frames=min_frames)
     try:
-        diff = Diff(base, new, rule, metric)
+        diff = Diff(base, new, rule, metric, warmup)
     except DiffInputError as exc:
         return bad(str(exc))
     with diff:

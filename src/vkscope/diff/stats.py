@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from ..capture.read.quantiles import Distribution
+
 # Scales a median absolute deviation to the standard deviation it equals for normal data, so the
 # noise figure reads like a sigma.
 MAD_TO_SIGMA: Final = 1.4826
@@ -33,20 +35,25 @@ class Summary:
     samples: int  # frames with a time
     median_ns: float | None  # None without samples
     noise_ns: float | None  # MAD_TO_SIGMA * median absolute deviation; None without samples
+    # The rest of their distribution (capture/read/quantiles.py; its p50 is median_ns).
+    min_ns: float | None = None
+    p90_ns: float | None = None
+    p99_ns: float | None = None
+    max_ns: float | None = None
 
 
 NO_SAMPLES: Final = Summary(0, None, None)
 
 
 def summarize(durations: list[int]) -> Summary:
-    """Median and robust spread; reorders `durations`."""
-    if not durations:
+    """Distribution and robust spread; reorders `durations`."""
+    d = Distribution.of(durations)
+    if d is None:
         return NO_SAMPLES
-    if len(durations) == 1:  # common in captures of one frame: a million of these is seconds
-        return Summary(1, float(durations[0]), 0.0)
-    centre = median(durations)
-    spread = median([abs(d - centre) for d in durations])
-    return Summary(len(durations), centre, MAD_TO_SIGMA * spread)
+    if d.count == 1:  # common in captures of one frame: a million of these is seconds
+        return Summary(1, d.p50, 0.0, d.min, d.p90, d.p99, d.max)
+    spread = median([abs(x - d.p50) for x in durations])
+    return Summary(d.count, d.p50, MAD_TO_SIGMA * spread, d.min, d.p90, d.p99, d.max)
 
 
 @dataclass(frozen=True, slots=True)

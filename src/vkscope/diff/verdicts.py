@@ -27,15 +27,24 @@ CREATE TABLE result (
     n_noise REAL,
     delta REAL,
     delta_pct REAL,
-    bound REAL
+    bound REAL,
+    b_min REAL,
+    b_p90 REAL,
+    b_p99 REAL,
+    b_max REAL,
+    n_min REAL,
+    n_p90 REAL,
+    n_p99 REAL,
+    n_max REAL
 )
 """
 COLUMNS: Final = (
     "kind, status, qk, path, type, ordinal, b_frames, b_samples, b_median, b_noise, "
-    "n_frames, n_samples, n_median, n_noise, delta, delta_pct, bound"
+    "n_frames, n_samples, n_median, n_noise, delta, delta_pct, bound, "
+    "b_min, b_p90, b_p99, b_max, n_min, n_p90, n_p99, n_max"
 )
 _IDENTITY_ORDER: Final = "qk, path, type, ordinal"
-_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 17)})"
+_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 25)})"
 BATCH: Final = 10_000  # verdict rows per INSERT
 
 

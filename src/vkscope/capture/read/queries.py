@@ -107,7 +107,7 @@ LEFT JOIN temp.khr_joined k ON k.id = i.id
 {{where}} ORDER BY {ORDER_SQL}, i.id
 """
 _PER_FRAME: Final = f"""
-SELECT count(*), count({{value}}), sum({{value}})
+SELECT s.process, s.device, s.frame, count(*), count({{value}}), sum({{value}})
 {_FRAME} LEFT JOIN temp.khr_joined k ON k.id = i.id
 GROUP BY s.process, s.device, s.frame
 """
@@ -306,9 +306,11 @@ def _tagged(
         yield v.order, side, v
 
 
-def frame_value_totals(capture: Capture, value: str = GPU_NS) -> Iterator[tuple[int, int, Any]]:
-    """Per frame (process, device, frame number; the submits outside any frame as one): its
-    instances, how many have a value, and the sum of their values."""
+def frame_value_totals(
+    capture: Capture, value: str = GPU_NS
+) -> Iterator[tuple[int, int | None, int | None, int, int, Any]]:
+    """Per frame (process, device, frame number; the submits outside any frame as one): the
+    frame, its instances, how many have a value, and the sum of their values."""
     sql = _PER_FRAME.format(value=value_sql(value))
     _, rows = capture.execute(sql)
     return rows
