@@ -198,7 +198,7 @@ def test_frame_picker_switches_frames(timed_page: tuple[Loaded, Path]) -> None:
     work = instances(cap)
     page = loaded.page
     names = [f["name"] for f in loaded.js("vkscope.frames()")]
-    assert names == ["frame 0", "frame 1", "frame 2"]
+    assert names == ["frame 0 (warm-up)", "frame 1", "frame 2"]
     whole = view_span(loaded)
     page.select_option("#frame-pick", "1")
     assert loaded.js("vkscope.frame()") == 1
@@ -442,4 +442,21 @@ def test_khr_counters_say_which_passes_a_workload_lacks(
     assert "elapsed_ns: frame 5 (pass 1) was not captured" in details
     loaded.page.select_option("#counter-pick", "elapsed_ns")
     assert "frame 5 (pass 1) was not captured" in loaded.page.inner_text("#wl-body")
+    assert loaded.errors == []
+
+
+def test_details_give_the_workloads_distribution_over_frames(
+    timed_page: tuple[Loaded, Path],
+) -> None:
+    loaded, cap = timed_page
+    shadows = [w for w in instances(cap) if w.label_path == "frame/shadows"]
+    steady = sorted(w.gpu_ns for w in shadows if w.frame != 0 and w.gpu_ns is not None)
+    first = next(w for w in shadows if w.frame == 0)
+    click_workload(loaded, first.id)
+    details = loaded.page.inner_text("#details")
+    assert f"min {fmt_ns(steady[0])}" in details and f"max {fmt_ns(steady[-1])}" in details
+    assert "this frame is a warm-up frame (first frame), left out" in details
+    assert loaded.js("(id) => vkscope.identityOf(id).frames", first.id) == 2
+    assert "(warm-up)" in loaded.js("vkscope.frames()[0].name")
+    assert "Warm-up frames (1 frame left out (0: first frame))" in loaded.page.inner_text("#notes")
     assert loaded.errors == []

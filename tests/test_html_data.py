@@ -23,6 +23,7 @@ from support.html_scenes import (
 )
 
 from vkscope.capture import CaptureError, open_capture
+from vkscope.capture.read.distributions import distributions
 from vkscope.capture.write.client import Stream
 from vkscope.html import build_page, page_data, write_html
 
@@ -206,3 +207,24 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_each_identity_has_its_distribution_over_steady_frames(timed_capture: Path) -> None:
+    with open_capture(timed_capture) as cap:
+        data = decoded(page_data(cap))
+        instances = list(cap.workloads())
+        expected = {d.identity: d for d in distributions(cap)}
+    # Frame 0 is the warm-up frame the rule leaves out.
+    assert [f["warmup"] for f in data["frames"]] == ["first frame", None, None]
+    assert data["warmup"]["said"] == "1 frame left out (0: first frame)"
+    identities = data["identities"]
+    for w, ix in zip(instances, data["workloads"]["ix"], strict=True):
+        entry = identities[ix]
+        assert w.identity is not None
+        assert (entry["queue"], tuple(data["labels"][entry["l"]]), entry["type"],
+                entry["ordinal"]) == (w.identity.queue, w.identity.labels, w.identity.type,
+                                      w.identity.ordinal)  # fmt: skip
+        d = expected[w.identity]
+        assert entry["frames"] == d.frames == 2
+        g = d.gpu_ns
+        assert entry["gpu"] == (None if g is None else [g.count, g.min, g.p50, g.p90, g.p99, g.max])

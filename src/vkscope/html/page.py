@@ -23,6 +23,9 @@ import msgspec
 
 from .. import __version__
 from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
+from ..capture.read.identity import WorkloadIdentity
+from ..capture.read.quantiles import Distribution
+from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
 
 DATA_VERSION: Final = 1
@@ -43,7 +46,7 @@ _ENUM_PREFIXES: Final = {
     "store": "VK_ATTACHMENT_STORE_OP_",
 }
 _DIAGNOSTICS_SHOWN: Final = 20
-_COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti")
+_COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti", "ix")
 _NONE: Final = -(2**63)  # stands for None in the integer columns
 
 _encode = msgspec.json.Encoder().encode
@@ -202,6 +205,7 @@ class _Builder:
         self.cols: dict[str, array[int]] = {n: array("q") for n in _COLUMNS if n != "key"}
         self.keys: list[str] = []
         self.device_of_row: list[tuple[int, int | None]] = []
+        self.identities: dict[WorkloadIdentity | None, int] = {}
 
     def column(self, name: str) -> list[Any]:
         """One column as a list, with None where a value is missing."""
@@ -238,6 +242,7 @@ class _Builder:
             self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
         c["b"].append(_NONE if begin is None else begin)
         c["e"].append(_NONE if end is None else end)
+        c["ix"].append(self.identities.setdefault(w.identity, len(self.identities)))
 
     def _metadata(self, metadata: dict[str, Any]) -> int:
         raw = _encode(metadata)
@@ -280,8 +285,36 @@ class _Builder:
             return dict.fromkeys(firsts, first), False
         return firsts, True
 
+    def _identities(self, warm: set[int]) -> list[dict[str, Any]]:
+        """Each identity (the `ix` column indexes them): what it is, and its GPU time over the
+        frames it ran in that are not warm-up frames (`warm`: their rows)."""
+        times: list[list[int]] = [[] for _ in self.identities]
+        frames = [0] * len(self.identities)
+        c = self.cols
+        for ix, f, b, e in zip(c["ix"], c["f"], c["b"], c["e"], strict=True):
+            if f in warm:
+                continue
+            frames[ix] += 1
+            if b != _NONE:
+                times[ix].append(e - b)
+        out = []
+        for identity, ix in self.identities.items():
+            d = Distribution.of(times[ix])
+            out.append({
+                "queue": identity.queue if identity else None,
+                "l": self.labels.setdefault(identity.labels, len(self.labels)) if identity else 0,
+                "type": identity.type if identity else None,
+                "ordinal": identity.ordinal if identity else None,
+                "frames": frames[ix],
+                "gpu": [d.count, d.min, d.p50, d.p90, d.p99, d.max] if d else None,
+            })  # fmt: skip
+        return out
+
     def finish(self) -> dict[str, Any]:
         c = self.cols
+        warmup = warmup_frames(self.capture)
+        warm = {row for key, row in self.frame_rows.items() if key in warmup.frames}
+        identities = self._identities(warm)
         bases, per_device = self._clock_groups()
         timed = 0
         b, e, q = c["b"], c["e"], c["q"]
@@ -298,6 +331,7 @@ class _Builder:
                 if t != _NONE:
                     times[i] = t - first_submit
         queues = self._sorted_queues(q)
+        frames = self._frames(warmup.frames)
         enum_names = _enum_names() if any(self.enum_values.values()) else {}
         enums = {
             kind: {str(v): names[v] for v in sorted(self.enum_values[kind]) if v in names}
@@ -308,7 +342,7 @@ class _Builder:
             "version": DATA_VERSION,
             "capture": self._capture_info(),
             "queues": queues,
-            "frames": self._frames(),
+            "frames": frames,
             "types": list(self.types),
             "labels": [list(path) for path in self.labels],
             "metadata": self.metadata_json,
@@ -321,6 +355,8 @@ class _Builder:
                 "per_device_clocks": per_device,
             },
             "counters": list(self.capture.counter_names()),
+            "identities": identities,
+            "warmup": {"rule": warmup.rule, "said": warmup.describe()},
             "workloads": {"count": count},
         }
 
@@ -356,7 +392,9 @@ class _Builder:
             rows[i] = renumber[r]
         return queues
 
-    def _frames(self) -> list[dict[str, Any]]:
+    def _frames(
+        self, warmup: dict[tuple[int, int | None, int | None], str]
+    ) -> list[dict[str, Any]]:
         """The frames that have work, in order of their first submission."""
         ended: dict[tuple[int, int | None, int | None], Frame] = {
             (f.process, f.device, f.number): f for f in self.capture.frames()
@@ -370,6 +408,7 @@ class _Builder:
                 "device": device,
                 "number": number,
                 "captured": frame.captured if frame else None,
+                "warmup": warmup.get(key),
             })  # fmt: skip
         return out
 

@@ -73,6 +73,7 @@
   const qOf = Int32Array.from(W.q);
   const fOf = Int32Array.from(W.f);
   const tOf = Int32Array.from(W.t);
+  const ixOf = Int32Array.from(W.ix);  // the workload's identity across frames (D.identities)
   const lOf = Int32Array.from(W.l);
   const mOf = Int32Array.from(W.m);
   const x0 = new Float64Array(N);  // where the workload starts on the timeline (ns or slot)
@@ -167,7 +168,8 @@
     if (devicesSeen.size > processesSeen.size) name += ' · device ' + f.device;
     if (processesSeen.size > 1) name += ' · process ' + f.process;
     if (f.captured === false) name += ' (not captured)';
-    return { name, number: f.number, count: 0, gpu: 0, x0: Infinity, x1: -Infinity };
+    if (f.warmup) name += ' (warm-up)';
+    return { name, number: f.number, warmup: f.warmup || null, count: 0, gpu: 0, x0: Infinity, x1: -Infinity };
   });
   for (let i = 0; i < N; i++) {
     const f = frames[fOf[i]];
@@ -297,6 +299,10 @@
 
     const notes = [];
     if (c.frames_hint) notes.push(esc(c.frames_hint.charAt(0).toUpperCase() + c.frames_hint.slice(1)) + '.');
+    if (D.frames.some((f) => f.warmup)) {
+      notes.push('Warm-up frames (' + esc(D.warmup.said) + ') are marked in the frame picker and ' +
+        'left out of each workload\'s GPU time over frames in the details.');
+    }
     if (N === 0) notes.push('This capture holds no workloads: nothing was submitted while it ran.');
     else if (!TIMED) {
       notes.push('<b>No GPU times in this capture</b> (timing was off): the timeline lays the ' +
@@ -1052,6 +1058,23 @@
       row('counters missing', missing.map(([name, why]) =>
         esc(name) + ': <span class="null">' + esc(String(why)) + '</span>').join('<br>'));
     }
+    const over = D.identities[ixOf[i]];
+    if (over && over.gpu) {
+      // Its identity's GPU time over the frames it ran in (warm-up frames left out).
+      const [count, lo, p50, p90, p99, hi] = over.gpu;
+      const cells = [['min', lo], ['p50', p50], ['p90', p90], ['p99', p99], ['max', hi]]
+        .map(([k, v]) => k + ' <b>' + fmtNs(v) + '</b>').join(' · ');
+      const here = Number.isNaN(gpu[i]) || !p50 ? ''
+        : ' <span class="dim">(this frame: ' + (gpu[i] >= p50 ? '+' : '') +
+          (100 * (gpu[i] - p50) / p50).toFixed(1) + '% from the median)</span>';
+      row('over frames', cells + here + '<br><span class="dim">' + plural(count, 'timed frame') +
+        ' of ' + plural(over.frames, 'steady frame') + ' it ran in' +
+        (f.warmup ? '; this frame is a warm-up frame (' + esc(f.warmup) + '), left out' : '') +
+        '</span>');
+    } else if (over) {
+      row('over frames', '<span class="null">not timed</span> <span class="dim">(' +
+        plural(over.frames, 'steady frame') + ' it ran in)</span>');
+    }
     row('summary', esc(summary(i)));
     box.innerHTML = '<h3>' + swatch(tOf[i]) + esc(typeName[tOf[i]]) +
       (md.api ? ' <span class="dim">' + esc(md.api) + '</span>' : '') + '</h3>' +
@@ -1357,6 +1380,8 @@
     view() { return { start: S.v0, end: S.v1 }; },
     tableIds() { return Array.from(tableRows, (i) => W.id[i]); },
     counters() { return COUNTERS.slice(); },
+    // Workload `id`'s identity across frames, with its GPU time over the steady frames.
+    identityOf(id) { const i = indexOf(id); return i < 0 ? null : D.identities[ixOf[i]]; },
     counterChart() { return counterSums().map((v, k) => ({ frame: frames[k].number, value: v })); },
     setCounter,
     labelTree() {
