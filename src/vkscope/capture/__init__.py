@@ -25,6 +25,8 @@ from .errors import (
     NotACaptureError,
     NotSQLiteError,
 )
+from .read.distributions import IdentityDistribution, distributions
+from .read.quantiles import Distribution
 from .read.reader import Capture, open_capture
 from .read.records import (
     CaptureMeta,
@@ -36,6 +38,7 @@ from .read.records import (
     Queue,
     WorkloadInstance,
 )
+from .read.warmup import WarmUp, warmup_frames
 from .schema import SCHEMA_VERSION
 from .write.server import CaptureServer, CaptureServerError, CaptureSummary
 from .write.store import Counters
@@ -54,13 +57,18 @@ __all__ = [
     "Counters",
     "Device",
     "Diagnostic",
+    "Distribution",
     "EmptyCaptureError",
     "Frame",
+    "IdentityDistribution",
     "NewerCaptureError",
     "NotACaptureError",
     "NotSQLiteError",
     "Process",
     "Queue",
+    "WarmUp",
     "WorkloadInstance",
+    "distributions",
     "open_capture",
+    "warmup_frames",
 ]
