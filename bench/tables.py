@@ -37,6 +37,7 @@ MODULES = (
     "ingest_rate.py",
     "html_open_time.py",
     "report_memory.py",
+    "report_summary.py",
     "diff_memory.py",
     "fleet_scale.py",
     "device/checks.py",
