@@ -35,10 +35,9 @@ from bench.resultfile import (
     new,
     not_run,
     provenance,
+    publish,
     results_path,
     spread,
-    write,
-    write_doc,
 )
 from bench.this_tree import SRC  # noqa: F401  (importing it puts src/ first)
 from vkscope import protocol as m
@@ -222,10 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{median(results[-1]['peak_rss_mb']):>7.0f} MB", file=sys.stderr)  # fmt: skip
     report["captures"] = captures
     report["results"] = results
-    write(report, args.results)
-    text = render(report)
-    write_doc(text, args.docs)
-    print(text)
+    publish(report, render, args.results, args.docs)
     return 0
 
 

@@ -317,7 +317,8 @@ class Summary:
             if key != last:
                 last = key
                 skip = frames is not None and v.frame not in frames
-                totals = queue_frames.frame(key)
+                if not skip:
+                    totals = queue_frames.frame(key)
                 warm = key in warmup
                 counted = False
             if skip or (queues is not None and v.queue not in queues):

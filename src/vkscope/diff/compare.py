@@ -117,7 +117,7 @@ class Diff:
             )
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
             streams = (
-                _steady(by_identity(c, metric), w) for c, w in zip(captures, warmups, strict=True)
+                w.steady(by_identity(c, metric)) for c, w in zip(captures, warmups, strict=True)
             )
             self._verdicts.fill(_verdict_rows(merge_by_identity(*streams), rule))
             self.counts = self._counts()
@@ -224,14 +224,6 @@ def _problem(exc: CaptureError | sqlite3.Error) -> DiffInputError:
             f"SQLite says {said}"
         )
     return DiffInputError(text)
-
-
-def _steady(stream: Iterator[IdentifiedValue], warmup: WarmUp) -> Iterator[IdentifiedValue]:
-    """The values of `stream` outside its capture's warm-up frames."""
-    frames = warmup.frames
-    if not frames:
-        return stream
-    return (v for v in stream if (v.process, v.device, v.frame) not in frames)
 
 
 def _verdict_rows(

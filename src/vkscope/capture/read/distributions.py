@@ -12,7 +12,7 @@ else (docs/bench/report-summary.md).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
 import msgspec
@@ -99,14 +99,6 @@ class IdentityValues:
         return out
 
 
-def steady(values: Iterable[InstanceValue], warmup: WarmUp) -> Iterable[InstanceValue]:
-    """The instances of `values` outside warm-up frames."""
-    frames = warmup.frames
-    if not frames:
-        return values
-    return (v for v in values if (v.process, v.device, v.frame) not in frames)
-
-
 def distributions(
     capture: Capture, warmup: WarmUp | None = None, *, counters: bool = True
 ) -> list[IdentityDistribution]:
@@ -114,6 +106,6 @@ def distributions(
     frames by the automatic rule unless `warmup` says otherwise), in identity order."""
     warmup = warmup if warmup is not None else warmup_frames(capture)
     gathered = IdentityValues()
-    for v in steady(instance_values(capture, counters=counters), warmup):
+    for v in warmup.steady(instance_values(capture, counters=counters)):
         gathered.add(v)
     return gathered.result()

@@ -14,8 +14,9 @@ are warm-up (0: none).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol, TypeVar
 
 from .identity import FrameKeyTuple
 from .reader import Capture
@@ -40,6 +41,20 @@ SELECT process, device, frame FROM (
 """
 
 
+class InFrame(Protocol):
+    """Anything that ran in a frame: an instance value, an identified value, a record."""
+
+    @property
+    def process(self) -> int: ...
+    @property
+    def device(self) -> int | None: ...
+    @property
+    def frame(self) -> int | None: ...
+
+
+Ran = TypeVar("Ran", bound=InFrame)
+
+
 @dataclass(frozen=True, slots=True)
 class WarmUp:
     """The warm-up frames of a capture, each with why it is one."""
@@ -51,6 +66,13 @@ class WarmUp:
 
     def __contains__(self, key: object) -> bool:
         return key in self.frames
+
+    def steady(self, values: Iterable[Ran]) -> Iterator[Ran]:
+        """The values of `values` that ran outside warm-up frames."""
+        frames = self.frames
+        if not frames:
+            return iter(values)
+        return (v for v in values if (v.process, v.device, v.frame) not in frames)
 
     def describe(self) -> str:
         """One line for people: which frames are left out, and why."""
