@@ -311,12 +311,6 @@ TEST(MessageChannel, FrameLargerThanTheByteBudgetIsDropped) {
     EXPECT_EQ(channel->sent() + channel->dropped(), 1u);
 }
 
-} // namespace
-} // namespace vkscope
-
-namespace vkscope {
-namespace {
-
 // A record of `count` LOG messages, encoded on the sender thread; `oversized` of them are over
 // the protocol's payload limit and cannot be encoded.
 class LogRecord final : public OutgoingRecord {

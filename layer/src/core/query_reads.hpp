@@ -70,4 +70,40 @@ private:
     size_t last_ = 0;
 };
 
+// The reads one submission closed, handed to its completion job with the submission's entries.
+// Each read resolves the entries up to `end` since the previous read's: in place, copied into the
+// ring, or dropped; its blocks end at `blocks` in the block list.
+struct ClosedReads {
+    struct Read {
+        uint32_t end = 0;
+        const char* dropped = nullptr; // set: none of them is measured, for this reason
+        bool in_place = false;         // else copied into the ring
+        uint32_t blocks = 0;
+    };
+    struct Block {
+        QueryBlock* block = nullptr;
+        uint32_t base = 0; // ring entry, or entry of the job's in-place reads
+    };
+
+    // Closes the read of the entries up to `end`; `open`'s counted blocks are what it read (none
+    // when it is dropped).
+    void close(uint32_t end, const char* dropped, bool in_place, const QueryReads* open) {
+        if (open) {
+            for (const QueryReads::Block& b : open->blocks()) {
+                if (b.counted) {
+                    blocks.push_back(Block{b.block, b.base});
+                }
+            }
+        }
+        reads.push_back(Read{end, dropped, in_place, static_cast<uint32_t>(blocks.size())});
+    }
+    void clear() {
+        reads.clear();
+        blocks.clear();
+    }
+
+    std::vector<Read> reads;
+    std::vector<Block> blocks;
+};
+
 } // namespace vkscope

@@ -232,17 +232,9 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
 }
 
 void StatisticsQueue::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
-    if (reads) {
-        for (const QueryReads::Block& b : reads->blocks()) {
-            if (b.counted) {
-                read_blocks_.push_back(ReadBlock{b.block, b.base});
-            }
-        }
-    }
+    closed_.close(static_cast<uint32_t>(entries_.size()), dropped, in_place, reads);
     pending_ = entries_.size();
     reads_.clear();
-    reads_done_.push_back(Read{static_cast<uint32_t>(entries_.size()), dropped, in_place,
-                               static_cast<uint32_t>(read_blocks_.size())});
 }
 
 void StatisticsQueue::drop_pending(const char* reason) {
@@ -329,8 +321,8 @@ timeline::CompletionJob StatisticsQueue::take_completion() {
     job->statistics = statistics_;
     job->entries = std::move(entries_);
     pending_ = 0;
-    job->reads = std::move(reads_done_);
-    job->blocks = std::move(read_blocks_);
+    job->reads = std::move(closed_.reads);
+    job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);
     job->listed = std::move(listed_);
     job->regions = std::move(regions_);
@@ -359,8 +351,7 @@ void StatisticsQueue::release() {
     reads_.clear();
     pending_ = 0;
     entries_.clear();
-    reads_done_.clear();
-    read_blocks_.clear();
+    closed_.clear();
     batches_.clear();
     listed_.clear();
     in_place_entries_ = 0;

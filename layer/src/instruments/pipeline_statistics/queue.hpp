@@ -67,21 +67,12 @@ public:
         const char* why = nullptr;
         bool twice = false; // its query ran more than once before a read
     };
-    // The entries up to `end` since the previous read's: read in place, copied, or dropped.
-    struct Read {
-        uint32_t end = 0;
-        const char* dropped = nullptr; // set: none of them is counted, for this reason
-        bool in_place = false;
-        uint32_t blocks = 0; // its blocks end here in the job's block list
-    };
+    using Read = ClosedReads::Read;
     struct Batch {
         uint32_t entries = 0;
         uint32_t listed = 0;
     };
-    struct ReadBlock {
-        QueryBlock* block = nullptr;
-        uint32_t base = 0; // ring entry, or entry of the job's in-place reads
-    };
+    using ReadBlock = ClosedReads::Block;
     struct Job;
 
 private:
@@ -103,8 +94,7 @@ private:
     std::vector<Entry> entries_;
     size_t pending_ = 0;
     QueryReads reads_;
-    std::vector<Read> reads_done_;
-    std::vector<ReadBlock> read_blocks_;
+    ClosedReads closed_;
     std::vector<Batch> batches_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_;
     std::vector<uint64_t> regions_;

@@ -197,17 +197,9 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
 }
 
 void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
-    if (reads) {
-        for (const QueryReads::Block& b : reads->blocks()) {
-            if (b.counted) {
-                read_blocks_.push_back(ReadBlock{b.block, b.base});
-            }
-        }
-    }
+    closed_.close(static_cast<uint32_t>(entries_.size()), dropped, in_place, reads);
     pending_ = entries_.size();
     reads_.clear();
-    reads_done_.push_back(Read{static_cast<uint32_t>(entries_.size()), dropped, in_place,
-                               static_cast<uint32_t>(read_blocks_.size())});
 }
 
 void SubmitTiming::drop_pending(const char* why) {
@@ -285,8 +277,8 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->family = family_;
     job->entries = std::move(entries_);
     pending_ = 0;
-    job->reads = std::move(reads_done_);
-    job->blocks = std::move(read_blocks_);
+    job->reads = std::move(closed_.reads);
+    job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);
     job->listed = std::move(listed_);
     job->regions = std::move(regions_);
@@ -294,8 +286,7 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->in_place_entries = in_place_entries_;
     job->submits = std::move(submits_);
     entries_.clear();
-    reads_done_.clear();
-    read_blocks_.clear();
+    closed_.clear();
     batches_.clear();
     listed_.clear();
     regions_.clear();

@@ -57,14 +57,7 @@ public:
     // CLOCK_MONOTONIC time it saw the submission complete.
     timeline::CompletionJob take_job();
 
-    // How the entries of one read (or of one drop) are resolved, for the job: the entries up to
-    // `end` since the previous read's.
-    struct Read {
-        uint32_t end = 0;
-        const char* dropped = nullptr; // set: none of them is timed, for this reason
-        bool in_place = false;         // else copied into the ring
-        uint32_t blocks = 0;           // its blocks end here in `read_blocks`
-    };
+    using Read = ClosedReads::Read;
     // The instances of one batch: entries and listed instances up to these ends.
     struct Batch {
         uint32_t entries = 0;
@@ -72,10 +65,7 @@ public:
         const char* serialization = "none";
         const char* caveat = nullptr;
     };
-    struct ReadBlock {
-        QueryBlock* block = nullptr;
-        uint32_t base = 0; // ring entry, or entry of the job's in-place reads
-    };
+    using ReadBlock = ClosedReads::Block;
     struct Job;
 
 private:
@@ -92,8 +82,7 @@ private:
     std::vector<TimingEntry> entries_;
     size_t pending_ = 0;
     QueryReads reads_;
-    std::vector<Read> reads_done_;
-    std::vector<ReadBlock> read_blocks_;
+    ClosedReads closed_;
     std::vector<Batch> batches_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_; // (submit, tag) of every SUBMIT's list
     std::vector<uint64_t> regions_;
