@@ -31,6 +31,7 @@ RANKS: Mapping[str, int] = {
     # The bottom: what everything may use.
     "vkscope": 0, "protocol": 0, "protocol_gen": 0, "pipeline_statistics": 0, "paths": 0,
     "settings": 0, "frame_selection": 0, "supervisor": 0, "launch": 0, "devices": 0, "tags": 0,
+    "outputs": 0, "shown_text": 0,
     # Captures: the file format, writing them, reading them.
     "capture": 1, "capture.write": 1, "capture.read": 1, "capture.api": 1,
     # What the capture is read for, and what checks settings against devices.

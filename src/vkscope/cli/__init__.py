@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..guard import command_line
 from . import (
     counters,
     demo,
@@ -68,9 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    code: int = args.run(args)
-    return code
+    def run() -> int:
+        args = build_parser().parse_args(argv)
+        code: int = args.run(args)
+        return code
+
+    return command_line(run)
 
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from ..capture import Capture, CaptureError, open_capture
 from ..guard import CommandError
@@ -41,17 +39,3 @@ def opened(path: Path, *, check_cells: bool = True) -> Iterator[Capture]:
         raise CommandError(str(exc)) from None
     with capture:
         yield capture
-
-
-@contextlib.contextmanager
-def output(path: Path | None) -> Iterator[TextIO]:
-    """stdout, or the file at `path` (a CommandError when it cannot be written)."""
-    if path is None:
-        yield sys.stdout
-        return
-    try:
-        out = path.open("w", encoding="utf-8", newline="")
-    except OSError as exc:
-        raise CommandError(f"cannot write {path}: {exc.strerror}") from None
-    with out:
-        yield out

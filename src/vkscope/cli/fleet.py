@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ..guard import CommandError, say
-from .command import Command, output
+from ..outputs import text_output
+from .command import Command
 from .fleet_options import add_engine, add_output, run_fleet
 
 
@@ -88,7 +89,7 @@ def _write(args: argparse.Namespace, table: object) -> None:
 
     rows = table.to_pylist()  # type: ignore[attr-defined]
     columns: list[str] = table.column_names  # type: ignore[attr-defined]
-    with output(args.output) as out:
+    with text_output(args.output) as out:
         console = Console(file=out) if args.output else Console()
         values = (tuple(_plain(v) for v in r.values()) for r in rows)
         write_rows(columns, values, args.format, out, console=console, max_rows=args.max_rows)

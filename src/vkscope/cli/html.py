@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..guard import CommandError, guarded
+from ..guard import guarded
 from .command import Command
 
 
@@ -20,10 +20,7 @@ def run(args: argparse.Namespace) -> int:
     output: Path = args.output or args.capture.with_suffix(".html")
 
     def body() -> None:
-        try:
-            write_html(args.capture, output)
-        except OSError as exc:
-            raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
+        write_html(args.capture, output)
         print(f"vkscope: wrote {output}")
 
     return guarded(body, reading=[args.capture])

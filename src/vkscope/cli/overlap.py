@@ -13,7 +13,8 @@ from ..analysis.overlap_report import TABLES, write_overlap
 from ..analysis.report import FORMATS
 from ..analysis.selection import SelectionError
 from ..guard import guarded
-from .command import Command, opened, output
+from ..outputs import text_output
+from .command import Command, opened
 from .filters import add_filters, add_output, chosen_tables, selection
 
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         tables = chosen_tables(args.format, args.table, every)
         with opened(args.none) as a, opened(args.serialized) as b:
             none, serialized, mode = order_captures(a, b)
-            with output(args.output) as out:
+            with text_output(args.output) as out:
                 console = Console(file=out) if args.output else Console()
                 write_overlap(
                     none, serialized, mode, args.format, out, selection=chosen,

@@ -9,7 +9,8 @@ from rich.console import Console
 
 from ..analysis import query
 from ..guard import guarded
-from .command import Command, opened, output
+from ..outputs import text_output
+from .command import Command, opened
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     def body() -> None:
         # SQL sees the values as stored, so a damaged cell is shown rather than refused.
-        with opened(args.capture, check_cells=False) as capture, output(args.output) as out:
+        with opened(args.capture, check_cells=False) as capture, text_output(args.output) as out:
             console = Console(file=out) if args.output else Console()
             query.run_query(
                 capture, args.sql, args.format, out, console=console, max_rows=args.max_rows

@@ -15,7 +15,8 @@ from ..analysis.rows import TABLES
 from ..analysis.selection import SelectionError
 from ..analysis.writers import ReportWriter
 from ..guard import CommandError, guarded, say
-from .command import Command, opened, output
+from ..outputs import text_output
+from .command import Command, opened
 from .filters import add_filters, add_output, chosen_tables, selection
 
 
@@ -113,7 +114,7 @@ def report(options: ReportOptions) -> int:
                     f"{capture.meta.status}, {capture.meta.connections} connection(s)): "
                     "nothing to report"
                 )
-            with output(options.output) as out:
+            with text_output(options.output) as out:
                 writer: ReportWriter
                 if options.format == "table":
                     writer = TerminalWriter(

@@ -25,6 +25,7 @@ from ..capture import CaptureError, CaptureServerError, CaptureSummary, open_cap
 from ..capture_summary import FrameCounts
 from ..frame_selection import FrameSelectionError, parse_frame_selection
 from ..guard import say
+from ..outputs import OutputError
 from ..protocol import SERIALIZATION
 from ..settings import ENV_PREFIX, SettingError, from_environment, parse_assignment
 from ..supervisor import Stopped, Supervisor, signal_name
@@ -168,10 +169,19 @@ def _after_capture(options: RunOptions, capture: Path) -> None:
         if not options.no_html:
             write_html(capture, capture.with_suffix(".html"))
             written.append(capture.with_suffix(".html"))
-    except (PerfettoExportError, OSError) as exc:
+    except (PerfettoExportError, OutputError) as exc:
         say(f"could not write every output: {exc}")
     for path in written:
-        print(f"vkscope: wrote {path}")
+        _tell(f"vkscope: wrote {path}")
+
+
+def _tell(line: str) -> None:
+    """A line on standard output. One that cannot be written (a full disk) is said on stderr,
+    once (outputs.py), and the run goes on: its exit code stays the application's."""
+    try:
+        print(line)
+    except OutputError as exc:
+        say(str(exc))
 
 
 def _frame_requests(
@@ -434,7 +444,7 @@ def _supervised(
         got = dict.fromkeys(signal_name(s) for s in received.while_finishing)
         why = ", ".join(got) or signal_name(received.termination or 0)
         say(f"{why}: the capture is finished; no report, trace or page written")
-        print(f"vkscope: wrote {summary.path}")
+        _tell(f"vkscope: wrote {summary.path}")
         return code
     try:
         with supervisor.interruptible():
@@ -475,7 +485,12 @@ def _print_summary(console: Console, summary: CaptureSummary) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return execute(RunOptions.from_args(args))
+    code = execute(RunOptions.from_args(args))
+    try:  # what is still buffered: its write error would otherwise be the command's exit code
+        sys.stdout.flush()
+    except OutputError as exc:
+        say(str(exc))
+    return code
 
 
 COMMAND = Command(

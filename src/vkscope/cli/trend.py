@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ..guard import say
-from .command import Command, output
+from ..outputs import text_output
+from .command import Command
 from .fleet_options import add_engine, add_output, run_fleet
 
 GATE_FAILED = 1
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             result = run_trend(engine, grouping, params)
         finally:
             engine.close()
-        with output(args.output) as out:
+        with text_output(args.output) as out:
             console = Console(file=out) if args.output else Console()
             report.write(result, args.format, out, everything=args.all, console=console,
                          max_rows=args.max_rows)  # fmt: skip

@@ -3,8 +3,9 @@
 import argparse
 import sys
 
+from ..guard import command_line
 from .options import configure, run
 
 parser = argparse.ArgumentParser(prog="python -m vkscope.diff", description=__doc__)
 configure(parser)
-sys.exit(run(parser.parse_args()))
+sys.exit(command_line(lambda: run(parser.parse_args())))

@@ -21,7 +21,6 @@ before it was submitted.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -36,6 +35,7 @@ from ..capture import (
 )
 from ..capture.read.queries import first_submit_ns, gpu_begin_offsets
 from ..capture.read.records import FrameKey
+from ..outputs import binary_output
 from .perfetto_model import (
     SEP,
     ExportSummary,
@@ -126,26 +126,23 @@ def export_perfetto(
 
     With `merge`, the output is that device trace (kept intact, its GPU render stage events
     given the capture's metadata; docs/perfetto.md) followed by the capture's own tracks.
-    Raises CaptureError for an unreadable capture, PerfettoExportError for the rest.
+    Raises CaptureError for an unreadable capture, OutputError (outputs.py) for an output that
+    cannot be written, PerfettoExportError for the rest.
     """
     capture_path, out_path = Path(capture_path), Path(out_path)
     merge_path = Path(merge) if merge is not None else None
     if merge_path is not None and _same_file(merge_path, out_path):
         raise PerfettoExportError(f"{out_path}: the output would overwrite the trace to merge")
     with open_capture(capture_path) as capture:
-        tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
         try:
-            with tmp.open("wb") as out:
+            with binary_output(out_path) as out:
                 summary = _Exporter(capture, out_path, PacketSink(out)).run(merge_path)
-            os.replace(tmp, out_path)
-        except OSError as exc:
-            raise PerfettoExportError(f"{out_path}: cannot write: {exc.strerror or exc}") from None
         except ValueError as exc:  # protobuf: a number out of its field's range
             raise CorruptCaptureError(
                 capture_path, f"damaged: it holds a value a Perfetto trace cannot ({exc})"
             ) from None
-        finally:
-            tmp.unlink(missing_ok=True)
+        except OSError as exc:  # the output's errors are OutputError: this is the merged trace
+            raise PerfettoExportError(f"{merge_path}: cannot read: {exc.strerror or exc}") from None
     return summary
 
 

@@ -10,7 +10,6 @@ they stay exact as JavaScript numbers.
 from __future__ import annotations
 
 import io
-import os
 import re
 from array import array
 from collections import Counter
@@ -27,6 +26,7 @@ from ..capture.read.identity import WorkloadIdentity
 from ..capture.read.quantiles import Distribution
 from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
+from ..outputs import text_output
 
 DATA_VERSION: Final = 1
 _SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
@@ -56,22 +56,16 @@ def write_html(capture_path: Path | str, out_path: Path | str) -> None:
     """Writes the HTML timeline of the capture at `capture_path` to `out_path`.
 
     Raises the capture package's CaptureError subclasses for a file that cannot be read as a
-    capture (nothing is written then) and OSError when the page cannot be written. The page
-    replaces `out_path` in one step, so a failed run never leaves half a page behind.
+    capture (nothing is written then) and OutputError when the page cannot be written. A file
+    is replaced in one step, so a failed run never leaves half a page behind; a character
+    device or a FIFO is written in place (outputs.py).
     """
     with open_capture(capture_path) as capture:
         builder = _collect(capture)
         head = builder.finish()
         name = capture.path.name
-    out = Path(out_path)
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    try:
-        with open(partial, "w", encoding="utf-8") as f:
-            _write_page(f, name, builder, head)
-        os.replace(partial, out)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    with text_output(Path(out_path)) as f:
+        _write_page(f, name, builder, head)
 
 
 def build_page(capture: Capture) -> str:
