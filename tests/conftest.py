@@ -13,8 +13,9 @@ import pytest
 from vkscope import paths
 
 # Fixtures of support modules that several test modules use (test modules never import each
-# other): pages in headless Chromium, the workload program on the performance query fixture.
-pytest_plugins = ["support.browser", "support.performance_query"]
+# other): pages in headless Chromium, the workload program on the performance query fixture, the
+# fault tests' C application.
+pytest_plugins = ["support.browser", "support.performance_query", "support.fault_app"]
 
 
 @pytest.fixture(scope="session")

@@ -22,19 +22,7 @@ from vkscope.capture import open_capture
 
 pytestmark = pytest.mark.vulkan
 
-APP_SOURCE = Path(__file__).parent / "support" / "apps" / "fault_app.c"
 FRAMES = 20
-
-
-@pytest.fixture(scope="session")
-def fault_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    exe = tmp_path_factory.mktemp("fault_app") / "fault_app"
-    subprocess.run(
-        ["cc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
-         str(APP_SOURCE), "-lvulkan"],
-        check=True,
-    )  # fmt: skip
-    return exe
 
 
 def capture_run(
