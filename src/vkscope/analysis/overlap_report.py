@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..capture import Capture
+from ..shown_text import csv_row, markdown_escaped, visible
 from .describe import duration_text as d
 from .overlap import OverlapTotals, QueuePair, WorkloadPair, compare
 from .rows import Column, brief, people_cells
@@ -131,13 +132,13 @@ class _Tables:
 
 
 def _md_line(columns: tuple[Column, ...], row: tuple[Any, ...]) -> str:
-    cells = [c.replace("|", "\\|") for c in people_cells(columns, row, brief(columns))]
+    cells = map(markdown_escaped, people_cells(columns, row, brief(columns)))
     return "| " + " | ".join(cells) + " |\n"
 
 
 def _md_head(columns: tuple[Column, ...]) -> str:
     shown = brief(columns)
-    names = " | ".join(columns[i].heading.replace("\n", " ") for i in shown)
+    names = " | ".join(markdown_escaped(columns[i].heading) for i in shown)
     return f"| {names} |\n| " + " | ".join("---" for _ in shown) + " |\n"
 
 
@@ -172,14 +173,14 @@ def write_overlap(
                 row = frame_row(q)
                 kept.add("frames", row)
                 if writer is not None and only == "frames":
-                    writer.writerow(row)
+                    writer.writerow(csv_row(row))
             for p in f.workloads:
                 totals.add(p)
                 biggest.add(p)
                 row = workload_row(p)
                 kept.add("workloads", row)
                 if writer is not None and only == "workloads":
-                    writer.writerow(row)
+                    writer.writerow(csv_row(row))
         if fmt == "json":
             _json(none, serialized, mode, out, kept, totals, biggest)
         elif fmt == "markdown":
@@ -214,7 +215,7 @@ def _terminal(
     console: Console, lines: list[str], kept: _Tables, biggest: _Biggest, mode: str
 ) -> None:
     for line in lines:
-        console.print(line, highlight=False)
+        console.print(Text(visible(line)), highlight=False)
     sections = [(_TITLES[n], TABLES[n], kept.shown[n], kept.counts[n]) for n in kept.shown]
     changed = [workload_row(p) for p in biggest.result()]
     sections.append((_CHANGED, WORKLOADS, changed, len(changed)))
@@ -240,7 +241,7 @@ def _terminal(
 
 def _markdown(lines: list[str], out: TextIO, kept: _Tables, biggest: _Biggest) -> None:
     out.write("# Overlap removed by serialization\n\n")
-    out.writelines(f"- {line}\n" for line in lines)
+    out.writelines(f"- {markdown_escaped(line)}\n" for line in lines)
     out.write("\n")
     for name, spool in kept.spools.items():
         out.write(f"## {_TITLES[name]}\n\n" + _md_head(TABLES[name]))

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..capture import Capture, CaptureError
+from ..shown_text import csv_row, terminal_text, visible
 
 FORMATS: Final = ("table", "csv", "json")
 _READ_ONLY: Final = ("readonly", "not authorized", "one statement", "authorization denied")
@@ -85,10 +86,10 @@ def write_rows(
 
 def _csv(columns: list[str], rows: Iterator[Any], out: TextIO) -> int:
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow(csv_row(columns))
     n = 0
     for row in rows:
-        writer.writerow([_plain(v) for v in row])
+        writer.writerow(csv_row(_plain(v) for v in row))
         n += 1
     return n
 
@@ -108,7 +109,7 @@ def _json(columns: list[str], rows: Iterator[Any], out: TextIO) -> int:
 def _table(columns: list[str], rows: Iterator[Any], console: Console, max_rows: int) -> int:
     table = Table(expand=False, pad_edge=False)
     for c in columns:
-        table.add_column(c, overflow="fold")
+        table.add_column(Text(visible(c)), overflow="fold")
     n = 0
     for row in rows:
         if n >= max_rows:
@@ -118,7 +119,10 @@ def _table(columns: list[str], rows: Iterator[Any], console: Console, max_rows: 
             console.print(Text(note, style="dim"))
             return n
         table.add_row(
-            *(Text("NULL", style="dim") if v is None else Text(str(_plain(v))) for v in row)
+            *(
+                Text("NULL", style="dim") if v is None else Text(terminal_text(str(_plain(v))))
+                for v in row
+            )
         )
         n += 1
     console.print(table)

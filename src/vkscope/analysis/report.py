@@ -21,6 +21,7 @@ from rich.text import Text
 
 from ..capture import Capture, WorkloadInstance
 from ..capture.read.warmup import warmup_frames
+from ..shown_text import terminal_text, visible
 from .context import ReportContext, report_context
 from .describe import describe
 from .frames import FrameKey, FrameWork, QueueWork, frame_keys, queue_rows, read_frame
@@ -126,8 +127,8 @@ class TerminalWriter:
         for name, value in header_lines(context):
             style = _STATUS_STYLE.get(context.status, "") if name == "status" else ""
             style = "yellow" if name == "diagnostic" else style
-            grid.add_row(name, Text(value, style=style))
-        title = f"vkscope capture {context.path.rsplit('/', 1)[-1]}"
+            grid.add_row(name, Text(visible(value), style=style))
+        title = f"vkscope capture {terminal_text(context.path.rsplit('/', 1)[-1])}"
         self._console.print(Panel(grid, title=title, title_align="left"))
 
     def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
@@ -168,7 +169,7 @@ class TerminalWriter:
             if table is None or table.row_count >= _CHUNK:
                 if table is not None:
                     self._console.print(table)
-                title = queue_title(context, frame, queue) if n == 0 else None
+                title = visible(queue_title(context, frame, queue)) if n == 0 else None
                 table = _rich_table(columns, shown, title, header=n == 0)
             cells = [Text(c) for c in people_cells(columns, row, shown)]
             if row[_TYPE] == "unknown":
@@ -195,7 +196,8 @@ class TerminalWriter:
             for row in t.rows:
                 cells = cells_of(t.columns, row, shown)
                 if t.name == "labels" and row[1]:  # a tree: the last label, indented; the
-                    cells[0] = "  " * (row[1] - 1) + row[0].rsplit("/", 1)[-1]  # path: CSV, JSON
+                    last = row[0].rsplit("/", 1)[-1]  # path: CSV, JSON
+                    cells[0] = "  " * (row[1] - 1) + terminal_text(last)
                 table.add_row(*map(Text, cells))
             if more := t.rows.more():
                 table.add_row(Text(more, style="dim"))

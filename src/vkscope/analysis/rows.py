@@ -17,6 +17,7 @@ from ..capture import CommandBufferCounters, WorkloadInstance
 from ..capture.read.distributions import IdentityDistribution
 from ..capture.read.quantiles import Distribution
 from ..counters.derived import derived_metrics
+from ..shown_text import terminal_text
 from .context import ReportContext
 from .describe import describe, duration_text, key_fields, share_text
 from .frames import FrameKey, FrameWork, QueueWork
@@ -331,8 +332,10 @@ def brief(columns: tuple[Column, ...], timed: bool = True) -> list[int]:
 def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> list[str]:
     """The shown cells of a row for people. A workload without a GPU time says why instead, and
     one without counters says why in its first counter column, and a khr counter its passes
-    did not give says `missing` (JSON and CSV say why: counters_missing)."""
-    cells = [show(columns[i], row[i]) for i in shown]
+    did not give says `missing` (JSON and CSV say why: counters_missing). A label or any other
+    text is shown as a terminal may show it: its controls escaped, shortened when long
+    (shown_text.py)."""
+    cells = [terminal_text(show(columns[i], row[i])) for i in shown]
     if len(columns) > _GPU_NS and columns[_GPU_NS] is WORKLOADS[_GPU_NS]:
         at = {columns[i].name: n for n, i in enumerate(shown)}
         if "gpu_ns" in at and row[_GPU_NS] is None and row[_TIMING] not in (None, "ok"):
@@ -380,7 +383,7 @@ def command_buffer_cells(
 ) -> list[str]:
     """The shown cells of a command buffer row for people: one without values says why in its
     first counter column."""
-    cells = [show(columns[i], row[i]) for i in shown]
+    cells = [terminal_text(show(columns[i], row[i])) for i in shown]
     first = next((n for n, i in enumerate(shown) if columns[i].kind == "counter"), None)
     if first is not None and not row[_CB_COUNTERS] and row[_CB_REASON]:
         cells[first] = str(row[_CB_REASON])

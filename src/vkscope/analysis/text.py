@@ -1,8 +1,12 @@
-"""The sentences a report shows people (terminal and Markdown alike): header lines and titles."""
+"""The sentences a report shows people (terminal and Markdown alike): header lines and titles.
+
+Names that come from the application or the driver are shortened here when long; each writer
+escapes the whole line as its format needs (shown_text.py)."""
 
 from __future__ import annotations
 
 from ..capture_summary import FrameCounts
+from ..shown_text import shortened
 from .context import ReportContext
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
@@ -42,10 +46,10 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
     lines = [("status", _status(context))]
     for p in context.processes:
         if p.state != "empty":
-            lines.append(("process", f"{p.name or '?'} (pid {p.pid or '?'}, {p.state})"))
+            lines.append(("process", f"{shortened(p.name or '?')} (pid {p.pid or '?'}, {p.state})"))
     for d in context.devices:
-        driver = f"{d.driver_name or '?'} {d.driver_info or ''}".strip()
-        lines.append(("device", f"{d.name or '?'} ({driver})"))
+        driver = shortened(f"{d.driver_name or '?'} {d.driver_info or ''}".strip())
+        lines.append(("device", f"{shortened(d.name or '?')} ({driver})"))
     frames = FrameCounts(context.frames_with_work, context.frames_ended)
     bad = f"{context.bad_messages:,} bad, {context.skipped_messages:,} of unknown types skipped"
     lines.append(("frames", frames.sentence()))
@@ -75,7 +79,7 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
         )
     for diag in context.diagnostics[:5]:
         at = f" (byte {diag.offset:,} of connection {diag.connection})" if diag.offset else ""
-        lines.append(("diagnostic", f"{diag.reason}{at}"))
+        lines.append(("diagnostic", f"{shortened(diag.reason, 1000)}{at}"))
     if len(context.diagnostics) > 5:
         lines.append(("", f"… {len(context.diagnostics) - 5} more diagnostics"))
     return lines
@@ -86,7 +90,7 @@ def where(context: ReportContext, frame: FrameWork) -> str:
     names: dict[tuple[int, int | None], str | None] = {
         (d.process, d.id): d.name for d in context.devices
     }
-    text = f"device {names.get((key.process, key.device)) or key.device}"
+    text = f"device {shortened(names.get((key.process, key.device)) or str(key.device))}"
     if len({p.process for p in context.processes}) > 1:
         text = f"process {key.process}, {text}"
     return text

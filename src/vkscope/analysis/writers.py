@@ -19,6 +19,8 @@ from typing import Any, Final, Protocol, TextIO
 import msgspec
 
 from ..capture import WorkloadInstance
+from ..shown_text import csv_row
+from ..shown_text import markdown_escaped as _md
 from .context import ReportContext
 from .frames import FrameKey, FrameWork, QueueWork
 from .people_tables import people_tables
@@ -72,10 +74,6 @@ def _columns(name: str, context: ReportContext) -> tuple[Column, ...]:
     return TABLES[name]
 
 
-def _csv_cell(value: Any) -> Any:
-    return msgspec.json.encode(value).decode() if isinstance(value, dict) else value
-
-
 class CsvWriter:
     """One table, with a header row; times in integer nanoseconds, shares as fractions."""
 
@@ -89,7 +87,7 @@ class CsvWriter:
         self._csv.writerow([c.name for c in _columns(self._table, context)])
 
     def _rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        self._csv.writerows(tuple(map(_csv_cell, r)) for r in rows)
+        self._csv.writerows(map(csv_row, rows))
 
     def queue(self, frame: FrameWork, queue: QueueWork, rows: Iterable[WorkloadInstance]) -> None:
         context = self._context
@@ -159,10 +157,6 @@ class JsonWriter:
                 objects = ",\n".join(self._object(columns, r) for r in rows)
                 out.write(f',\n"{name}": [' + (f"\n{objects}\n" if objects else "") + "]")
         out.write("}\n")
-
-
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 class MarkdownWriter:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..shown_text import terminal_text, visible
 from .compare import ADDED, GPU_NS, MATCHED, REMOVED, CaptureFacts, Diff, Row, Side
 from .stats import IMPROVEMENT, REGRESSION, TOO_FEW_FRAMES, WITHIN_NOISE, Summary, Verdict
 
@@ -200,7 +201,7 @@ def write_json(diff: Diff, out: IO[str], exit_code: int) -> None:
 
 
 def _facts_line(label: str, f: CaptureFacts) -> Text:
-    text = Text.assemble((f"{label:<5}", "bold"), f" {f.path} ")
+    text = Text.assemble((f"{label:<5}", "bold"), f" {visible(str(f.path))} ")
     text.append(f"({f.status})", style="green" if f.status == "complete" else "yellow")
     text.append(
         f": {f.frames:,} frames ({f.timed_frames:,} timed), {f.workloads:,} workloads "
@@ -240,7 +241,8 @@ def _identity(row: Row, queues: bool) -> Text:
     if queues:
         text.append(f" · queue {ident.queue}", style="dim")
     text.append("\n")
-    text.append(ident.label_path or "(no labels)", style="cyan" if ident.labels else "dim")
+    path = terminal_text(ident.label_path) if ident.labels else "(no labels)"
+    text.append(path, style="cyan" if ident.labels else "dim")
     return text
 
 
