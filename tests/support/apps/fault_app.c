@@ -8,6 +8,8 @@
  *                                    the way a real bug does; `own`: with a handler of its own
  *                                    for it, installed before the instance, which prints a line
  *                                    and exits 42
+ *   fault_app labels N LABEL...      N frames, each fill inside the debug labels given, nested
+ *                                    in that order (VK_EXT_debug_utils): whatever bytes they hold
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -27,12 +29,21 @@
         }                                                                                          \
     } while (0)
 
+/* The debug labels each frame's fill is recorded inside (`labels` mode), outermost first. */
+static int label_count = 0;
+static char** labels = NULL;
+
 static VkInstance make_instance(void) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "fault_app";
     app.apiVersion = VK_API_VERSION_1_1;
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     info.pApplicationInfo = &app;
+    const char* debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    if (label_count > 0) {
+        info.enabledExtensionCount = 1;
+        info.ppEnabledExtensionNames = &debug_utils;
+    }
     VkInstance instance;
     CHECK(vkCreateInstance(&info, NULL, &instance));
     return instance;
@@ -90,12 +101,32 @@ static void run_frames(VkInstance instance, unsigned frames, const char* crash) 
     VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
     CHECK(vkCreateFence(device, &fence_info, NULL, &fence));
+    PFN_vkCmdBeginDebugUtilsLabelEXT begin_label = NULL;
+    PFN_vkCmdEndDebugUtilsLabelEXT end_label = NULL;
+    if (label_count > 0) {
+        begin_label = (PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetInstanceProcAddr(
+            instance, "vkCmdBeginDebugUtilsLabelEXT");
+        end_label = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetInstanceProcAddr(
+            instance, "vkCmdEndDebugUtilsLabelEXT");
+        if (!begin_label || !end_label) {
+            fprintf(stderr, "fault_app: no VK_EXT_debug_utils label commands\n");
+            exit(3);
+        }
+    }
 
     for (unsigned frame = 0; frame < frames; ++frame) {
         VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         CHECK(vkBeginCommandBuffer(cb, &begin));
+        for (int i = 0; i < label_count; ++i) {
+            VkDebugUtilsLabelEXT label = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+            label.pLabelName = labels[i];
+            begin_label(cb, &label);
+        }
         vkCmdFillBuffer(cb, buffer, 0, VK_WHOLE_SIZE, frame);
+        for (int i = 0; i < label_count; ++i) {
+            end_label(cb);
+        }
         CHECK(vkEndCommandBuffer(cb));
         VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
         submit.commandBufferCount = 1;
@@ -191,6 +222,14 @@ int main(int argc, char** argv) {
         vkDestroyInstance(instance, NULL);
         return 0;
     }
+    if (argc >= 4 && strcmp(argv[1], "labels") == 0) {
+        label_count = argc - 3;
+        labels = argv + 3;
+        VkInstance instance = make_instance();
+        run_frames(instance, (unsigned)atoi(argv[2]), NULL);
+        vkDestroyInstance(instance, NULL);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "fork") == 0) {
         return fork_mode((unsigned)atoi(argv[2]));
     }
@@ -203,6 +242,7 @@ int main(int argc, char** argv) {
         }
         run_frames(make_instance(), (unsigned)atoi(argv[3]), argv[2]);
     }
-    fprintf(stderr, "usage: fault_app frames N | fork N | crash segv|bus|ill|fpe|abrt N [own]\n");
+    fprintf(stderr, "usage: fault_app frames N | fork N | crash segv|bus|ill|fpe|abrt N [own] | "
+                    "labels N LABEL...\n");
     return 2;
 }
