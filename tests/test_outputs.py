@@ -199,6 +199,22 @@ def test_a_link_keeps_pointing_at_its_file(commands: dict[str, Command], tmp_pat
     assert sorted(p.name for p in target.parent.iterdir()) == ["page.html"]
 
 
+def test_dev_stdout_writes_into_the_file_standard_output_is(
+    commands: dict[str, Command], tmp_path: Path
+) -> None:
+    """`-o /dev/stdout > FILE`: the file standard output has open, written and not replaced."""
+    expected = written_to_a_file(commands["report-json"], tmp_path)
+    redirected = tmp_path / "stdout.json"
+    redirected.write_text("an older report, longer than the new one? " * 100_000)
+    inode = redirected.stat().st_ino
+    with redirected.open("r+") as stdout:
+        res = vkscope(commands["report-json"](Path("/dev/stdout")), stdout=stdout)
+    assert res.returncode == 0, res.stderr
+    assert redirected.stat().st_ino == inode
+    assert redirected.read_bytes() == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["stdout.json"]
+
+
 def test_what_cannot_be_an_output_is_refused(commands: dict[str, Command], tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()

@@ -8,6 +8,9 @@ and page `vkscope run` writes beside a capture). What the path is decides how it
   partial file;
 - a character device (`/dev/null`, a terminal, `/dev/full`) or a FIFO: written in place, as the
   shell's `>` would: opened and written, never replaced or removed (a FIFO waits for its reader);
+- a file reached through a process's descriptors (`/dev/stdout`, `/dev/fd/3`, `/proc/...`):
+  truncated and written in place, as the shell's `>` would, since replacing the file would leave
+  the descriptor on the old one;
 - a folder, a block device, a socket: refused before anything is written.
 
 Every error of opening or writing an output, standard output included, becomes OutputError,
@@ -86,8 +89,9 @@ class _Sink(io.RawIOBase):
 
 
 def _kind(path: Path) -> str:
-    """`replace` (a regular file, or none yet), `in place` (a character device, a FIFO), or
-    what the path is when it cannot be written (raised as OutputError)."""
+    """`replace` (a regular file, or none yet), `in place` (a character device, a FIFO, a file
+    reached through /dev or /proc), or what the path is when it cannot be written (raised as
+    OutputError)."""
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -95,7 +99,11 @@ def _kind(path: Path) -> str:
     except OSError as exc:
         raise OutputError(str(path), _reason(exc)) from None
     if stat.S_ISREG(mode):
-        return "replace"
+        return (
+            "in place"
+            if Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
+            else "replace"
+        )
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return "in place"
     what = (
@@ -121,7 +129,7 @@ def _sink(path: Path) -> Iterator[_Sink]:
     ends without an error, and removed otherwise."""
     if _kind(path) == "in place":
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOCTTY | os.O_CLOEXEC)
         except OSError as exc:
             raise _open_failed(path, exc) from None
         sink = _Sink(fd, str(path))
