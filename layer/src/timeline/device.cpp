@@ -2,6 +2,7 @@
 
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
+#include "core/pci_bus_info.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 
@@ -41,6 +42,10 @@ DeviceDescription describe(const DeviceState& state, const DeviceSetup& setup,
         properties2(state.physical, &p2);
         d.driver_name = driver.driverName;
         d.driver_info = driver.driverInfo;
+    }
+    // Names the GPU to the host, which samples its clocks and power (docs/gpu-state.md).
+    if (const auto pci = pci_bus_info(*state.instance, state.physical)) {
+        d.pci = pci_address(*pci);
     }
     uint32_t id = 0;
     for (const VkDeviceQueueCreateInfo& q : setup.queues) {

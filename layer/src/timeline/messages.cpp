@@ -78,6 +78,9 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
         d.clock->monotonic ? json.uinteger(d.clock->max_deviation_ns) : json.null();
         json.end_object();
     }
+    if (!d.pci.empty()) {
+        json.field("pci", d.pci);
+    }
     json.end_object();
     return frame(MessageType::Device, device, json);
 }

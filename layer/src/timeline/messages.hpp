@@ -37,6 +37,7 @@ struct DeviceDescription {
     double timestamp_period_ns = 0;
     std::vector<QueueDescription> queues;
     std::optional<ClockDescription> clock;
+    std::string pci; // domain:bus:device.function; empty without VK_EXT_pci_bus_info
 };
 
 struct SubmitDescription {

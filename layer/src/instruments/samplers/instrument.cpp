@@ -1,6 +1,7 @@
 #include "instruments/samplers/instrument.hpp"
 
 #include "core/log.hpp"
+#include "core/pci_bus_info.hpp"
 #include "core/state.hpp"
 #include "core/wire_format.hpp"
 #include "instruments/samplers/drivers.hpp"
@@ -85,20 +86,10 @@ DriverFacts driver_facts(const timeline::InstrumentDevice& d) {
     f.driver_id = driver.driverID;
     f.driver_info = driver.driverInfo;
     std::memcpy(f.uuid, id.deviceUUID, sizeof f.uuid);
-    // The PCI address only where the device has the extension (asking for it otherwise is
-    // invalid): it names the GPU to libraries that do not know Vulkan's UUID.
-    uint32_t count = 0;
-    in.EnumerateDeviceExtensionProperties(d.physical, nullptr, &count, nullptr);
-    std::vector<VkExtensionProperties> extensions(count);
-    in.EnumerateDeviceExtensionProperties(d.physical, nullptr, &count, extensions.data());
-    for (const VkExtensionProperties& e : extensions) {
-        if (std::strcmp(e.extensionName, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME) == 0) {
-            f.pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
-            VkPhysicalDeviceProperties2 pci2{
-                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &f.pci, {}};
-            properties2(d.physical, &pci2);
-            f.has_pci = true;
-        }
+    // The PCI address names the GPU to libraries that do not know Vulkan's UUID.
+    if (const auto pci = pci_bus_info(d.instance, d.physical)) {
+        f.pci = *pci;
+        f.has_pci = true;
     }
     return f;
 }
