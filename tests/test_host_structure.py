@@ -32,6 +32,8 @@ RANKS: Mapping[str, int] = {
     "vkscope": 0, "protocol": 0, "protocol_gen": 0, "pipeline_statistics": 0, "paths": 0,
     "settings": 0, "frame_selection": 0, "supervisor": 0, "launch": 0, "devices": 0, "tags": 0,
     "outputs": 0, "shown_text": 0,
+    # The host's GPU sampler: what the capture server stores and the readers name.
+    "gpu_state": 0,
     # Captures: the file format, writing them, reading them.
     "capture": 1, "capture.write": 1, "capture.read": 1, "capture.api": 1,
     # What the capture is read for, and what checks settings against devices.
@@ -45,7 +47,7 @@ CAPTURE_TABLES = (
     "meta", "processes", "devices", "queues", "frames", "label_stacks", "workloads", "submits",
     "workload_instances", "annexes", "device_counters", "command_buffer_counters", "logs",
     "journal", "diagnostics", "instances_view", "instance_counters", "instance_counters_missing",
-    "command_buffer_counter_values", "khr_joined",
+    "command_buffer_counter_values", "khr_joined", "gpus", "device_gpus", "gpu_samples",
 )  # fmt: skip
 _SQL_TABLE = re.compile(  # SQL keywords as this code base writes them: in capitals
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:temp\.|main\.)?(" + "|".join(CAPTURE_TABLES) + r")\b"

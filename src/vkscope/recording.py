@@ -17,6 +17,7 @@ from rich.text import Text
 
 from . import launch
 from .capture import CaptureServer, CaptureSummary, Counters
+from .gpu_state import DEFAULT_RATE_HZ, GpuSampler, sysfs_root
 from .supervisor import Supervisor
 
 # How long the server keeps reading after the application exited: the layer's sender thread
@@ -31,6 +32,14 @@ class FrameRequests:
 
     frames: int
     after_s: float | None = None
+
+
+@dataclass(frozen=True)
+class GpuSampling:
+    """The host's GPU sampler for `vkscope run` (docs/gpu-state.md): on by default."""
+
+    rate_hz: float = DEFAULT_RATE_HZ
+    override_pci: str | None = None  # the GPU of devices that give no PCI address (--gpu-pci)
 
 
 @dataclass
@@ -62,14 +71,30 @@ def record(
     supervisor: Supervisor,
     requests: FrameRequests | None = None,
     tags: Mapping[str, str] | None = None,
+    gpu: GpuSampling | None = GpuSampling(),
 ) -> RecordingResult:
     """Runs the application under the layer with the timeline streaming into `capture_path`.
 
     Call it inside `supervisor` (active before the capture server's threads start)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-") as tmp:
         socket_path = Path(tmp) / "capture.sock"
-        server = CaptureServer(capture_path, [f"unix:{socket_path}"], tags=tags)
+        sampler: GpuSampler | None = None
+        server = CaptureServer(
+            capture_path,
+            [f"unix:{socket_path}"],
+            tags=tags,
+            on_device=lambda request: sampler.add_device(request) if sampler else None,
+        )
+        if gpu is not None:
+            sampler = GpuSampler(
+                server.take_gpu_state,
+                rate_hz=gpu.rate_hz,
+                sysfs_root=sysfs_root(),
+                override_pci=gpu.override_pci,
+            )
         server.start()
+        if sampler is not None:
+            sampler.start()
         for note in server.notes:  # a socket path too long for Unix sockets, say
             console.print(f"vkscope: {note}", style="yellow", highlight=False)
         layer_settings = {"timeline": "true", **settings, "host": server.addresses[0]}
@@ -102,6 +127,8 @@ def record(
             if updater.is_alive():
                 updater.join()
             live.stop()
+            if sampler is not None:
+                sampler.stop()  # its last samples and summary, before the capture is finalized
             summary = finalize(server, console)
     return RecordingResult(result, summary)
 

@@ -59,9 +59,20 @@ def _settle(server: CaptureServer) -> None:
         time.sleep(0.005)
 
 
+def downgrade_to_version_8(path: Path) -> None:
+    """What a version 8 vkscope wrote: no GPU state sampled by the host, no PCI address."""
+    with sqlite3.connect(path) as db:
+        for table in ("gpus", "device_gpus", "gpu_samples"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("ALTER TABLE devices DROP COLUMN pci")
+        db.execute("PRAGMA user_version = 8")
+        db.execute("UPDATE meta SET value = 8 WHERE key = 'schema_version'")
+
+
 def downgrade_to_version_2(path: Path) -> None:
     """What a version 2 vkscope wrote: no journal (its rows went straight to the tables), no
     counters, no tags."""
+    downgrade_to_version_8(path)
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE tags")
         db.execute("DELETE FROM meta WHERE key = 'capture_id'")

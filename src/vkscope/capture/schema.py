@@ -24,7 +24,9 @@ from typing import Any, Final
 # empty until the capture is finalized.
 # 8: provenance: `tags` (vkscope run --tag KEY=VALUE) and meta.capture_id, the capture's own
 # identity (a fleet dataset keys captures by it).
-SCHEMA_VERSION: Final = 8
+# 9: the GPU's state sampled by the host: devices.pci (VK_EXT_pci_bus_info), `gpus` (each GPU
+# sampled and what it offers), `device_gpus` (which GPU each device is), `gpu_samples`.
+SCHEMA_VERSION: Final = 9
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -120,6 +122,7 @@ CREATE TABLE devices (
     timestamp_period_ns REAL,
     clock_domain TEXT,
     clock_max_deviation_ns INTEGER,
+    pci TEXT,
     PRIMARY KEY (process, id)
 );
 CREATE TABLE queues (
@@ -232,6 +235,46 @@ CREATE TABLE tags (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE gpus (
+    id INTEGER PRIMARY KEY,
+    pci TEXT NOT NULL,
+    vendor TEXT NOT NULL,
+    driver TEXT NOT NULL,
+    name TEXT,
+    location TEXT,
+    interval_ns INTEGER NOT NULL,
+    origins TEXT NOT NULL,
+    absent TEXT NOT NULL,
+    lost TEXT,
+    throttle_reasons TEXT NOT NULL,
+    graphics_clock_min_mhz INTEGER,
+    graphics_clock_max_mhz INTEGER,
+    power_limit_w REAL,
+    steady_clocks TEXT
+);
+CREATE TABLE device_gpus (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    gpu INTEGER,
+    pci TEXT,
+    matched_by TEXT,
+    reason TEXT,
+    PRIMARY KEY (process, device)
+);
+CREATE TABLE gpu_samples (
+    gpu INTEGER NOT NULL,
+    t_ns INTEGER NOT NULL,
+    read_ns INTEGER NOT NULL,
+    graphics_clock_mhz REAL,
+    sm_clock_mhz REAL,
+    memory_clock_mhz REAL,
+    power_w REAL,
+    energy_mj REAL,
+    temperature_c REAL,
+    utilization_pct REAL,
+    throttle INTEGER
+);
+CREATE INDEX gpu_samples_by_time ON gpu_samples (gpu, t_ns);
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,
     process INTEGER NOT NULL,

@@ -24,6 +24,7 @@ from .. import launch, paths, recording
 from ..capture import CaptureError, CaptureServerError, CaptureSummary, open_capture
 from ..capture_summary import FrameCounts
 from ..frame_selection import FrameSelectionError, parse_frame_selection
+from ..gpu_state import DEFAULT_RATE_HZ, normal_pci
 from ..guard import say
 from ..outputs import OutputError
 from ..protocol import SERIALIZATION
@@ -51,6 +52,9 @@ class RunOptions:
     extra: dict[str, str] = field(default_factory=dict)
     counters: str | None = None  # the counters setting (docs/counters.md)
     tags: Sequence[str] = ()  # KEY=VALUE, as --tag gives them (tags.py)
+    no_gpu_state: bool = False  # no host sampling of the GPU's clocks and power
+    gpu_state_rate: float = DEFAULT_RATE_HZ
+    gpu_pci: str | None = None  # the GPU of devices that give no PCI address
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -60,7 +64,8 @@ class RunOptions:
         return cls(
             command, args.setting, args.output, args.timing, args.frames, args.capture_after,
             args.capture_frames, args.no_capture, args.no_report, args.report_all, args.no_trace,
-            args.no_html, counters=args.counters, tags=args.tag,
+            args.no_html, counters=args.counters, tags=args.tag, no_gpu_state=args.no_gpu_state,
+            gpu_state_rate=args.gpu_state_rate, gpu_pci=args.gpu_pci,
         )  # fmt: skip
 
 
@@ -137,6 +142,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a tag stored in the capture (build=1234, branch=main, scene=forest): what fleet "
         "analyses group and order by; repeatable",
     )
+    parser.add_argument(
+        "--no-gpu-state",
+        action="store_true",
+        help="do not sample the GPU's clocks, power and temperature from the host",
+    )
+    parser.add_argument(
+        "--gpu-state-rate",
+        type=float,
+        default=DEFAULT_RATE_HZ,
+        metavar="HZ",
+        help=f"how often the host samples the GPU's state (default {DEFAULT_RATE_HZ:g})",
+    )
+    parser.add_argument(
+        "--gpu-pci",
+        default=None,
+        metavar="ADDRESS",
+        help="PCI address (0000:03:00.0) of the GPU to sample for Vulkan devices whose driver "
+        "gives none (no VK_EXT_pci_bus_info)",
+    )
     parser.add_argument("--no-trace", action="store_true", help="write no Perfetto trace")
     parser.add_argument("--no-html", action="store_true", help="write no HTML timeline")
     parser.add_argument(
@@ -182,6 +206,22 @@ def _tell(line: str) -> None:
         print(line)
     except OutputError as exc:
         say(str(exc))
+
+
+def _gpu_sampling(options: RunOptions) -> recording.GpuSampling | None:
+    """The host's GPU sampler as the options ask; _Refused for values that cannot work."""
+    if options.no_gpu_state:
+        return None
+    rate = options.gpu_state_rate
+    if not 1 <= rate <= 2000:
+        raise _Refused(f"run: --gpu-state-rate must be 1 to 2000 samples a second, got {rate:g}")
+    pci = None
+    if options.gpu_pci is not None:
+        try:
+            pci = normal_pci(options.gpu_pci)
+        except ValueError as exc:
+            raise _Refused(f"run: --gpu-pci: {exc}") from None
+    return recording.GpuSampling(rate, pci)
 
 
 def _frame_requests(
@@ -368,6 +408,7 @@ def execute(options: RunOptions) -> int:
         tags = parse_tags(list(options.tags))
         layer_dir = paths.layer_dir()
         requests = _frame_requests(options, settings)
+        gpu = _gpu_sampling(options)
         launch.resolve_program(command[0])  # before a capture is made for nothing
         if not options.no_capture:
             output = options.output or _default_capture_path(command[0])
@@ -385,7 +426,7 @@ def execute(options: RunOptions) -> int:
     for note in notes:
         say(note)
     with Supervisor(say) as supervisor:
-        return _supervised(options, settings, layer_dir, output, requests, supervisor, tags)
+        return _supervised(options, settings, layer_dir, output, requests, supervisor, tags, gpu)
 
 
 def _supervised(
@@ -396,6 +437,7 @@ def _supervised(
     requests: recording.FrameRequests | None,
     supervisor: Supervisor,
     tags: dict[str, str],
+    gpu: recording.GpuSampling | None,
 ) -> int:
     """The run itself, with vkscope's signals held by `supervisor` from before the capture
     server starts until vkscope exits."""
@@ -410,7 +452,7 @@ def _supervised(
             else:
                 recorded = recording.record(
                     command, layer_dir, settings, output, console, log_file, supervisor, requests,
-                    tags,
+                    tags, gpu,
                 )  # fmt: skip
                 result, summary = recorded.launch, recorded.summary
         except launch.LaunchError as exc:

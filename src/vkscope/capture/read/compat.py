@@ -29,6 +29,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   frames are in their tables, and its journal holds none of the kinds that build them.
 - 7 -> 8: provenance. An older file has no tags: `tags` reads as an empty table; its meta has
   no `capture_id` (a fleet dataset identifies it by its contents instead).
+- 8 -> 9: the GPU's state sampled by the host. An older file has none: `gpus`, `device_gpus` and
+  `gpu_samples` read as empty tables, `devices.pci` as NULL.
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -52,10 +54,13 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
     4: ("device_counters",),
     6: ("command_buffer_counters",),
     8: ("tags",),
+    9: ("gpus", "device_gpus", "gpu_samples"),
 }
 # Of those, the ones readers query: an older file gets an empty one (the journal is read only
 # where a file has one).
-_READ_EMPTY: Final = ("device_counters", "command_buffer_counters", "tags")
+_READ_EMPTY: Final = (
+    "device_counters", "command_buffer_counters", "tags", "gpus", "device_gpus", "gpu_samples",
+)  # fmt: skip
 
 # Columns that a file older than the version given reads through an expression of its own.
 _ANNEX_TIME: Final = (
@@ -79,6 +84,7 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
     5: {
         "device_counters": ("storage", "scope", "uuid", "pass_index", "concurrently_impacted"),
     },
+    9: {"devices": ("pci",)},
 }
 
 

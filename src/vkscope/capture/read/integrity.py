@@ -43,9 +43,15 @@ _JSON: Final = {
     ("label_stacks", "path"): "array",
     ("queues", "flags"): "array",
     ("command_buffer_counters", "counters"): "object",
+    ("gpus", "origins"): "object",
+    ("gpus", "absent"): "object",
+    ("gpus", "lost"): "object",
+    ("gpus", "throttle_reasons"): "array",
 }
 # JSON arrays whose elements must all be text.
-_TEXT_ARRAYS: Final = {("label_stacks", "path"), ("queues", "flags")}
+_TEXT_ARRAYS: Final = {
+    ("label_stacks", "path"), ("queues", "flags"), ("gpus", "throttle_reasons"),
+}  # fmt: skip
 
 _META_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "schema_version": (int,),

@@ -26,7 +26,7 @@ from ..errors import (
     NotACaptureError,
     from_sqlite,
 )
-from . import performance_query
+from . import gpu_state, performance_query
 from .compat import indexed_workloads, present_current_schema
 from .identity import labels_of, queue_key
 from .instances import Instances, Query, WorkloadCache
@@ -265,6 +265,37 @@ class Capture:
     def tags(self) -> dict[str, str]:
         """The capture's tags (vkscope run --tag KEY=VALUE); empty before schema 8."""
         return {str(k): str(v) for k, v in self._rows("SELECT key, value FROM tags ORDER BY key")}
+
+    def gpus(self) -> list[gpu_state.Gpu]:
+        """The GPUs the host sampled (docs/gpu-state.md); empty before schema 9, or when
+        nothing was sampled."""
+        try:
+            return [gpu_state.gpu_of(r) for r in self._rows(gpu_state.gpus_sql())]
+        except (msgspec.DecodeError, TypeError, KeyError, ValueError) as exc:
+            reason = f"damaged: a GPU's row does not parse ({exc})"
+            raise CorruptCaptureError(self.path, reason) from None
+
+    def device_gpus(self) -> list[gpu_state.DeviceGpu]:
+        """Which sampled GPU each device runs on, or why none."""
+        return [gpu_state.DeviceGpu(*r) for r in self._rows(gpu_state.DEVICE_GPUS)]
+
+    def gpu_samples(
+        self, gpu: int, begin_ns: int | None = None, end_ns: int | None = None
+    ) -> Iterator[gpu_state.GpuSample]:
+        """The GPU's samples from begin_ns to end_ns (CLOCK_MONOTONIC), by time, streamed."""
+        bounds = (
+            gpu,
+            -(2**63) if begin_ns is None else begin_ns,
+            2**63 - 1 if end_ns is None else end_ns,
+        )
+        return gpu_state.samples(self._rows(gpu_state.SAMPLES, bounds))
+
+    def gpu_sampling(self) -> gpu_state.GpuSampling | None:
+        """The host sampler's own account: its interval, samples, late ticks and CPU time."""
+        try:
+            return gpu_state.sampling_of(self.meta.extra.get(gpu_state.SAMPLING_KEY))
+        except ValueError as exc:
+            raise CorruptCaptureError(self.path, f"damaged: {exc}") from None
 
     def logs(self) -> list[tuple[int, str, str]]:
         return list(self._rows("SELECT process, level, message FROM logs ORDER BY id"))

@@ -78,6 +78,7 @@ class Device:
     # cpu_ns) or `device` (the GPU's own clock, comparable within the device only).
     clock_domain: str | None = None
     clock_max_deviation_ns: int | None = None
+    pci: str | None = None  # its PCI address (VK_EXT_pci_bus_info; schema 9 on)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from .wire import (
 
 SQL: Final = {
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
-    "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
     "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "command_buffer_counters": "INSERT INTO command_buffer_counters VALUES (?,?,?,?,?)",
@@ -119,6 +119,8 @@ class Rows:
         self._next_submit = 1
         self._devices: set[tuple[int, int]] = set()  # (process, device) announced by DEVICE
         self._unannounced: set[tuple[int, int]] = set()  # named by a SUBMIT, diagnosed once
+        # DEVICEs taken since the capture server last looked: it tells the GPU sampler.
+        self.announced: list[tuple[Connection, int, m.Device]] = []
         self._journaling: dict[int, Connection] = {}  # connections with journal entries waiting
         self._handlers: dict[int, Callable[[Connection, Message], None]] = {
             m.HELLO: self._hello,
@@ -375,8 +377,9 @@ class Rows:
         driver = (d.driver_name, d.driver_info, d.api_version, d.timestamp_period_ns)
         clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
         self.lists["devices"].append(
-            (conn.process, msg.tag, d.name, d.vendor_id, d.device_id, *driver, *clock)
+            (conn.process, msg.tag, d.name, d.vendor_id, d.device_id, *driver, *clock, d.pci)
         )
+        self.announced.append((conn, msg.tag, d))
         encode = msgspec.json.encode
         self.lists["queues"].extend(
             (

@@ -20,11 +20,12 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ...gpu_state import DeviceRequest, GpuStateBatch
 from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
@@ -93,7 +94,11 @@ class CaptureServer:
         batch_messages: int = 50_000,
         commit_interval_s: float = COMMIT_INTERVAL_S,
         tags: Mapping[str, str] | None = None,
+        on_device: Callable[[DeviceRequest], None] | None = None,
     ) -> None:
+        """`on_device` hears of every device the application creates (from the capture thread:
+        it must return at once), for the host's GPU sampler, which hands its samples back
+        through take_gpu_state()."""
         if not listen:
             raise ValueError("a capture server needs at least one address to listen on")
         self.capture_path = Path(capture_path)
@@ -116,6 +121,8 @@ class CaptureServer:
         # Host commands for the layer, sent by the loop to every connection it has (or to the
         # next one, while there is none).
         self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # reentrant: signal-safe
+        self._on_device = on_device
+        self._gpu_state: queue.SimpleQueue[GpuStateBatch] = queue.SimpleQueue()
         self._recv_buffer = bytearray(RECV_BYTES)  # the capture thread's alone
         self._recv_view = memoryview(self._recv_buffer)
 
@@ -250,6 +257,7 @@ class CaptureServer:
                         self._send_commands(clients)
                     elif key.fd in clients:
                         received += self._read(clients[key.fd], selector, clients, store)
+                self._gpu_turn(store)
                 if store.maybe_commit() or not events:
                     pause.release()
                 if 0 < received < _PACE_BYTES:
@@ -265,6 +273,7 @@ class CaptureServer:
             for client in list(clients.values()):
                 self._drain(client, store, deadline)
                 self._close(client, selector, clients, store)
+            self._gpu_turn(store)
         except BaseException:
             self._error = traceback.format_exc()
         finally:
@@ -332,6 +341,29 @@ class CaptureServer:
             # A protocol this host does not read: the rest is read (so that the layer is not
             # left blocked on a full socket) and dropped.
             client.decoder.ignore_rest()
+
+    def _gpu_turn(self, store: CaptureStore) -> None:
+        """Tells the GPU sampler of new devices, and takes the samples it gave."""
+        announced = store.rows.announced
+        if announced:
+            if self._on_device is not None:
+                for conn, device, d in announced:
+                    remote = conn.peer.startswith("tcp:")
+                    request = DeviceRequest(conn.process, device, d.vendor_id, d.pci, remote)
+                    self._on_device(request)
+            announced.clear()
+        self._take_gpu_state(store)
+
+    def _take_gpu_state(self, store: CaptureStore) -> None:
+        while True:
+            try:
+                store.gpu_state(self._gpu_state.get_nowait())
+            except queue.Empty:
+                return
+
+    def take_gpu_state(self, batch: GpuStateBatch) -> None:
+        """Samples and GPUs from the host's GPU sampler, for the next commit (any thread)."""
+        self._gpu_state.put(batch)
 
     def _send_commands(self, clients: dict[int, _Client]) -> None:
         if not clients:
@@ -431,6 +463,7 @@ class CaptureServer:
         for end in self._wake:
             end.close()
         store = self._store
+        self._take_gpu_state(store)  # what the sampler gave after the last turn
         if self._error is not None:
             store.rows.note(None, "server_error", self._error.strip().splitlines()[-1])
         try:

@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ... import __version__
+from ...gpu_state import GpuStateBatch
 from .. import schema
 from ..schema import storable
 from .build import JournalBuild, Progress, index_workloads
 from .checkpoint import Checkpointer
 from .checks import final_checks
+from .gpu_rows import SAMPLING_KEY, rows_of, sampling_meta
+from .gpu_rows import SQL as GPU_SQL
 from .ingest import SQL, Connection, GcPause, Rows, utc_now
 from .journal import INSERT as JOURNAL_INSERT
 from .wire import INVALID_PAYLOAD, MALFORMED_JSON, Decoder
@@ -104,6 +107,9 @@ class CaptureStore:
         # piece of a stream to it (Rows.ingest_frames), and each commit takes it from there.
         self.rows = Rows(self.connections, max_diagnostics_per_connection)
         self._bytes_at_commit = 0  # connection bytes received up to the last commit
+        # What the host's GPU sampler gave since the last commit (gpu_rows.py).
+        self._gpu_rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in GPU_SQL}
+        self._gpu_sampling: str | None = None
         self._last_commit = time.monotonic()
         self._create()
         self._checkpointer = Checkpointer(self.path)
@@ -179,6 +185,16 @@ class CaptureStore:
             refused_connections=self.refused_connections,
         )
 
+    def gpu_state(self, batch: GpuStateBatch) -> None:
+        """Takes what the host's GPU sampler gave, for the next commit."""
+        for name, rows in rows_of(batch).items():
+            self._gpu_rows[name] += rows
+            self.rows.uncommitted += len(rows)
+        summary = sampling_meta(batch)
+        if summary is not None:
+            self._gpu_sampling = summary
+            self.rows.uncommitted += 1
+
     # -- commits ----------------------------------------------------------------------------
 
     def maybe_commit(self) -> bool:
@@ -209,6 +225,7 @@ class CaptureStore:
                 db.executemany(JOURNAL_INSERT, journal)
             self._insert("logs")
             self._insert("diagnostics")
+            self._insert_gpu_state()
             self._write_counters()
             db.execute("COMMIT")
         except BaseException:
@@ -225,6 +242,17 @@ class CaptureStore:
             return
         insert_rows(self._db, SQL[name], rows)
         rows.clear()
+
+    def _insert_gpu_state(self) -> None:
+        for name, rows in self._gpu_rows.items():
+            if rows:
+                insert_rows(self._db, GPU_SQL[name], rows)
+                rows.clear()
+        if self._gpu_sampling is not None:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?,?)", (SAMPLING_KEY, self._gpu_sampling)
+            )
+            self._gpu_sampling = None
 
     def _write_counters(self) -> None:
         conns = self.connections
