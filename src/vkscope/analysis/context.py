@@ -8,11 +8,51 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import Capture, CommandBufferCounters, Device, Diagnostic, Process
+from ..capture.read.gpu_join import GpuJoin, GpuSummary
+from ..capture.read.gpu_state import DeviceGpu, GpuSampling
 from ..capture.read.queries import frame_counts
 from ..capture.read.records import CounterDetail
 from ..capture.read.warmup import WarmUp
 from .selection import Selection, SelectionError
 from .timing_info import TimingInfo, timing_info
+
+
+@dataclass(frozen=True, slots=True)
+class GpuReport:
+    """The GPUs the host sampled during the capture (docs/gpu-state.md)."""
+
+    join: GpuJoin
+    summaries: list[GpuSummary]
+    unmatched: list[DeviceGpu]  # devices whose GPU was not sampled, with why
+    sampling: GpuSampling | None
+
+    def as_json(self) -> dict[str, Any]:
+        s = self.sampling
+        return {
+            "gpus": [g.as_json() for g in self.summaries],
+            "not_sampled": [
+                {"process": d.process, "device": d.device, "pci": d.pci, "reason": d.reason}
+                for d in self.unmatched
+            ],
+            "sampling": None
+            if s is None
+            else {
+                "interval_ns": s.interval_ns,
+                "samples": s.samples,
+                "late": s.late,
+                "cpu_ns": s.cpu_ns,
+                "wall_ns": s.wall_ns,
+            },
+        }
+
+
+def gpu_report(capture: Capture) -> GpuReport | None:
+    """The capture's sampled GPUs; None where the host sampled none (an older capture, or
+    `vkscope run --no-gpu-state`)."""
+    join = GpuJoin(capture)
+    if not join:
+        return None
+    return GpuReport(join, join.summaries(), join.unmatched(), capture.gpu_sampling())
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +84,7 @@ class ReportContext:
     command_buffer_counters: tuple[str, ...] = ()
     warmup: WarmUp = field(default_factory=lambda: WarmUp("first 0"))
     everything: bool = False  # people's formats: every row (--all), not the first ones
+    gpu: GpuReport | None = None  # the GPU's clocks and power, sampled by the host
 
     def impacted(self) -> frozenset[str]:
         """The counters whose values other work running at the same time affects."""
@@ -96,6 +137,7 @@ class ReportContext:
             ],
             "counters": list(self.counters),
             "clock_changes": self.clock_changes,
+            "gpu_state": self.gpu.as_json() if self.gpu else None,
             "counter_info": {n: d.as_json() for n, d in self.counter_info.items()},
             "command_buffer_counters": list(self.command_buffer_counters),
             "sort": self.sort,
@@ -183,4 +225,5 @@ def report_context(
         command_buffer_counters=tuple(names),
         warmup=warmup if warmup is not None else WarmUp("first 0"),
         everything=everything,
+        gpu=gpu_report(capture),
     )

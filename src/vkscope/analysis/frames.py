@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from ..capture import Capture, WorkloadInstance
+from ..capture.read.gpu_join import FrameState, GpuJoin, StateSpan
 from ..capture.read.queries import (
     count_frames,
     count_queues,
@@ -49,6 +50,9 @@ class FrameWork:
     captured: bool | None  # whether the layer's frame selection captured it; None: not said
     gpu_ns: int  # GPU time of every timed workload of the frame, all queues
     queues: list[QueueWork] = field(default_factory=list)  # the selected queues, by id
+    # Its device's GPU as the host sampled it (docs/gpu-state.md); None where it was not.
+    gpu: FrameState | None = None
+    gpu_state: StateSpan | None = None
 
     def share(self, w: WorkloadInstance) -> float | None:
         """The workload's part of the frame's GPU time."""
@@ -83,10 +87,17 @@ def frame_keys(capture: Capture, selection: Selection) -> Iterator[tuple[FrameKe
 
 
 def read_frame(
-    capture: Capture, key: FrameKey, selection: Selection, captured: bool | None = None
+    capture: Capture,
+    key: FrameKey,
+    selection: Selection,
+    captured: bool | None = None,
+    gpu: GpuJoin | None = None,
 ) -> FrameWork:
     totals = queue_totals(capture, key)
     work = FrameWork(key, captured, sum(ns for _, ns in totals.values()))
+    state = gpu.frame(key) if gpu is not None else None
+    if state is not None:
+        work.gpu, work.gpu_state = state, state.state()
     sums = counter_sums(capture, key) if capture.counter_names() else {}
     for queue in sorted(totals, key=lambda q: (q is None, q or 0)):
         if selection.wants_queue(queue):
@@ -95,13 +106,16 @@ def read_frame(
     return work
 
 
-def read_frames(capture: Capture, selection: Selection) -> Iterator[FrameWork]:
-    """Every selected frame with a selected queue, one at a time (its spans, not its rows).
+def read_frames(
+    capture: Capture, selection: Selection, gpu: GpuJoin | None = None
+) -> Iterator[FrameWork]:
+    """Every selected frame with a selected queue, one at a time (its spans, not its rows), with
+    its GPU's sampled state where `gpu` is given.
 
     Raises SelectionError at once, as frame_keys does.
     """
     for key, captured in frame_keys(capture, selection):
-        work = read_frame(capture, key, selection, captured)
+        work = read_frame(capture, key, selection, captured, gpu)
         if work.queues:
             yield work
 

@@ -25,6 +25,7 @@ from ..shown_text import terminal_text, visible
 from .context import ReportContext, report_context
 from .describe import describe
 from .frames import FrameKey, FrameWork, QueueWork, frame_keys, queue_rows, read_frame
+from .gpu_text import WARNING
 from .people_tables import people_tables
 from .rows import (
     FRAMES,
@@ -126,7 +127,7 @@ class TerminalWriter:
         grid.add_column(overflow="fold")
         for name, value in header_lines(context):
             style = _STATUS_STYLE.get(context.status, "") if name == "status" else ""
-            style = "yellow" if name == "diagnostic" else style
+            style = "yellow" if name in ("diagnostic", WARNING) else style
             grid.add_row(name, Text(visible(value), style=style))
         title = f"vkscope capture {terminal_text(context.path.rsplit('/', 1)[-1])}"
         self._console.print(Panel(grid, title=title, title_align="left"))
@@ -248,10 +249,11 @@ def write_report(
     summary = Summary(top, sort, selection, context.warmup)
     if chosen & set(SUMMARY_TABLES):
         summary.run(capture, counters=bool(capture.counter_names()))
+    gpu = context.gpu.join if context.gpu else None
     writer.begin(context)
     if chosen & set(LISTINGS):
         for key, captured in frames:
-            frame = read_frame(capture, key, selection, captured)
+            frame = read_frame(capture, key, selection, captured, gpu)
             for queue in frame.queues:
                 rows = _counted(summary, queue_rows(capture, frame, queue, selection))
                 writer.queue(frame, queue, rows)

@@ -16,6 +16,7 @@ import msgspec
 from ..capture import CommandBufferCounters, WorkloadInstance
 from ..capture.read.distributions import IdentityDistribution
 from ..capture.read.quantiles import Distribution
+from ..capture.read.gpu_join import StateSpan, WorkloadState
 from ..counters.derived import derived_metrics
 from ..shown_text import terminal_text
 from .context import ReportContext
@@ -86,6 +87,13 @@ WORKLOADS: Final = (
     Column("counters_reason", wide=True),
     Column("counters_missing", "object", wide=True),
     Column("derived", "object", wide=True),
+    # The GPU's sampled state around it (docs/gpu-state.md): empty where it was not sampled.
+    Column("gpu_clock_min_mhz", wide=True),
+    Column("gpu_clock_max_mhz", wide=True),
+    Column("clock_changed", wide=True),
+    Column("energy_mj", wide=True),
+    Column("power_w", wide=True),
+    Column("energy_note", wide=True),
 )
 
 # Short headings for people's tables; CSV and JSON use the names.
@@ -147,6 +155,15 @@ FRAMES: Final = (
     Column("overlap_ns", "ns", title="overlap"),
     Column("counters", "object", wide=True),
     Column("warmup", wide=True),  # why the frame is a warm-up frame; empty for a steady one
+    # Its device's GPU as the host sampled it during the frame (docs/gpu-state.md).
+    Column("gpu_clock_mhz", wide=True),  # the median
+    Column("gpu_clock_min_mhz", wide=True),
+    Column("gpu_clock_max_mhz", wide=True),
+    Column("memory_clock_mhz", wide=True),
+    Column("power_w", wide=True),  # the median
+    Column("energy_mj", wide=True),
+    Column("temperature_c", wide=True),  # the highest
+    Column("throttle_reasons", wide=True),
 )
 
 # A distribution's columns (capture/read/quantiles.py), after `prefix`.
@@ -246,18 +263,40 @@ def workload_rows(
 ) -> Iterator[tuple[Any, ...]]:
     """Rows of workload_columns(counters)."""
     context = _context(frame.key, queue.queue)
+    sampled = frame.gpu
     for index, w in enumerate(rows, 1):
         size, draws, dispatch, nbytes = key_fields(w)
         values = w.counters
         gpu_ns = w.gpu_ns
+        state = sampled.workload(w) if sampled is not None else None
         yield (
             *context, index, w.id, w.submit_id, w.tag_id, w.type or "unknown", w.label_path,
             size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, gpu_ns,
             frame.share(w), w.timing, w.timing_reason, w.serialization, values,
             w.counters_reason, w.counters_missing or None,
-            derived_metrics(values, w.metadata, gpu_ns),
+            derived_metrics(values, w.metadata, gpu_ns), *_workload_state(state),
             *(values.get(n) for n in counters),
         )  # fmt: skip
+
+
+def _workload_state(s: WorkloadState | None) -> tuple[Any, ...]:
+    if s is None:
+        return (None,) * 6
+    low, high = s.graphics_clock_mhz or (None, None)
+    return (low, high, s.clock_changed, s.energy_mj, s.power_w, s.note)
+
+
+def _frame_state(s: StateSpan | None) -> tuple[Any, ...]:
+    if s is None:
+        return (None,) * 8
+    clock = s.graphics_clock_mhz
+    memory, power, temperature = s.memory_clock_mhz, s.power_w, s.temperature_c
+    return (
+        clock.median if clock else None, clock.min if clock else None,
+        clock.max if clock else None, memory.median if memory else None,
+        power.median if power else None, s.energy_mj, temperature.max if temperature else None,
+        ",".join(s.throttle) or None,
+    )  # fmt: skip
 
 
 def frame_row(
@@ -267,7 +306,7 @@ def frame_row(
     return (
         *_context(frame.key, queue.queue), flags, frame.captured, s.workloads, s.timed, s.sum_ns,
         s.begin_ns, s.end_ns, s.span_ns, s.busy_ns, s.idle_ns, s.gaps, s.largest_gap_ns,
-        s.overlap_ns, queue.counters, warmup,
+        s.overlap_ns, queue.counters, warmup, *_frame_state(frame.gpu_state),
     )  # fmt: skip
 
 

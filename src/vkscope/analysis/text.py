@@ -10,6 +10,7 @@ from ..shown_text import shortened
 from .context import ReportContext
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
+from .gpu_text import gpu_lines
 from .rows import IMPACTED_MARK
 from .spans import Span
 
@@ -61,6 +62,7 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
         ("dropped", f"{context.dropped:,} messages dropped by the layer"),
         ("messages", f"{context.messages:,} received; {bad}"),
         *_timing(context),
+        *gpu_lines(context.gpu),
     ]
     if context.clock_changes:
         lines.append((

@@ -27,6 +27,7 @@ from ..capture.read.queries import (
 )
 from ..capture.read.records import IdentifiedValue
 from ..capture.read.warmup import WarmUp, warmup_frames
+from .clocks import ClockError, Clocks, clocks_of
 from .stats import (
     IMPROVEMENT,
     REGRESSION,
@@ -96,35 +97,44 @@ class Diff:
         rule: Rule,
         metric: str = GPU_NS,
         warmup: int | None = None,
+        *,
+        normalize_clock: bool = False,
     ) -> None:
         """`warmup`: leave out the first N frames of each capture as warm-up instead of the
-        automatic rule (capture/read/warmup.py)."""
+        automatic rule (capture/read/warmup.py). `normalize_clock` scales the new capture's GPU
+        times to the base's graphics clock (clocks.py: an approximation)."""
         self.rule = rule
         self.metric = metric
         if metric != GPU_NS and not COUNTER_NAME.fullmatch(metric):
             raise DiffInputError(
                 f"--metric {metric!r}: gpu_ns or a counter name (docs/counters.md)"
             )
+        if normalize_clock and metric != GPU_NS:
+            raise DiffInputError("--normalize-clock scales GPU times: not with --metric")
         paths = (Path(base), Path(new))
         self._verdicts = Verdicts()
         captures: list[Capture] = []
         try:
             for path in paths:
                 captures.append(open_capture(path))
+            self.clocks: Clocks = clocks_of(captures[BASE], captures[NEW], normalize_clock)
+            scale = self.clocks.new_scale
             warmups = [warmup_frames(c, warmup) for c in captures]
-            self.base, self.new = (
-                self._facts(c, w) for c, w in zip(captures, warmups, strict=True)
-            )
+            self.base = self._facts(captures[BASE], warmups[BASE])
+            self.new = self._facts(captures[NEW], warmups[NEW], scale)
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
             streams = (
                 w.steady(by_identity(c, metric)) for c, w in zip(captures, warmups, strict=True)
             )
-            self._verdicts.fill(_verdict_rows(merge_by_identity(*streams), rule))
+            self._verdicts.fill(_verdict_rows(merge_by_identity(*streams), rule, scale))
             self.counts = self._counts()
             self.queues = self._verdicts.queues()
         except (CaptureError, sqlite3.Error) as exc:
             self._verdicts.close()
             raise _problem(exc) from None
+        except ClockError as exc:
+            self._verdicts.close()
+            raise DiffInputError(str(exc)) from None
         except BaseException:
             self._verdicts.close()
             raise
@@ -157,7 +167,7 @@ class Diff:
 
     # -- building -------------------------------------------------------------------------------
 
-    def _facts(self, capture: Capture, warmup: WarmUp) -> CaptureFacts:
+    def _facts(self, capture: Capture, warmup: WarmUp, scale: float = 1.0) -> CaptureFacts:
         path, meta = capture.path, capture.meta
         counts: list[int] = []
         totals: list[int] = []
@@ -169,7 +179,7 @@ class Diff:
             if (process, device, frame) in warmup:
                 left_out += 1
             elif n_timed:
-                totals.append(total)
+                totals.append(total if scale == 1.0 else round(total * scale))
         workloads = sum(counts)
         if not workloads:
             why = (
@@ -227,14 +237,19 @@ def _problem(exc: CaptureError | sqlite3.Error) -> DiffInputError:
 
 
 def _verdict_rows(
-    identities: Iterator[tuple[IdentityOrder, list[list[IdentifiedValue]]]], rule: Rule
+    identities: Iterator[tuple[IdentityOrder, list[list[IdentifiedValue]]]],
+    rule: Rule,
+    new_scale: float = 1.0,
 ) -> Iterator[tuple[Any, ...]]:
     """One verdict row per identity (verdicts.COLUMNS), each summed up the moment the next
-    identity starts."""
+    identity starts; the new capture's values times `new_scale`."""
     for key, (base_values, new_values) in identities:
         frames = (len(base_values), len(new_values))
         base = summarize([v.value for v in base_values if v.value is not None])  # type: ignore[misc]
-        new = summarize([v.value for v in new_values if v.value is not None])  # type: ignore[misc]
+        new_found = [v.value for v in new_values if v.value is not None]
+        if new_scale != 1.0:
+            new_found = [round(v * new_scale) for v in new_found]
+        new = summarize(new_found)  # type: ignore[arg-type]
         if frames[BASE] and frames[NEW]:
             kind = MATCHED
             v: Verdict | None = judge(base, new, rule)

@@ -89,6 +89,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the application's first frame; docs/timing.md)",
     )
     parser.add_argument(
+        "--normalize-clock",
+        action="store_true",
+        help="scale the new capture's GPU times to the base capture's graphics clock (both "
+        "sampled by vkscope run): an approximation, right for work the graphics clock bounds "
+        "(docs/gpu-state.md)",
+    )
+    parser.add_argument(
         "--format",
         choices=("table", "json"),
         default="table",
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit or None,
             metric=args.metric,
             warmup=args.warmup,
+            normalize_clock=args.normalize_clock,
         )
 
     failed = guarded(body, reading=[args.base, args.new])

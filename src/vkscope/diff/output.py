@@ -160,6 +160,7 @@ def _head_json(diff: Diff, exit_code: int) -> dict[str, Any]:
             "noise_k": rule.noise_k,
             "min_frames": rule.min_frames,
         },
+        "clocks": diff.clocks.as_json(),
         "base": _facts_json(diff.base, c[MATCHED] + c[REMOVED]),
         "new": _facts_json(diff.new, c[MATCHED] + c[ADDED]),
         "totals": {
@@ -307,6 +308,8 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     queues = diff.queues > 1
     console.print(_facts_line("base", diff.base), soft_wrap=False)
     console.print(_facts_line("new", diff.new), soft_wrap=False)
+    if (clocks := diff.clocks.sentence()) is not None:
+        console.print(Text(clocks, style="yellow" if diff.clocks.differ else ""), highlight=False)
     _heading(console, "Per frame (medians over the timed frames)")
     for label, facts in (("base", diff.base), ("new", diff.new)):
         if facts.warmup_frames or facts.warmup.kept:

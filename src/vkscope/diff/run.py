@@ -33,6 +33,7 @@ def run_diff(
     stderr: TextIO | None = None,
     metric: str = "gpu_ns",
     warmup: int | None = None,
+    normalize_clock: bool = False,
 ) -> int:
     """Compares capture NEW against capture BASE and prints the result.
 
@@ -43,6 +44,7 @@ def run_diff(
     `metric` is what is compared: `gpu_ns`, or a counter (docs/counters.md), whose values then
     stand in the places of GPU times (and in the `_ns` fields of the JSON). Warm-up frames are
     left out of both captures (capture/read/warmup.py; `warmup`: the first N frames instead).
+    `normalize_clock` scales the new capture's GPU times to the base's graphics clock (clocks.py).
     """
     err = stderr if stderr is not None else sys.stderr
     console = console if console is not None else Console()
@@ -65,7 +67,7 @@ def run_diff(
         return bad(f"the row limit must be 0 or more, not {limit}")
     rule = Rule(threshold_pct=threshold_pct, noise_k=noise_k, min_frames=min_frames)
     try:
-        diff = Diff(base, new, rule, metric, warmup)
+        diff = Diff(base, new, rule, metric, warmup, normalize_clock=normalize_clock)
     except DiffInputError as exc:
         return bad(str(exc))
     with diff:

@@ -12,6 +12,8 @@ pass over the submits; nothing is loaded whole):
 - per queue, a counter track per counter the capture's workloads have (docs/counters.md): the
   workload's value from its begin to its end, 0 between workloads; each workload slice also has
   its `counters` (or `counters_reason`) among its arguments.
+- per GPU the host sampled, a counter track per metric it offers: clocks, power, temperature,
+  utilization, throttle reasons (perfetto_gpu.py).
 
 Clocks: every CPU time is CLOCK_MONOTONIC. A device whose GPU times are on CLOCK_MONOTONIC
 shares that clock; a device with its own clock gets a sequence-scoped clock of its own, tied to
@@ -36,6 +38,7 @@ from ..capture import (
 from ..capture.read.queries import first_submit_ns, gpu_begin_offsets
 from ..capture.read.records import FrameKey
 from ..outputs import binary_output
+from .perfetto_gpu import write_gpu_state
 from .perfetto_model import (
     SEP,
     ExportSummary,
@@ -210,6 +213,9 @@ class _Exporter:
         self._write_submits()
         self._write_frames()
         self._write_workloads()
+        gpu_tracks, gpu_samples = write_gpu_state(self.capture, self.seq)
+        self.counts.counter_tracks += gpu_tracks
+        self.counts.counter_samples += gpu_samples
         self.sink.flush()
         c = self.counts
         return ExportSummary(

@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 
 from ..capture import Capture, CaptureError, open_capture
 from ..capture.read.columns import CHECKED_AS_READ, instance_batches
+from ..capture.read.gpu_join import GpuJoin
+from ..capture.read.records import FrameKey
 from .identity import queue_names
 from .layout import Dataset, Manifest
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
@@ -114,6 +116,7 @@ def _instances(
     (process, device, frame): instances, timed instances, GPU ns."""
     schema = writer.schema
     names = list(counters)
+    sampled = GpuJoin(capture)
     tallies: list[pa.Table] = []
     for b in instance_batches(capture, names):
         n = b.num_rows
@@ -130,6 +133,8 @@ def _instances(
                      "serialization", "draws", "groups_x", "groups_y", "groups_z", "bytes",
                      "pixels", "clock_changed"):  # fmt: skip
             columns[name] = b.column(name)
+        if sampled:  # where no sampler plugin said, the host's samples say (docs/gpu-state.md)
+            columns["clock_changed"] = _clock_changed(sampled, b)
         for name, column in counters.items():
             columns[column] = b.column(name)
         writer.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
@@ -214,7 +219,7 @@ def _tables(
         "instances": instances,
         "timed_instances": sum(t[1] for t in per_frame.values()),
         "tags": list(tags.items()),
-        "clocks": _clocks(meta.extra),
+        "clocks": _clocks(capture),
         **row,
     }
     tables = {
@@ -224,10 +229,32 @@ def _tables(
     return partition, tables, instances
 
 
-def _clocks(extra: dict[str, Any]) -> str | None:
-    """The GPU clocks a sampler recorded for the capture, where its meta has them."""
-    clocks = extra.get("clocks")
-    return None if clocks is None else json.dumps(clocks, sort_keys=True)
+def _clock_changed(sampled: GpuJoin, b: pa.RecordBatch) -> pa.Array:
+    """The batch's clock_changed: a sampler plugin's where its annex said, else the host's."""
+    said = b.column("clock_changed")
+    keys = [
+        FrameKey(p, d, f if f is not None else -1)
+        for p, d, f in zip(*(b.column(n).to_pylist() for n in ("process", "device", "frame")),
+                           strict=True)
+    ]  # fmt: skip
+    host = pa.array(sampled.clock_changes(b.column("id").to_pylist(), keys), pa.bool_())
+    return pc.coalesce(said, host)
+
+
+def _clocks(capture: Capture) -> str | None:
+    """The GPUs' clocks, power and throttle reasons during the captured frames, as the host
+    sampled them (docs/gpu-state.md); None where it sampled none."""
+    gpus = [
+        {
+            "pci": g.gpu.pci,
+            "name": g.gpu.name,
+            "driver": g.gpu.driver,
+            "state": g.state.as_json() if g.state else None,  # over the captured frames
+            "warnings": g.warnings(),
+        }
+        for g in GpuJoin(capture).summaries()
+    ]
+    return json.dumps({"gpus": gpus}, sort_keys=True) if gpus else None
 
 
 def export(root: Path, paths: Iterable[Path], partition_by: str = "date") -> ExportResult:

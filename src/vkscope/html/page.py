@@ -27,6 +27,7 @@ from ..capture.read.quantiles import Distribution
 from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
 from ..outputs import text_output
+from .gpu_tracks import gpu_tracks
 
 DATA_VERSION: Final = 1
 _SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
@@ -312,6 +313,9 @@ class _Builder:
         bases, per_device = self._clock_groups()
         timed = 0
         b, e, q = c["b"], c["e"], c["q"]
+        begins = [t for t in b if t != _NONE]
+        extent = (min(begins), max(t for t in e if t != _NONE)) if begins else None
+        gpu = gpu_tracks(self.capture, self.devices, bases, extent)
         for i, begin in enumerate(b):
             if begin != _NONE:
                 base = bases[self.device_of_row[q[i]]]
@@ -351,6 +355,7 @@ class _Builder:
             "counters": list(self.capture.counter_names()),
             "identities": identities,
             "warmup": {"rule": warmup.rule, "said": warmup.describe()},
+            "gpu_state": gpu,
             "workloads": {"count": count},
         }
 

@@ -45,6 +45,9 @@ _CHANGES: Final = (
 )
 _BEFORE: Final = "SELECT max(t_ns) FROM gpu_samples WHERE gpu = ? AND t_ns <= ? AND {m} IS NOT NULL"
 _AFTER: Final = "SELECT min(t_ns) FROM gpu_samples WHERE gpu = ? AND t_ns >= ? AND {m} IS NOT NULL"
+_TIMES: Final = (
+    "SELECT id, gpu_begin_ns, gpu_end_ns FROM workload_instances WHERE id >= ? AND id <= ?"
+)
 _SAMPLES: Final = (
     "SELECT gpu, t_ns, read_ns, graphics_clock_mhz, sm_clock_mhz, memory_clock_mhz, power_w, "
     "energy_mj, temperature_c, utilization_pct, throttle FROM gpu_samples "
@@ -217,6 +220,15 @@ class FrameState:
             return None
         return _energy(self.signal, self.samples, begin, end)
 
+    def clock_changed(self, begin: int | None, end: int | None) -> bool | None:
+        """Whether the graphics clock differs among the samples around [begin, end] (GPU times
+        on its device's clock); None without a usable window or a sampled clock."""
+        if not self.timed_on_monotonic or usable_gpu_ns(begin, end) is None:
+            return None
+        assert begin is not None and end is not None
+        clocks = {s.graphics_clock_mhz for s in self._around(begin, end)} - {None}
+        return len(clocks) > 1 if clocks else None
+
     def workload(self, w: WorkloadInstance) -> WorkloadState | None:
         """The workload's GPU state; None without a GPU time on CLOCK_MONOTONIC."""
         ns = usable_gpu_ns(w.gpu_begin_ns, w.gpu_end_ns)
@@ -387,6 +399,24 @@ class GpuJoin:
         )
         after = next(rows)[0]
         return t if after is None else after
+
+    def clock_changes(self, ids: Sequence[int], keys: Sequence[FrameKey]) -> list[bool | None]:
+        """clock_changed of each instance (its row id and frame), for readers that hold
+        instances as columns (the fleet export): the last few frames' samples are kept."""
+        if not ids:
+            return []
+        _, rows = self._capture.execute(_TIMES, (min(ids), max(ids)))
+        times = {r[0]: (r[1], r[2]) for r in rows}
+        frames: dict[FrameKey, FrameState | None] = {}
+        out: list[bool | None] = []
+        for row, key in zip(ids, keys, strict=True):
+            if key not in frames:
+                if len(frames) >= 8:
+                    del frames[next(iter(frames))]
+                frames[key] = self.frame(key)
+            frame = frames[key]
+            out.append(frame.clock_changed(*times.get(row, (None, None))) if frame else None)
+        return out
 
     def window(self, key: FrameKey) -> tuple[int, int] | None:
         _, rows = self._capture.execute(_WINDOW, (key.frame, key.process, key.device))

@@ -316,6 +316,7 @@
         (one ? ' has no GPU time and is' : ' have no GPU time and are') +
         ' not on the timeline (the table lists ' + (one ? 'it' : 'them') + '): ' + reasons + '.');
     }
+    for (const note of (D.gpu_state || {}).notes || []) notes.push(esc(note) + '.');
     if (D.timing.per_device_clocks) {
       notes.push('The devices\' GPU clocks cannot be compared: each device\'s times start at 0 on ' +
         'its own clock.');
@@ -431,7 +432,18 @@
     });
   })();
 
+  // The GPU's clocks and power as the host sampled them: a row per track under the queues,
+  // on the timeline's axis (drawn only with GPU times to draw them against).
+  const GPU_ROW_H = 46;
+  const gpuTracks = (TIMED ? (D.gpu_state || {}).tracks || [] : []).map((tr) => {
+    const t = Float64Array.from(tr.t), v = Float64Array.from(tr.v);
+    let lo = Infinity, hi = -Infinity;
+    for (const x of v) { if (x < lo) lo = x; if (x > hi) hi = x; }
+    return { name: tr.name, gpu: tr.gpu, unit: tr.unit, t, v, lo, hi };
+  });
+
   let rowTop = [];
+  let gpuTop = RULER;
   let canvasH = RULER;
   function rowGeometry() {
     rowTop = [];
@@ -442,7 +454,48 @@
       row.height = Math.max(ROW_MIN_H, ROW_PAD * 2 + row.depth * BAND_H + row.lanes * LANE_H);
       y += row.height;
     }
+    gpuTop = y;
+    y += gpuTracks.length * GPU_ROW_H;
     canvasH = Math.max(y, RULER + 40);
+  }
+
+  function drawGpuTracks(left, right) {
+    gpuTracks.forEach((tr, k) => {
+      const top = gpuTop + k * GPU_ROW_H;
+      const span = tr.hi - tr.lo || 1;
+      const yOf = (v) => top + GPU_ROW_H - 8 - (v - tr.lo) / span * (GPU_ROW_H - 18);
+      let j = Math.max(0, lowerBound(tr.t, S.v0) - 1);
+      if (j >= tr.t.length) return;
+      ctx.strokeStyle = k % 2 ? '#c0504d' : '#2f6db5';
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      ctx.moveTo(Math.max(toPx(tr.t[j]), left - 2), yOf(tr.v[j]));
+      for (j += 1; j < tr.t.length; j++) {
+        const px = Math.min(toPx(tr.t[j]), right + 2);
+        ctx.lineTo(px, yOf(tr.v[j - 1]));  // a sample holds until the next one
+        ctx.lineTo(px, yOf(tr.v[j]));
+        if (tr.t[j] > S.v1) break;
+      }
+      ctx.stroke();
+    });
+  }
+
+  function drawGpuGutter() {
+    gpuTracks.forEach((tr, k) => {
+      const top = gpuTop + k * GPU_ROW_H;
+      ctx.fillStyle = '#f1f4f9';
+      ctx.fillRect(0, top, GUTTER - 4, GPU_ROW_H);
+      ctx.fillStyle = '#1d2327';
+      ctx.font = '600 12px system-ui, sans-serif';
+      ctx.fillText(fitText(tr.name, GUTTER - 10), 8, top + 12);
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = '#6b7378';
+      const range = tr.lo === tr.hi ? String(tr.lo) : tr.lo + '–' + tr.hi;
+      ctx.fillText(fitText(range + ' ' + tr.unit, GUTTER - 10), 8, top + 26);
+      ctx.fillText(fitText(tr.gpu, GUTTER - 10), 8, top + 39);
+      ctx.fillStyle = '#dcdfe1';
+      ctx.fillRect(0, top + GPU_ROW_H - 1, cssW, 1);
+    });
   }
   rowGeometry();
 
@@ -670,7 +723,9 @@
       ctx.lineWidth = width;
       ctx.strokeRect(a - 1, lanesTop(r) + laneOf[i] * LANE_H + 1, Math.max(2, b - a) + 2, LANE_H - 2);
     }
+    drawGpuTracks(left, right);
     ctx.restore();
+    drawGpuGutter();
 
     // Row names and separators
     for (let r = 0; r < rows.length; r++) {
