@@ -32,11 +32,10 @@ def test_sampler_items_are_told_apart_from_other_counters() -> None:
     text = "pipeline_statistics, sampler:cpu_time,sampler:/opt/x.so ,fragment_shader_invocations"
     assert requested(text) == ["cpu_time", "/opt/x.so"]
     assert without_samplers(text) == "pipeline_statistics,fragment_shader_invocations"
-    assert check_samplers("sampler:cpu_time,sampler:nvml,sampler:mali") == [
-        "cpu_time",
-        "nvml",
-        "mali",
-    ]
+    assert check_samplers("sampler:cpu_time,sampler:mali") == ["cpu_time", "mali"]
+    # The in-layer NVML sampler gave way to the host's GPU sampler: naming it says so.
+    with pytest.raises(SamplerError, match="sampler:nvml is gone: `vkscope run` samples"):
+        check_samplers("sampler:cpu_time,sampler:nvml")
     with pytest.raises(SamplerError, match="names no sampler"):
         requested("sampler:")
     with pytest.raises(SamplerError, match="no sampler named 'cpu'"):
@@ -70,10 +69,9 @@ def test_lavapipe_is_on_the_handover_list_and_others_get_a_note() -> None:
     assert handover_supported(nvidia)
     assert not handover_supported(dataclasses.replace(nvidia, driver_version="550.1"))
     # Every built-in is listed on every device; those that cannot open there say why.
-    assert [s["name"] for s in listing(device)["samplers"]] == ["cpu_time", "nvml", "mali"]
+    assert [s["name"] for s in listing(device)["samplers"]] == ["cpu_time", "mali"]
     available = {s["name"]: (s["available"], s["note"]) for s in listing(device)["samplers"]}
     assert available["cpu_time"] == (True, None)
-    assert available["nvml"] == (False, "not an NVIDIA device")
     assert available["mali"] == (False, "not an Arm Mali device")
     arm = dataclasses.replace(device, vendor_id=0x13B5, name="Mali-G715")
     # This build has no libGPUCounters: on an Arm device the reason says how to build the plugin.
@@ -95,7 +93,7 @@ def test_vkscope_counters_lists_the_samplers_of_each_device() -> None:
     (device, *_) = json.loads(res.stdout)
     assert device["samplers"]["sampling"] == "handover"
     found = {s["name"]: s for s in device["samplers"]["samplers"]}
-    assert list(found) == ["cpu_time", "nvml", "mali"]
+    assert list(found) == ["cpu_time", "mali"]
     assert found["cpu_time"]["available"]
     assert not found["mali"]["available"] and found["mali"]["note"] == "not an Arm Mali device"
     text = run([vkscope_cli(), "counters"], {**base_env(), "COLUMNS": "300"}).stdout

@@ -258,7 +258,6 @@ def check_counters(ctx: Context, out: Outcome) -> None:
         print(f"  {label}: {dict(per_queue)}, validation {v['messages']}", flush=True)
 
 
-NVIDIA = "NVIDIA"
 HANDOVER_SLEEP_US = 3000  # the layer's old-driver pause, forced on to see that the GPU waits
 
 
@@ -269,11 +268,9 @@ def check_handover(ctx: Context, out: Outcome) -> None:
     own timestamps is at least the pause: the GPU waited for the host at every handover, not
     only at the first (the scenario records its command buffer anew every frame: from the second
     frame on, its handovers use the event pairs it already holds, reset on the host before each
-    submission); cpu_time (and nvml's energy and clocks on NVIDIA) arrive for every
-    workload or a reason; validation below vkscope: nothing; bench/samplers_cost.py's
-    measurement of the cost."""
-    nvidia = NVIDIA in ctx.driver.device or ctx.driver.driver_name.startswith("NVIDIA")
-    samplers = "sampler:cpu_time" + (",sampler:nvml" if nvidia else "")
+    submission); cpu_time arrives for every workload or a reason; validation below vkscope:
+    nothing; bench/samplers_cost.py's measurement of the cost."""
+    samplers = "sampler:cpu_time"
     args = ["--scenario", "compute", "--frames", "3"]
     for label, extra in (("handover", {}), ("handover, pause on", {"handover_sleep": "on"})):
         res, capture = ctx.capture(args, counters=samplers, timing="queue", **extra)
@@ -300,8 +297,6 @@ def check_handover(ctx: Context, out: Outcome) -> None:
             out.expect(bool(gaps), f"{label}: no gap between timed workloads")
             short = [g for g in gaps if g < HANDOVER_SLEEP_US * 0.95]
             out.expect(not short, f"{label}: {len(short)} of {len(gaps)} gaps under the pause")
-        if nvidia:
-            out.expect("energy" in names or "sm_clock" in names, f"{label}: no nvml counter")
         out.data[label] = part
         print(f"  {label}: {part}", flush=True)
     v = ctx.validation(["--all", "--frames", "2"], counters=samplers)

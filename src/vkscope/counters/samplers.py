@@ -41,9 +41,6 @@ class Builtin:
 BUILTIN: Final = (
     Builtin("cpu_time", "CPU time of the process less the sampling thread's (ns)", None),
     Builtin(
-        "nvml", "NVIDIA GPUs through NVML: energy, clocks, throttle reasons", 0x10DE, "an NVIDIA"
-    ),
-    Builtin(
         "mali",
         "Arm Mali GPUs through Arm's libGPUCounters: active cycles, bus bytes, primitives, threads",
         0x13B5,
@@ -118,6 +115,12 @@ def check_samplers(text: str) -> list[str]:
     for spec in specs:
         if "/" in spec:
             check_library(spec)
+        elif spec == "nvml":
+            raise SamplerError(
+                "counters: sampler:nvml is gone: `vkscope run` samples NVIDIA GPUs' clocks, "
+                "power and energy itself, from the host, at no cost to the application, and "
+                "gives each workload the energy it used (docs/gpu-state.md)"
+            )
         elif spec not in BUILTIN_NAMES:
             known = ", ".join(BUILTIN_NAMES)
             raise SamplerError(
@@ -147,8 +150,6 @@ def unavailable(name: str, device: DeviceInfo) -> str | None:
     b = BUILTIN_NAMES[name]
     if b.vendor_id is not None and b.vendor_id != device.vendor_id:
         return f"not {b.vendor} device"
-    if name == "nvml" and ctypes.util.find_library("nvidia-ml") is None:
-        return "libnvidia-ml (installed with NVIDIA's driver) not found"
     if name == "mali" and not (PACKAGE_DIR / "_layer" / MALI_PLUGIN).is_file():
         return MALI_BUILD
     return None

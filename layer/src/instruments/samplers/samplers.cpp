@@ -74,9 +74,6 @@ const vkscope_sampler_api* builtin_sampler(std::string_view name) {
     if (name == "cpu_time") {
         return cpu_time_sampler();
     }
-    if (name == "nvml") {
-        return nvml_sampler();
-    }
     if (name == "mali") {
         return mali_sampler();
     }
@@ -90,7 +87,7 @@ const vkscope_sampler_api* find_sampler(const std::string& spec, std::string& er
             return api;
         }
         error = "no sampler named '" + spec +
-                "' (built in: cpu_time, nvml, mali; a library is named by its path)";
+                "' (built in: cpu_time, mali; a library is named by its path)";
         return nullptr;
     }
     return load_library(spec, error);

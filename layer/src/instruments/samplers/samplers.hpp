@@ -21,7 +21,6 @@ const vkscope_sampler_api* find_sampler(const std::string& spec, std::string& er
 // The samplers built into the layer, by name.
 const vkscope_sampler_api* builtin_sampler(std::string_view name);
 const vkscope_sampler_api* cpu_time_sampler();
-const vkscope_sampler_api* nvml_sampler();
 const vkscope_sampler_api* mali_sampler();
 
 struct SamplerCounter {
