@@ -61,12 +61,17 @@ FEATURES = (
     "inherited_queries",
     "mesh_shader",
     "mesh_shader_queries",
+    # The GPU's PCI address (VK_EXT_pci_bus_info), and NVML knowing a GPU at it: what the host's
+    # GPU sampler needs on NVIDIA (docs/gpu-state.md).
+    "pci_bus_info",
+    "nvml",
 )
 # Mesa's lavapipe, the driver CI runs on: one queue family of one queue, no ray tracing, no
 # queries active across vkCmdExecuteCommands.
 LAVAPIPE_LACKS = frozenset(
-    {"second_queue", "ray_tracing", "inherited_queries", "mesh_shader", "mesh_shader_queries"}
-)
+    {"second_queue", "ray_tracing", "inherited_queries", "mesh_shader", "mesh_shader_queries",
+     "pci_bus_info", "nvml"}
+)  # fmt: skip
 LAVAPIPE_SKIPS = frozenset({"multi_queue", "ray_tracing"})
 
 
@@ -82,6 +87,7 @@ class Driver:
     cpu_device: bool  # VK_PHYSICAL_DEVICE_TYPE_CPU: the device's work runs on the CPU
     have: dict[str, bool]
     why: dict[str, str]  # for each feature the driver lacks: what the probe saw
+    pci: str | None = None  # the device's PCI address (VK_EXT_pci_bus_info), as sysfs writes it
 
     @property
     def lavapipe(self) -> bool:
@@ -110,6 +116,7 @@ class Driver:
             "cpu_device": self.cpu_device,
             "have": self.have,
             "why": self.why,
+            "pci": self.pci,
         }
 
 
@@ -202,6 +209,7 @@ _STYPE_RAY_TRACING_PIPELINE_FEATURES = 1000347000
 _STYPE_DRIVER_PROPERTIES = 1000196000
 _STYPE_PROPERTIES_2 = 1000059001
 _STYPE_MESH_SHADER_FEATURES = 1000328000
+_STYPE_PCI_BUS_INFO_PROPERTIES = 1000212000
 _MESH_SHADER_EXTENSION = "VK_EXT_mesh_shader"
 _RAY_TRACING_EXTENSIONS = (
     "VK_KHR_ray_tracing_pipeline",
@@ -283,6 +291,10 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         driver = out("VkPhysicalDeviceDriverProperties", _STYPE_DRIVER_PROPERTIES)
         props2 = out("VkPhysicalDeviceProperties2", _STYPE_PROPERTIES_2)
         props2.pNext = driver
+        pci_info = out("VkPhysicalDevicePCIBusInfoPropertiesEXT", _STYPE_PCI_BUS_INFO_PROPERTIES)
+        has_pci = "VK_EXT_pci_bus_info" in extensions
+        if has_pci:
+            driver.pNext = pci_info
         vk.lib.vkGetPhysicalDeviceProperties2(physical, props2)
         image = ffi.new("VkImageFormatProperties *")
         # R8G8B8A8_UNORM, 2D, optimal tiling, transfer source and destination, color attachment:
@@ -314,6 +326,13 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "bufferDeviceAddress": bool(v12.bufferDeviceAddress) if has12 else False,
     }
     missing_rt = [e for e in _RAY_TRACING_EXTENSIONS if e not in extensions]
+    pci = (
+        f"{pci_info.pciDomain:04x}:{pci_info.pciBus:02x}:{pci_info.pciDevice:02x}."
+        f"{pci_info.pciFunction:x}"
+        if has_pci
+        else None
+    )
+    nvml, nvml_why = _nvml_knows(pci)
     version = f"{api >> 22}.{(api >> 12) & 0x3FF}"
     facts: dict[str, tuple[bool, str]] = {
         "graphics_queue": (
@@ -362,6 +381,8 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
             if not has_mesh_extension
             else "meshShaderQueries is false",
         ),
+        "pci_bus_info": (has_pci, "no VK_EXT_pci_bus_info device extension"),
+        "nvml": (nvml, nvml_why),
         "debug_utils": (
             "VK_EXT_debug_utils" in instance_extensions,
             "no VK_EXT_debug_utils instance extension",
@@ -384,7 +405,29 @@ def _probe_here() -> dict[str, Any]:  # pragma: no cover - runs in the child pro
         "cpu_device": int(props.deviceType) == _DEVICE_TYPE_CPU,
         "have": {k: ok for k, (ok, _) in facts.items()},
         "why": {k: why for k, (ok, why) in facts.items() if not ok},
+        "pci": pci,
     }
+
+
+def _nvml_knows(pci: str | None) -> tuple[bool, str]:  # pragma: no cover - the child process
+    """Whether NVML (NVIDIA's maintained binding, nvidia-ml-py) starts and has a GPU at `pci`."""
+    if pci is None:
+        return False, "no PCI address to find the GPU by (no VK_EXT_pci_bus_info)"
+    try:
+        import pynvml
+    except ImportError as exc:
+        return False, f"the NVML binding (nvidia-ml-py) is not installed: {exc}"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return False, f"NVML cannot start: {exc}"
+    try:
+        pynvml.nvmlDeviceGetHandleByPciBusId(pci)
+    except pynvml.NVMLError as exc:
+        return False, f"NVML knows no GPU at {pci}: {exc}"
+    finally:
+        pynvml.nvmlShutdown()
+    return True, ""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,7 +3,8 @@
 every timing mode with the validation layer below reporting nothing, the `full` chain across two
 queues with a wait-before-signal, a ray-tracing capture, timer accuracy against the application's
 own timestamps, frame time per mode, the cost of short frames (`vkscope run` included),
-recording cost per call, and the GPU tests of pytest.
+recording cost per call, the host's GPU sampler through NVML (gpu_state_check.py), and the GPU
+tests of pytest.
 
 Each check is named (CHECKS below, in the order they run), writes its part of the results file
 as soon as it ends, and fails loudly: a FAILED line, its reasons in the JSON, exit status 1. A
@@ -24,12 +25,12 @@ run.sh brings up. A device run, in one go:
        bash bench/device/prepare.sh
      It fills three ignored folders (about 10 MB): .gl (Debian's libvulkan1 and
      vulkan-validationlayers .deb files), .whl (wheels for the device's Python 3.12 of msgspec,
-     rich, markdown-it-py, mdurl, pygments, vulkan, cffi, pycparser, perfetto and protobuf, at the
-     versions in .venv) and .device (the package installed from this tree, rebuilt first, and
-     the commit it was built from);
+     rich, markdown-it-py, mdurl, pygments, vulkan, cffi, pycparser, perfetto, protobuf and
+     nvidia-ml-py, at the versions in .venv) and .device (the package installed from this tree,
+     rebuilt first, and the commit it was built from);
   2. on the device, carry [".gl", ".whl", ".device"], timeout 600:
        bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing accuracy \
-           frame_time frame_cost record_cost
+           frame_time frame_cost record_cost gpu_state
        bash bench/device/run.sh --bring-up workload_cost
        bash bench/device/run.sh --bring-up pytest
      each writing $OUT/device.json (a check's part is written as soon as it ends, so a run cut
@@ -59,6 +60,7 @@ from bench import frame_cost, samplers_cost
 from bench.device import workload_check
 from bench.device.device_context import Context, Outcome, run_check, timing_analysis
 from bench.device.device_render import render
+from bench.device.gpu_state_check import check_gpu_state
 from bench.record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure
 from bench.resultfile import DOCS_DIR, new, results_path, write, write_doc
 from harness.driver import probe, verdicts
@@ -545,6 +547,7 @@ CHECKS = (
     Check("frame_cost", (), check_frame_cost),
     Check("workload_cost", (), workload_check.check_workload_cost),
     Check("record_cost", (), check_record_cost),
+    Check("gpu_state", ("pci_bus_info", "nvml"), check_gpu_state),
     Check("pytest", (), check_pytest),
 )
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench import samplers_cost
+from bench.device import gpu_state_check as gpu_state
 from bench.device import workload_check
 from bench.frame_cost import app_table, method_text, verdict_lines
 from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
@@ -29,6 +30,7 @@ TITLES = {
     "frame_cost": "Short frames: what each configuration adds",
     "workload_cost": "Cost per workload at game scale, beside the floor",
     "record_cost": "Recording cost per call",
+    "gpu_state": "The GPU's clocks and power sampled by the host (NVML)",
     "pytest": "The GPU tests of pytest on this device",
 }
 
@@ -391,5 +393,6 @@ SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "frame_cost": frame_cost_section,
     "workload_cost": workload_check.section,
     "record_cost": record_cost_section,
+    "gpu_state": gpu_state.render,
     "pytest": pytest_section,
 }

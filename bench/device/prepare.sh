@@ -10,7 +10,7 @@
 #             libglx0, libegl1, libopengl0, libgl1, libgles2, vulkan-validationlayers; amd64)
 #   .whl/     wheels of vkscope's Python dependencies for the device's Python (3.12, x86-64
 #             manylinux), at the versions installed in .venv: msgspec rich markdown-it-py mdurl
-#             pygments vulkan cffi pycparser perfetto protobuf (pytest, pytest-timeout and
+#             pygments vulkan cffi pycparser perfetto protobuf nvidia-ml-py (pytest, pytest-timeout and
 #             hypothesis are on the device already)
 #   .device/  site/vkscope: the vkscope package installed from this tree (pip install . rebuilds
 #             it first): Python code, the layer, vkscope-workload, the recording harness and its
@@ -49,7 +49,8 @@ apt-get "${apt_options[@]}" update -qq
 echo "== .whl: wheels for Python $python_version"
 rm -rf .whl
 mkdir -p .whl
-wheels=(msgspec rich markdown-it-py mdurl pygments vulkan cffi pycparser perfetto protobuf)
+wheels=(msgspec rich markdown-it-py mdurl pygments vulkan cffi pycparser perfetto protobuf
+        nvidia-ml-py)
 pins=()
 for name in "${wheels[@]}"; do
     pins+=("$name==$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('$name'))")")
