@@ -145,6 +145,9 @@ def test_frames_and_workloads_carry_their_clocks_and_energy(captures: Captures) 
     assert gpu["energy_signal"] == "power_w"
     resolution = gpu["energy_resolution_ns"]
     assert resolution >= 1_000_000_000 // RATE_HZ
+    # The captured frames' energy: what their power allows over at most the whole sampling.
+    wall_s = data["capture"]["gpu_state"]["sampling"]["wall_ns"] / 1e9
+    assert 0 < state["energy_mj"] <= max(POWER_W) * wall_s * 1000
     frames = data["frames"]
     assert len(frames) >= 5
     for f in frames:

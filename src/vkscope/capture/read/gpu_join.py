@@ -447,21 +447,21 @@ class GpuJoin:
         out = []
         for gpu in self.gpus.values():
             found: dict[int, GpuSample] = {}
-            energy = 0.0
-            resolved = True
+            energy, covered = 0.0, 0  # over the frames inside the samples, and their length
             signal = self.signal(gpu)
             for begin, end in sorted(windows[gpu.id]):
-                frame = FrameState(gpu, signal, self.samples(gpu, begin, end), (begin, end), False)
-                frame_energy = frame.state().energy_mj
-                resolved = resolved and frame_energy is not None
-                energy += frame_energy or 0.0
+                samples = self.samples(gpu, begin, end)
+                frame = FrameState(gpu, signal, samples, (begin, end), False)
+                frame_energy = _energy(signal, samples, begin, end)
+                if frame_energy is not None:
+                    energy, covered = energy + frame_energy, covered + end - begin
                 found.update((s.t_ns, s) for s in frame.used())
-            samples = [found[t] for t in sorted(found)]
+            # A frame may be shorter than the signal resolves, but the frames' sum is right once
+            # they span more than that: the interpolation's errors cancel from one to the next.
+            resolution = signal.resolution_ns
+            total = energy if resolution is not None and covered >= resolution else None
             devices = tuple(k for k, g in self._by_device.items() if g.id == gpu.id)
-            state = (
-                span_of(gpu, samples, energy if resolved and windows[gpu.id] else None)
-                if samples
-                else None
-            )
+            ordered = [found[t] for t in sorted(found)]
+            state = span_of(gpu, ordered, total) if ordered else None
             out.append(GpuSummary(gpu, devices, len(windows[gpu.id]), state, signal))
         return out
