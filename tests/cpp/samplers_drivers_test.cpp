@@ -8,6 +8,7 @@
 #include <chrono>
 #include <gtest/gtest.h>
 #include <thread>
+#include <time.h>
 #include <vulkan/vulkan.h>
 
 namespace vkscope::samplers {
@@ -68,10 +69,16 @@ TEST(CpuTimeSampler, CountsOtherThreadsAndNotItsOwn) {
     EXPECT_STREQ(counters[0].name, "cpu_time");
     EXPECT_EQ(counters[0].kind, static_cast<uint32_t>(VKSCOPE_COUNTER_CUMULATIVE));
 
+    // Burns CPU time, not wall time: on a loaded machine a thread may get a fraction of a core.
     const auto burn = [](std::chrono::milliseconds how_long) {
-        const auto end = std::chrono::steady_clock::now() + how_long;
+        const auto cpu_ns = [] {
+            timespec t{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+            return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+        };
+        const long long end = cpu_ns() + std::chrono::nanoseconds(how_long).count();
         std::atomic<uint64_t> spins{0};
-        while (std::chrono::steady_clock::now() < end) {
+        while (cpu_ns() < end) {
             spins.fetch_add(1, std::memory_order_relaxed);
         }
     };
