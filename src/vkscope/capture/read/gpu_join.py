@@ -362,43 +362,29 @@ class GpuJoin:
             _, rows = self._capture.execute(_AFTER.format(m=metric), (gpu.id, end))
             hi = max(hi, next(rows)[0] or hi)
         if signal.metric == ENERGY:  # the change points around the window, not only samples
-            lo, hi = self._change_before(gpu, lo), self._change_after(gpu, hi)
+            lo, hi = self._past_run(gpu, lo, after=False), self._past_run(gpu, hi, after=True)
         _, rows = self._capture.execute(_SAMPLES, (gpu.id, lo, hi))
         return [GpuSample(*r) for r in rows]
 
-    def _change_before(self, gpu: Gpu, t: int) -> int:
-        """The start of the run of equal energy totals that holds t."""
+    def _past_run(self, gpu: Gpu, t: int, after: bool) -> int:
+        """Past the run of equal energy totals that holds t: the last sample before the run
+        (or the first after it) whose total differs; t where there is none."""
+        near, beyond, edge = ("", ">", "min") if after else (" DESC", "<", "max")
         _, rows = self._capture.execute(
-            "SELECT t_ns, energy_mj FROM gpu_samples WHERE gpu = ? AND t_ns <= ? "
-            "AND energy_mj IS NOT NULL ORDER BY t_ns DESC LIMIT 1",
+            f"SELECT t_ns, energy_mj FROM gpu_samples WHERE gpu = ? AND t_ns {beyond}= ? "
+            f"AND energy_mj IS NOT NULL ORDER BY t_ns{near} LIMIT 1",
             (gpu.id, t),
         )
         row = next(rows, None)
         if row is None:
             return t
         _, rows = self._capture.execute(
-            "SELECT max(t_ns) FROM gpu_samples WHERE gpu = ? AND t_ns < ? AND energy_mj != ?",
+            f"SELECT {edge}(t_ns) FROM gpu_samples WHERE gpu = ? AND t_ns {beyond} ? "
+            "AND energy_mj != ?",
             (gpu.id, row[0], row[1]),
         )
-        before = next(rows)[0]
-        return t if before is None else before
-
-    def _change_after(self, gpu: Gpu, t: int) -> int:
-        """The first sample after t whose energy total differs from the one at t."""
-        _, rows = self._capture.execute(
-            "SELECT t_ns, energy_mj FROM gpu_samples WHERE gpu = ? AND t_ns >= ? "
-            "AND energy_mj IS NOT NULL ORDER BY t_ns LIMIT 1",
-            (gpu.id, t),
-        )
-        row = next(rows, None)
-        if row is None:
-            return t
-        _, rows = self._capture.execute(
-            "SELECT min(t_ns) FROM gpu_samples WHERE gpu = ? AND t_ns > ? AND energy_mj != ?",
-            (gpu.id, row[0], row[1]),
-        )
-        after = next(rows)[0]
-        return t if after is None else after
+        found = next(rows)[0]
+        return t if found is None else int(found)
 
     def clock_changes(self, ids: Sequence[int], keys: Sequence[FrameKey]) -> list[bool | None]:
         """clock_changed of each instance (its row id and frame), for readers that hold

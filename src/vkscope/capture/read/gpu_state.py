@@ -13,6 +13,11 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
+from ...gpu_state.sampler import DeviceGpu, Lost
+from ...gpu_state.sampler import SamplerSummary as GpuSampling  # the sampler's own account
+
+__all__ = ["DeviceGpu", "Gpu", "GpuSample", "GpuSampling", "Lost"]
+
 SAMPLING_KEY: Final = "gpu_sampling"  # the meta key of the sampler's summary
 
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
@@ -37,15 +42,6 @@ class GpuSample(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class LostMetric:
-    """A metric whose reads started failing during the capture (a file gone, a GPU lost)."""
-
-    first_ns: int
-    reason: str
-    failures: int
-
-
-@dataclass(frozen=True, slots=True)
 class Gpu:
     """A GPU the host sampled."""
 
@@ -58,7 +54,7 @@ class Gpu:
     interval_ns: int  # how often it was sampled
     origins: dict[str, str]  # metric -> what it was read from
     absent: dict[str, str]  # metric -> why this GPU does not give it
-    lost: dict[str, LostMetric]
+    lost: dict[str, Lost]
     throttle_reasons: tuple[str, ...]  # bit i of GpuSample.throttle is reason i
     graphics_clock_range: tuple[int, int] | None  # MHz, what the GPU allows
     power_limit_w: float | None
@@ -98,29 +94,6 @@ class Gpu:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceGpu:
-    """Which sampled GPU a Vulkan device runs on, or why it has none."""
-
-    process: int
-    device: int
-    gpu: int | None
-    pci: str | None
-    matched_by: str | None  # pci_bus_info (the driver's address) or override (--gpu-pci)
-    reason: str | None  # why it has no GPU
-
-
-@dataclass(frozen=True, slots=True)
-class GpuSampling:
-    """The host sampler's own account (meta.gpu_sampling)."""
-
-    interval_ns: int
-    samples: int
-    late: int  # ticks that started more than one interval after they were due
-    cpu_ns: int  # the sampler thread's CPU time
-    wall_ns: int
-
-
 _GPUS: Final = (
     "SELECT id, pci, vendor, driver, name, location, interval_ns, origins, absent, lost, "
     "throttle_reasons, graphics_clock_min_mhz, graphics_clock_max_mhz, power_limit_w, "
@@ -140,7 +113,7 @@ def gpu_of(row: tuple[Any, ...]) -> Gpu:
     """A row of _GPUS as a record; msgspec.DecodeError or TypeError for damaged JSON."""
     lost_json = _decode_object(row[9]) if row[9] else {}
     lost = {
-        name: LostMetric(int(v["first_ns"]), str(v["reason"]), int(v["failures"]))
+        name: Lost(int(v["first_ns"]), str(v["reason"]), int(v["failures"]))
         for name, v in lost_json.items()
     }
     low, high = row[11], row[12]
