@@ -145,7 +145,8 @@ def _open(nv: Any, pci: str) -> GpuSource:
 def _probe(
     nv: Any, candidates: dict[str, Read], absent: dict[str, str]
 ) -> tuple[dict[str, Read], dict[str, str]]:
-    """probe_reads, with NVML's errors read as failures too."""
+    """probe_reads, with NVML's errors read as failures too, and a binding that lacks a call
+    or a constant (an older nvidia-ml-py): that metric is absent, the others are read."""
 
     def guarded(read: Read) -> Read:
         def call() -> int | float:
@@ -153,6 +154,8 @@ def _probe(
                 return read()
             except nv.NVMLError as exc:
                 raise ValueError(str(exc)) from None
+            except (AttributeError, TypeError) as exc:
+                raise ValueError(f"this nvidia-ml-py cannot ask it ({exc})") from None
 
         return call
 
