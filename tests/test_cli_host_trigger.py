@@ -49,6 +49,11 @@ def test_sigusr1_asks_again(workload: Path, tmp_path: Path) -> None:
     cmd += ["--frames", "host", "--capture-frames", "2", "-s", "frame_submits=1"]
     cmd += ["--", str(workload), *APP[:-1], "20000"]
     proc = subprocess.Popen(cmd, env=base_env(), cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    # vkscope takes the signal once its capture exists (its supervisor is active by then); on a
+    # loaded machine, starting Python alone can take more than a second.
+    deadline = time.monotonic() + 60
+    while not cap.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(1.0)
     proc.send_signal(signal.SIGUSR1)
     time.sleep(0.5)
