@@ -15,8 +15,8 @@ import msgspec
 
 from ..capture import CommandBufferCounters, WorkloadInstance
 from ..capture.read.distributions import IdentityDistribution
-from ..capture.read.quantiles import Distribution
 from ..capture.read.gpu_join import StateSpan, WorkloadState
+from ..capture.read.quantiles import Distribution
 from ..counters.derived import derived_metrics
 from ..shown_text import terminal_text
 from .context import ReportContext
