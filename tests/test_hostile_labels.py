@@ -123,13 +123,13 @@ def test_no_output_for_people_carries_a_control_character(
 
 
 def test_terminal_tables_shorten_a_long_label(cap: Path) -> None:
-    out = vkscope("report", cap, columns=200)
+    out = vkscope("report", cap, "--all", columns=200)  # --all: each workload listed too
     assert LONG[:200] not in out  # never whole; its start and end around a marker
     assert f"[{len(path_of()) - 200:,} characters cut]" in out
     # Without the label, a row of this report is about 200 characters wide (a fold of its
     # label cell over a few lines); 30 workloads in several tables, well under 1,000 each.
     assert len(out) < FRAMES * 3_000, len(out)
-    assert len(vkscope("report", cap, "--format", "markdown")) < FRAMES * 3_000
+    assert len(vkscope("report", cap, "--format", "markdown", "--all")) < FRAMES * 3_000
 
 
 def test_csv_carries_each_label_whole_its_controls_escaped(cap: Path) -> None:
@@ -166,7 +166,7 @@ def test_the_test_would_see_a_label_run(browser: Any) -> None:
 
 
 def test_markdown_runs_nothing_and_shows_the_labels_as_text(cap: Path, browser: Any) -> None:
-    page = rendered(browser, vkscope("report", cap, "--format", "markdown"))
+    page = rendered(browser, vkscope("report", cap, "--format", "markdown", "--all"))
     assert page.evaluate("window.pwned") is None
     assert page.evaluate("document.querySelectorAll('script, img, a').length") == 0
     assert page.evaluate("document.querySelectorAll('td *').length") == 0  # text alone
@@ -175,9 +175,9 @@ def test_markdown_runs_nothing_and_shows_the_labels_as_text(cap: Path, browser: 
     )
     # Each workload's label cell shows what a terminal shows of its path, character for
     # character: the markdown escaping of it reads back as the text itself.
-    # The workloads (30), the costliest (10) and the deepest label subtree (1); the subtrees
-    # above it show their own paths.
-    assert cells.count(terminal_text(path_of())) == FRAMES + 10 + 1
+    # With --all: the workloads (30), the costliest (10), the one identity's distribution (1)
+    # and the deepest label subtree (1); the subtrees above it show their own paths.
+    assert cells.count(terminal_text(path_of())) == FRAMES + 10 + 1 + 1
     subtrees = {terminal_text(path_of(depth)) for depth in range(1, len(LABELS))}
     assert subtrees <= set(cells)
     page.close()
