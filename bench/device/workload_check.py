@@ -15,9 +15,11 @@ from bench.device.device_context import Context, Outcome
 
 NAME = "workload_cost"
 # A frame of this many workloads, timed for this many frames after a warm-up, in each of
-# workload_cost.CONFIGS, over this many interleaved rounds (about 3 minutes on an H100).
+# workload_cost.CONFIGS, over this many interleaved rounds (about 4 minutes on an H200). Rounds
+# rather than frames: the frame without the layer moved by up to 10% from round to round on the
+# H200 while 300 frames of one run agreed, so the verdicts' 95% intervals narrow with rounds.
 WORKLOADS = 200
-ROUNDS, FRAMES, WARMUP = 7, 300, 50
+ROUNDS, FRAMES, WARMUP = 15, 200, 50
 QUICK_ROUNDS, QUICK_FRAMES, QUICK_WARMUP = 2, 20, 5
 
 
