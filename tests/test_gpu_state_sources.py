@@ -17,8 +17,10 @@ from vkscope.gpu_state import (
     METRIC_NAMES,
     OVERRIDE,
     PCI_BUS_INFO,
+    SLOW_INTERVAL_NS,
     DeviceRequest,
     GpuSampler,
+    GpuSource,
     GpuStateBatch,
     NoGpu,
     normal_pci,
@@ -212,3 +214,39 @@ def test_the_users_address_stands_in_for_a_device_without_one(tmp_path: Path) ->
     assert (devices[1].gpu, devices[1].matched_by) == (1, OVERRIDE)
     assert devices[2].gpu is None and devices[2].pci == "0000:0b:00.0"
     assert "no PCI device 0000:0b:00.0" in (devices[2].reason or "")
+
+
+def test_a_slow_read_goes_to_its_own_thread_and_leaves_the_ticks_on_time(tmp_path: Path) -> None:
+    """A metric as slow as NVML's energy total on an H200 (about 3 ms a call) is read apart:
+    the other metrics keep their rate and their samples' times."""
+    gpu_sysfs.xe(tmp_path)
+    energy = METRIC_NAMES.index("energy_mj")
+
+    def slow_energy(pci: str, vendor: int | None, root: Path) -> GpuSource:
+        source = open_gpu(pci, vendor, root)
+        read = source.reads["energy_mj"]
+
+        def slow() -> int | float:
+            time.sleep(0.003)
+            return read()
+
+        return GpuSource(source.info, {**source.reads, "energy_mj": slow}, source.close)
+
+    sink = Sink()
+    sampler = GpuSampler(sink, rate_hz=1000, sysfs_root=tmp_path, opener=slow_energy)
+    sampler.start()
+    sampler.add_device(DeviceRequest(1, 1, 0x8086, gpu_sysfs.INTEL_XE))
+    wait_for(lambda: sum(s[energy + 3] is not None for s in sink.samples()) >= 8)
+    sampler.stop()
+    samples = sink.samples()
+    with_energy = [s for s in samples if s[energy + 3] is not None]
+    ticks = [s for s in samples if s[energy + 3] is None]
+    # Energy in rows of its own, about every SLOW_INTERVAL_NS; the clocks in every other row.
+    assert all(s[3] is None for s in with_energy)
+    assert ticks and all(s[3] == 2850 for s in ticks)
+    assert all(int(s[2]) < 2_000_000 for s in ticks)  # type: ignore[arg-type]
+    energy_times = [int(s[1]) for s in with_energy]  # type: ignore[arg-type]
+    gaps = sorted(b - a for a, b in itertools.pairwise(energy_times))
+    assert SLOW_INTERVAL_NS <= gaps[len(gaps) // 2] < 3 * SLOW_INTERVAL_NS
+    # At 1 kHz, several ticks per energy read: the slow read holds none of them back.
+    assert len(ticks) > 5 * len(with_energy)
