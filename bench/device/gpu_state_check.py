@@ -150,7 +150,8 @@ def _judge(
         "energy_resolution_ns": signal.resolution_ns,
     }
     limit = nvml["power_limit_w"] * POWER_MARGIN
-    long_idle = long_total = unsampled = 0
+    long_idle = long_total = unsampled = before = 0
+    first_tick = min((s.t_ns for s in samples if s.throttle is not None), default=None)
     idle_inside = [0, 0]  # samples with gpu_idle, samples, inside long dispatches
     windows: list[tuple[int, int]] = []
     energies: list[dict[str, Any]] = []
@@ -163,6 +164,9 @@ def _judge(
             state = frame.workload(w)
             ns = w.gpu_ns
             if state is None or ns is None or w.type != "dispatch" or ns < TARGET_US * 500:
+                continue
+            if first_tick is None or w.gpu_begin_ns < first_tick:
+                before += 1  # NVML was still being opened: the reader says "outside the samples"
                 continue
             long_total += 1
             inside = [s for s in frame.samples if w.gpu_begin_ns <= s.t_ns <= w.gpu_end_ns]
@@ -190,6 +194,7 @@ def _judge(
     powers = [e["w"] for e in energies]
     out.data["dispatches"] = {
         "long": long_total,
+        "before_sampling": before,
         "with_energy": len(energies),
         "notes": dict(notes),
         "sampled_idle_inside": long_idle,
@@ -247,7 +252,8 @@ def render(part: dict[str, Any]) -> list[str]:
         f"- Energy signal: {s.get('energy_signal')}, resolution "
         f"{(s.get('energy_resolution_ns') or 0) / 1e6:.1f} ms.",
         f"- Graphics clock during the captured frames (MHz): {part.get('graphics_clock_mhz')}.",
-        f"- Dispatches of about {TARGET_US / 1000:g} ms: {d.get('long')}; with an energy "
+        f"- Dispatches of about {TARGET_US / 1000:g} ms: {d.get('long')} (and "
+        f"{d.get('before_sampling')} that ran before the first sample, left out); with an energy "
         f"{d.get('with_energy')}, average power {d.get('power_w')} W; without, by note: "
         f"{d.get('notes')}; NVML's `gpu_idle` reason set in "
         f"{d.get('gpu_idle_share_inside')} of the samples inside them and "
