@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from vkscope import protocol as m
-from vkscope.capture import open_capture
+from vkscope.capture import CorruptCaptureError, open_capture
+from vkscope.capture.read.stored_columns import stored_meta
 from vkscope.capture.write.client import Stream
 from vkscope.capture.write.ingest import Connection
 from vkscope.capture.write.store import CaptureStore
@@ -217,3 +219,30 @@ def test_a_workload_described_twice_keeps_its_later_description(tmp_path: Path) 
     with open_capture(tmp_path / "c.vkscope") as cap:
         assert [w.metadata["groups"] for w in cap.workloads()] == [[2, 2, 2]]
         assert list(cap._rows("SELECT count(*) FROM workloads")) == [(1,)]
+
+
+def test_a_finishing_step_that_cannot_read_the_capture_leaves_it_as_built(tmp_path: Path) -> None:
+    """The step after the build (the instance columns, in vkscope run) that fails on the file
+    says why in a diagnostic; the capture is finalized all the same and read row by row."""
+    seen: list[int] = []
+
+    def refuse(db: sqlite3.Connection, path: Path) -> None:
+        seen.append(db.execute("SELECT count(*) FROM workload_instances").fetchone()[0])
+        raise CorruptCaptureError(path, "damaged: a planted failure")
+
+    store = CaptureStore(tmp_path / "c.vkscope", finishing=refuse)
+    feed, s = Feeder(store), Stream()
+    s.hello()
+    s.device()
+    s.workload(1, "dispatch")
+    s.submit([(1, 0), (1, 0)])
+    s.goodbye()
+    feed.send(s)
+    store.disconnect(feed.conn)
+    assert store.finalize() == "complete"
+    assert seen == [2]  # the step saw the instances built and committed
+    with open_capture(tmp_path / "c.vkscope") as cap:
+        (said,) = [d for d in cap.diagnostics() if d.kind == "finishing"]
+        assert said.reason == "not finished: damaged: a planted failure"
+        assert stored_meta(cap) is None
+        assert len(list(cap.workloads())) == 2

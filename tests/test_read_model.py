@@ -182,9 +182,11 @@ def _records(path: Path, counters: tuple[str, ...]) -> list[dict[str, object]]:
         ]  # fmt: skip
 
 
-def _columns(path: Path, counters: tuple[str, ...], batch_rows: int) -> list[dict[str, object]]:
+def _columns(
+    path: Path, counters: tuple[str, ...], batch_rows: int, *, stored: bool = True
+) -> list[dict[str, object]]:
     with open_capture(path, cells_checked_as_read=CHECKED_AS_READ) as cap:
-        batches = list(instance_batches(cap, counters, batch_rows=batch_rows))
+        batches = list(instance_batches(cap, counters, batch_rows=batch_rows, stored=stored))
     return [row for b in batches for row in b.to_pylist()]
 
 
@@ -192,8 +194,10 @@ def _columns(path: Path, counters: tuple[str, ...], batch_rows: int) -> list[dic
 def test_the_columns_hold_what_the_records_hold(capture: Path, batch_rows: int) -> None:
     counters = ("a", "b", "c")
     records = _records(capture, counters)
-    columns = _columns(capture, counters, batch_rows)
+    columns = _columns(capture, counters, batch_rows)  # counters the capture did not store
     assert len(columns) == len(records) == 12
+    stored = _columns(capture, (), batch_rows)  # the columns stored when it was finalized
+    assert stored == [{k: c[k] for k in stored[0]} for c in columns]
     assert [{k: c[k] for k in r} for c, r in zip(columns, records, strict=True)] == records
     # What the scene gave them, seen through the columns.
     assert {c["a"] for c in columns} == {0.0, 1.0, 3.0, 4.0, None}  # "many" is not a number
@@ -219,11 +223,11 @@ def test_the_columns_of_an_older_capture_are_read_through_its_presentation(
                "annex = '{' WHERE id = 6", "timing_reason = x'00ff' WHERE id = 11"],
 )  # fmt: skip
 def test_the_columns_refuse_a_damaged_cell(capture: Path, tmp_path: Path, damage: str) -> None:
-    """In the first batch of rows or a later one: the cells these columns read are checked as
-    they are read, instead of by open_capture."""
+    """In the first batch of rows or a later one: the cells these columns read from the rows
+    are checked as they are read, instead of by open_capture."""
     damaged = tmp_path / "damaged.vkscope"
     damaged.write_bytes(capture.read_bytes())
     with sqlite3.connect(damaged) as db:
         db.execute(f"UPDATE workload_instances SET {damage}")
     with pytest.raises(CorruptCaptureError, match="damaged"):
-        _columns(damaged, ("a",), 4)
+        _columns(damaged, ("a",), 4, stored=False)

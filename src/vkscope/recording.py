@@ -16,7 +16,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.text import Text
 
 from . import launch
-from .capture import CaptureServer, CaptureSummary, Counters
+from .capture import CaptureServer, CaptureSummary, Counters, store_instance_columns
 from .gpu_state import DEFAULT_RATE_HZ, GpuSampler, sysfs_root
 from .supervisor import Supervisor
 
@@ -84,6 +84,7 @@ def record(
             [f"unix:{socket_path}"],
             tags=tags,
             on_device=lambda request: sampler.add_device(request) if sampler else None,
+            finishing=store_instance_columns,
         )
         if gpu is not None:
             sampler = GpuSampler(

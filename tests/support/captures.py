@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from vkscope.capture import CaptureServer
+from vkscope.capture import CaptureServer, store_instance_columns
 from vkscope.capture.schema import INSTANCES_VIEW_SELECT
 from vkscope.capture.write.client import Stream, connect
 
@@ -32,7 +32,8 @@ def capture_from(
     path = tmp_path / name
     server = CaptureServer(path, [f"unix:@vkscope-test-{uuid.uuid4().hex}"],
                            batch_messages=1 if one_by_one else 50_000,
-                           commit_interval_s=0.01)  # fmt: skip
+                           commit_interval_s=0.01,
+                           finishing=store_instance_columns)  # fmt: skip
     with server:
         for sent, s in enumerate(streams, 1):
             with connect(server.addresses[0]) as sock:
@@ -60,8 +61,11 @@ def _settle(server: CaptureServer) -> None:
 
 
 def downgrade_to_version_8(path: Path) -> None:
-    """What a version 8 vkscope wrote: no GPU state sampled by the host, no PCI address."""
+    """What a version 8 vkscope wrote: no GPU state sampled by the host, no PCI address, no
+    stored instance columns."""
     with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE instance_columns")
+        db.execute("DELETE FROM meta WHERE key = 'instance_columns'")
         for table in ("gpus", "device_gpus", "gpu_samples"):
             db.execute(f"DROP TABLE {table}")
         db.execute("ALTER TABLE devices DROP COLUMN pci")

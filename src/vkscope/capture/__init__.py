@@ -11,7 +11,9 @@ Two directions, one file format (schema.py, errors.py):
   functions (read/queries.py).
 
 The write side never imports the read side; the read side uses only the write side's journal
-build, to present a capture that was never finalized (tests/test_host_structure.py).
+build, to present a capture that was never finalized (tests/test_host_structure.py). What the
+read side stores in a finalized capture for its later readers (the instance columns,
+read/column_store.py) is handed to the capture server as its finishing step.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .errors import (
     NotACaptureError,
     NotSQLiteError,
 )
+from .read.column_store import store_instance_columns
 from .read.distributions import IdentityDistribution, distributions
 from .read.quantiles import Distribution
 from .read.reader import Capture, open_capture
@@ -70,5 +73,6 @@ __all__ = [
     "WorkloadInstance",
     "distributions",
     "open_capture",
+    "store_instance_columns",
     "warmup_frames",
 ]

@@ -26,7 +26,11 @@ from typing import Any, Final
 # identity (a fleet dataset keys captures by it).
 # 9: the GPU's state sampled by the host: devices.pci (VK_EXT_pci_bus_info), `gpus` (each GPU
 # sampled and what it offers), `device_gpus` (which GPU each device is), `gpu_samples`.
-SCHEMA_VERSION: Final = 9
+# 10: `instance_columns`: every instance's columns as the columnar read gives them, stored once
+# when the capture is finalized (Arrow IPC streams, LZ4), and meta.instance_columns saying what
+# they hold; a capture without them is read row by row, as before.
+SCHEMA_VERSION: Final = 10
+INSTANCE_COLUMNS_SINCE: Final = 10
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -275,6 +279,13 @@ CREATE TABLE gpu_samples (
     throttle INTEGER
 );
 CREATE INDEX gpu_samples_by_time ON gpu_samples (gpu, t_ns);
+CREATE TABLE instance_columns (
+    id INTEGER PRIMARY KEY,
+    first_instance INTEGER NOT NULL,
+    rows INTEGER NOT NULL,
+    crc32 INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
 CREATE TABLE logs (
     id INTEGER PRIMARY KEY,
     process INTEGER NOT NULL,

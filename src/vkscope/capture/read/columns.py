@@ -23,6 +23,10 @@ No Python object is made per instance:
   reader into a column per counter.
 
 Memory grows with the batch and the frames open at once, not with the capture.
+
+A capture finalized by schema 10 on holds these columns already, written once by the capture
+server when it finalized the file (write/instance_columns.py): they are read from there
+(stored_columns.py) and none of the above runs.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ..errors import CaptureError, CorruptCaptureError
 from .gpu_time import gpu_ns_sql
 from .identity import QUEUE_SQL, QUEUES_JOIN
 from .reader import Capture
+from .stored_columns import stored_batches, stored_meta
 
 BATCH_ROWS: Final = 131_072
 # The tables whose cells this reader checks as it reads them (a cell of another type than its
@@ -290,14 +295,35 @@ class _Rows:
 
 
 def instance_batches(
-    capture: Capture, counters: Sequence[str] = (), batch_rows: int = BATCH_ROWS
+    capture: Capture,
+    counters: Sequence[str] = (),
+    batch_rows: int = BATCH_ROWS,
+    *,
+    stored: bool = True,
+    dictionaries: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Every instance of the capture in submission order, as record batches of SCHEMA followed
     by a float64 column for each name in `counters` (NULL where an instance has no number for
-    it). Raises CaptureError where SQLite cannot read the file."""
+    it). Raises CaptureError where SQLite cannot read the file.
+
+    Where the capture stored its columns when it was finalized (stored_columns.py) and they
+    hold every counter asked for, they are read instead of the rows, unless `stored` is False.
+
+    `dictionaries`: the text columns dictionary-encoded (as stored: no decoding), for a reader
+    that groups by them or writes them on dictionary-encoded."""
+    meta = stored_meta(capture) if stored else None
+    if meta is not None and set(counters) <= set(meta.counters):
+        yield from stored_batches(capture, meta, SCHEMA, counters, batch_rows, dictionaries)
+        return
     rows = _Rows(capture, capture.reads_file_directly(_READ), batch_rows)
     with contextlib.closing(rows):
-        yield from _Instances(capture, rows, counters).batches()
+        for batch in _Instances(capture, rows, counters).batches():
+            yield _dictionaries(batch) if dictionaries else batch
+
+
+def _dictionaries(batch: pa.RecordBatch) -> pa.RecordBatch:
+    columns = [pc.dictionary_encode(c) if c.type == pa.string() else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 class _Instances:

@@ -31,6 +31,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   no `capture_id` (a fleet dataset identifies it by its contents instead).
 - 8 -> 9: the GPU's state sampled by the host. An older file has none: `gpus`, `device_gpus` and
   `gpu_samples` read as empty tables, `devices.pci` as NULL.
+- 9 -> 10: stored instance columns. Nothing to present: a file without `instance_columns` (older,
+  or never finalized, or killed while they were written) is read row by row (columns.py).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -43,6 +45,7 @@ import sqlite3
 from typing import Final
 
 from ..schema import (
+    INSTANCE_COLUMNS_SINCE,
     INSTANCES_VIEW_SELECT,
     WORKLOADS_INDEX,
     table_definition,
@@ -55,6 +58,7 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
     6: ("command_buffer_counters",),
     8: ("tags",),
     9: ("gpus", "device_gpus", "gpu_samples"),
+    INSTANCE_COLUMNS_SINCE: ("instance_columns",),
 }
 # Of those, the ones readers query: an older file gets an empty one (the journal is read only
 # where a file has one).

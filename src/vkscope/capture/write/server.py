@@ -30,7 +30,7 @@ from .build import Progress
 from .commands import capture_command
 from .ingest import Connection, GcPause
 from .peers import check_peer
-from .store import COMMIT_INTERVAL_S, CaptureStore, Counters
+from .store import COMMIT_INTERVAL_S, CaptureStore, Counters, Finishing
 from .wire import Decoder
 
 RECV_BYTES: Final = 1 << 20
@@ -95,6 +95,7 @@ class CaptureServer:
         commit_interval_s: float = COMMIT_INTERVAL_S,
         tags: Mapping[str, str] | None = None,
         on_device: Callable[[DeviceRequest], None] | None = None,
+        finishing: Finishing | None = None,
     ) -> None:
         """`on_device` hears of every device the application creates (from the capture thread:
         it must return at once), for the host's GPU sampler, which hands its samples back
@@ -106,6 +107,7 @@ class CaptureServer:
         self._store_options = {"batch_messages": batch_messages}
         self._commit_interval_s = commit_interval_s
         self._tags = dict(tags or {})  # the capture's provenance (vkscope run --tag)
+        self._finishing = finishing  # run on the finalized file (store.py)
         self._listeners: list[socket.socket] = []
         self._listening_on: dict[int, str] = {}  # a listener's fd: the address it is bound to
         self._unix_paths: list[Path] = []
@@ -147,6 +149,7 @@ class CaptureServer:
                 batch_messages=self._store_options["batch_messages"],
                 commit_interval_s=self._commit_interval_s,
                 tags=self._tags,
+                finishing=self._finishing,
             )
         except BaseException:
             self._close_listeners()

@@ -5,7 +5,9 @@ Each commit is one transaction holding every row and journal entry ingested sinc
 `commit_interval_s` seconds, so a capture killed at any point keeps everything up to its last
 commit. WORKLOADs, SUBMITs' instances and ANNEXes wait in the journal until the capture is
 finalized (journal.py); finalizing builds them into their tables (build.py) in one transaction,
-so a capture killed while it is finalized is left as it was before.
+so a capture killed while it is finalized is left as it was before. Then a finishing step given
+by the caller may add to the committed file, in a transaction of its own (the instance columns:
+read/column_store.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -21,6 +23,7 @@ from typing import Any, Final
 from ... import __version__
 from ...gpu_state import GpuStateBatch
 from .. import schema
+from ..errors import CaptureError
 from ..schema import storable
 from .build import JournalBuild, Progress, index_workloads
 from .checkpoint import Checkpointer
@@ -34,6 +37,11 @@ from .workload_rows import insert_rows
 
 EMPTY: Final = "empty"  # a connection that sent nothing: left out of the status
 REFUSED_CONNECTION: Final = "refused_connection"  # the diagnostic's kind
+FINISHING: Final = "finishing"  # the diagnostic's kind: the finishing step failed, and why
+# A step run on the finalized file, through the writer's connection (in WAL mode, no transaction
+# open): the capture package's API stores the instance columns this way (read/column_store.py),
+# which the write side itself may not import.
+Finishing = Callable[[sqlite3.Connection, Path], object]
 # Refused connections said one by one in the diagnostics; past that, only counted (a flood of
 # them would otherwise fill the capture).
 _REFUSALS_SAID: Final = 20
@@ -90,6 +98,7 @@ class CaptureStore:
         commit_interval_s: float = COMMIT_INTERVAL_S,
         max_diagnostics_per_connection: int = 1000,
         tags: Mapping[str, str] | None = None,
+        finishing: Finishing | None = None,
     ) -> None:
         self.path = Path(path)
         self._tags = dict(tags or {})
@@ -106,6 +115,7 @@ class CaptureStore:
         # What the connections sent, waiting for the next commit: the capture server hands each
         # piece of a stream to it (Rows.ingest_frames), and each commit takes it from there.
         self.rows = Rows(self.connections, max_diagnostics_per_connection)
+        self._finishing = finishing
         self._bytes_at_commit = 0  # connection bytes received up to the last commit
         # What the host's GPU sampler gave since the last commit (gpu_rows.py).
         self._gpu_rows: dict[str, list[tuple[Any, ...]]] = {name: [] for name in GPU_SQL}
@@ -314,10 +324,24 @@ class CaptureStore:
             raise
         self.rows.uncommitted = 0
         self._checkpointer.stop()
+        self._finish()
         # One file again: fold the write-ahead log back in so the capture can be copied as is.
         db.execute("PRAGMA journal_mode=DELETE")
         db.close()
         return self.status
+
+    def _finish(self) -> None:
+        """The step after the build, on the committed file (CaptureStore's `finishing`): one
+        whose reading of the file fails leaves it as built, and says why in a diagnostic."""
+        if self._finishing is None:
+            return
+        try:
+            self._finishing(self._db, self.path)
+        except CaptureError as exc:
+            self.rows.note(None, FINISHING, f"not finished: {exc.reason}")
+            self._db.execute("BEGIN")
+            self._insert("diagnostics")
+            self._db.execute("COMMIT")
 
     def _build_note(
         self,
