@@ -26,7 +26,7 @@ from ..capture import Capture, CaptureError, open_capture
 from ..capture.read.columns import CHECKED_AS_READ, instance_batches
 from ..capture.read.gpu_join import GpuJoin
 from ..capture.read.records import FrameKey
-from .identity import queue_names
+from .identity import identity_text, queue_names
 from .layout import Dataset, Manifest
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
 
@@ -80,29 +80,87 @@ def partition_value(key: str, row: dict[str, Any], tags: dict[str, str]) -> str 
     return None if value is None else str(value)
 
 
-def _constant(value: Any, n: int, type: pa.DataType) -> pa.Array:
-    return pa.array([value], type).take(pa.array(np.zeros(n, np.int64)))
+_TEXT: Final = pa.dictionary(pa.int32(), pa.string())
+
+
+def _written(schema: pa.Schema) -> pa.Schema:
+    """The instances schema as the export hands its columns to Parquet: text columns
+    dictionary-encoded, as Parquet stores them anyway, so that the writer takes each column's
+    dictionary as it is instead of hashing every value. Written without the Arrow schema, the
+    files read back as plain text columns (fleet/schema.py), as before."""
+    return pa.schema(
+        [pa.field(f.name, _TEXT, f.nullable) if f.type == pa.string() else f for f in schema]
+    )
+
+
+def _constant(value: Any, n: int) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(
+        pa.repeat(pa.scalar(0, pa.int32()), n), pa.array([value], pa.string())
+    )
 
 
 def _device_names(
     process: pa.Array, device: pa.Array, devices: dict[tuple[int, int], str | None]
 ) -> pa.Array:
-    """Each instance's device name, by its process and device (none: device 0)."""
-    procs = np.asarray(process.to_numpy(zero_copy_only=False), np.int64)
-    ids = np.asarray(pc.fill_null(device, 0).to_numpy(zero_copy_only=False), np.int64)
-    index = np.full(len(procs), -1, np.int64)
-    for n, (p, d) in enumerate(devices):
-        index[(procs == p) & (ids == d)] = n
-    return pa.array(list(devices.values()), pa.string()).take(pa.array(index, mask=index < 0))
+    """Each instance's device name, by its process and device (none: device 0). In Arrow: an
+    array made from numpy would import numpy.ma, a tenth of a second of a small export."""
+    key = pc.add(pc.multiply(process, 1 << 32), pc.fill_null(device, 0))
+    keys = pa.array([p * (1 << 32) + d for p, d in devices], pa.int64())
+    index = pc.index_in(key, value_set=keys)
+    return pa.DictionaryArray.from_arrays(index, pa.array(list(devices.values()), pa.string()))
 
 
 def _identity(b: pa.RecordBatch) -> pa.Array:
-    """identity_text of every instance of the batch, in Arrow."""
-    kind = pc.fill_null(b.column("type"), "")
-    kind = pc.if_else(pc.equal(kind, ""), "?", kind)
-    ordinal = pc.binary_join_element_wise("#", b.column("ordinal").cast(pa.string()), "")
-    queue = pc.binary_join_element_wise("q", b.column("queue"), "")
-    return pc.binary_join_element_wise(kind, b.column("label_path"), ordinal, queue, " ")
+    """identity_text of every instance of the batch (its text columns dictionary-encoded), in
+    Arrow: written once per distinct identity (a frame's few hundred, repeated in every frame)
+    and referred to by every instance."""
+    parts = [b.column(n) for n in ("type", "label_path", "queue")]
+    key = b.column("ordinal")
+    for part in parts:  # a number per (ordinal, type, label path, queue)
+        indices = pc.fill_null(part.indices, len(part.dictionary)).cast(pa.int64())
+        key = pc.add_checked(pc.multiply_checked(key, len(part.dictionary) + 1), indices)
+    keys = pc.dictionary_encode(key)
+    first = pc.index_in(keys.dictionary, value_set=key)  # each distinct key's first instance
+    kind, path, queue = (p.dictionary.take(p.indices.take(first)).to_pylist() for p in parts)
+    ordinal = b.column("ordinal").take(first).to_pylist()
+    texts = [
+        None if p is None or q is None else identity_text(k, p, q, o)  # as joining NULL gives
+        for k, p, q, o in zip(kind, path, queue, ordinal, strict=True)
+    ]
+    return pa.DictionaryArray.from_arrays(keys.indices, pa.array(texts, pa.string()))
+
+
+def _tally(
+    b: pa.RecordBatch, per_frame: dict[tuple[int, int | None, int | None], list[int]]
+) -> None:
+    """Adds the batch's instances, timed instances and GPU ns to their (process, device, frame):
+    by runs of one frame, as instances in submission order come (numpy, not a group-by, whose
+    engine takes longer to import than a small capture takes to count)."""
+    if not b.num_rows:
+        return
+    keys = [b.column(n) for n in ("process", "device", "frame")]
+    values = [np.asarray(pc.fill_null(k, -1).to_numpy(zero_copy_only=False)) for k in keys]
+    nulls = [np.asarray(k.is_null().to_numpy(zero_copy_only=False)) for k in keys]
+    change = np.zeros(b.num_rows, bool)
+    change[0:1] = True
+    for column in (*values, *nulls):
+        change[1:] |= column[1:] != column[:-1]
+    starts = np.flatnonzero(change)
+    gpu = b.column("gpu_ns")
+    timed = np.asarray(gpu.is_valid().to_numpy(zero_copy_only=False), np.int64)
+    ns = np.asarray(pc.fill_null(gpu, 0).to_numpy(zero_copy_only=False), np.int64)
+    counts = np.diff(np.append(starts, b.num_rows))
+    for start, count, t, total in zip(
+        starts.tolist(), counts.tolist(), np.add.reduceat(timed, starts).tolist(),
+        np.add.reduceat(ns, starts).tolist(), strict=True,
+    ):  # fmt: skip
+        process, device, frame = (
+            None if m[start] else int(v[start]) for v, m in zip(values, nulls, strict=True)
+        )
+        tally = per_frame.setdefault((int(process or 0), device, frame), [0, 0, 0])
+        tally[0] += count
+        tally[1] += t
+        tally[2] += total
 
 
 def _instances(
@@ -117,12 +175,10 @@ def _instances(
     schema = writer.schema
     names = list(counters)
     sampled = GpuJoin(capture)
-    tallies: list[pa.Table] = []
-    for b in instance_batches(capture, names):
+    per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
+    for b in instance_batches(capture, names, dictionaries=True):
         n = b.num_rows
-        columns: dict[str, pa.Array] = {
-            name: _constant(value, n, pa.string()) for name, value in base.items()
-        }
+        columns: dict[str, pa.Array] = {name: _constant(value, n) for name, value in base.items()}
         columns.update(
             process=b.column("process"),
             device=_device_names(b.column("process"), b.column("device"), devices),
@@ -138,20 +194,7 @@ def _instances(
         for name, column in counters.items():
             columns[column] = b.column(name)
         writer.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
-        tallies.append(
-            pa.table([b.column("process"), b.column("device"), b.column("frame"),
-                      b.column("gpu_ns")], names=["process", "device", "frame", "gpu_ns"])
-            .group_by(["process", "device", "frame"], use_threads=False)
-            .aggregate([([], "count_all"), ("gpu_ns", "count"), ("gpu_ns", "sum")])
-        )  # fmt: skip
-    per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
-    for table in tallies:  # a row per frame of each batch
-        for row in table.to_pylist():
-            key = (row["process"], row["device"], row["frame"])
-            tally = per_frame.setdefault(key, [0, 0, 0])
-            tally[0] += row["count_all"]
-            tally[1] += row["gpu_ns_count"]
-            tally[2] += row["gpu_ns_sum"] or 0
+        _tally(b, per_frame)
     return per_frame
 
 
@@ -180,7 +223,9 @@ def _tables(
     for name, column in counters.items():
         manifest.counters.setdefault(column, {"name": name, "unit": details[name].unit})
     schema = instances_schema(sorted(set(counters.values())))
-    writer = pq.ParquetWriter(staging / "instances.parquet", schema, compression="zstd")
+    writer = pq.ParquetWriter(
+        staging / "instances.parquet", _written(schema), compression="zstd", store_schema=False
+    )
     try:
         per_frame = _instances(
             capture, writer, {"capture_id": cid, "partition": part}, devices, counters
@@ -188,17 +233,22 @@ def _tables(
     finally:
         writer.close()
     queues = queue_names(capture.queues())
-    frames: dict[str, list[Any]] = {f.name: [] for f in FRAMES}
-    for f in capture.frames():
-        tally = per_frame.get((f.process, f.device, f.number), [0, 0, 0])
-        for name, value in (
-            ("capture_id", cid), ("partition", part), ("process", f.process),
-            ("device", devices.get((f.process, f.device or 0))), ("frame", f.number),
-            ("queue", queues.get((f.process, f.device, f.queue))), ("cpu_ns", f.cpu_ns),
-            ("reason", f.reason), ("captured", f.captured), ("instances", tally[0]),
-            ("timed_instances", tally[1]), ("gpu_ns", tally[2] if tally[1] else None),
-        ):  # fmt: skip
-            frames[name].append(value)
+    listed = capture.frames()
+    tallies = [per_frame.get((f.process, f.device, f.number), [0, 0, 0]) for f in listed]
+    frames: dict[str, list[Any]] = {  # a column at a time: a capture has thousands of frames
+        "capture_id": [cid] * len(listed),
+        "partition": [part] * len(listed),
+        "process": [f.process for f in listed],
+        "device": [devices.get((f.process, f.device or 0)) for f in listed],
+        "frame": [f.number for f in listed],
+        "queue": [queues.get((f.process, f.device, f.queue)) for f in listed],
+        "cpu_ns": [f.cpu_ns for f in listed],
+        "reason": [f.reason for f in listed],
+        "captured": [f.captured for f in listed],
+        "instances": [t[0] for t in tallies],
+        "timed_instances": [t[1] for t in tallies],
+        "gpu_ns": [t[2] if t[1] else None for t in tallies],
+    }
     instances = sum(t[0] for t in per_frame.values())
     captures = {
         "capture_id": cid,
