@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -185,12 +186,17 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu,
 """
 
 
-def export_capture(path: Path, frames: int, per_frame: int) -> int:
+def export_capture(path: Path, frames: int, per_frame: int) -> dict[str, Any]:
     """A capture written by the capture store from a synthetic layer stream (`per_frame`
     workloads recorded once and submitted every frame, 64 label scopes, three types), its
-    instances then given GPU times with SQL, as the host fills them from timing annexes."""
+    instances then given GPU times with SQL, as the host fills them from timing annexes, and
+    its instance columns stored again (as finalize stores them, instance_columns.py). Returns
+    what finalizing cost: its CPU time, that of storing the columns alone, and the file's
+    growth."""
     import sqlite3
 
+    from vkscope.capture import store_instance_columns
+    from vkscope.capture.read.column_store import restore_instance_columns
     from vkscope.capture.write.client import Stream
     from vkscope.capture.write.store import CaptureStore, ingest_stream
 
@@ -209,20 +215,44 @@ def export_capture(path: Path, frames: int, per_frame: int) -> int:
         s.frame(frame)
     s.goodbye()
     data = s.data()
-    store = CaptureStore(path)
+    store = CaptureStore(path, finishing=store_instance_columns)
     ingest_stream(store, "bench", (data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)))
+    cpu = time.process_time()
     store.finalize()
+    finalize_cpu = time.process_time() - cpu
     with sqlite3.connect(path) as db:
         db.execute(
             "UPDATE workload_instances SET timing = 'ok', gpu_begin_ns = id * 10000, "
             "gpu_end_ns = id * 10000 + 5000 + abs(random() % 100)"
         )
-    return frames * per_frame
+    columns_cpu = []
+    for _ in range(3):
+        cpu = time.process_time()
+        stored = restore_instance_columns(path)
+        assert stored is not None, "pyarrow: the fleet extra"
+        columns_cpu.append(time.process_time() - cpu)
+    without = path.with_name("without-columns.vkscope")
+    shutil.copy(path, without)
+    with sqlite3.connect(path, isolation_level=None) as db:
+        db.execute("VACUUM")
+    with sqlite3.connect(without, isolation_level=None) as db:
+        db.execute("DELETE FROM instance_columns")
+        db.execute("DELETE FROM meta WHERE key = 'instance_columns'")
+        db.execute("VACUUM")
+    return {
+        "instances": stored.rows,
+        "finalize_cpu_s": finalize_cpu,
+        "columns_cpu_s": columns_cpu,
+        "blob_bytes": stored.bytes,
+        "blobs": stored.blobs,
+        "bytes_with_columns": path.stat().st_size,
+        "bytes_without_columns": without.stat().st_size,
+    }
 
 
-def baseline_tree(rev: str, tmp: Path) -> Path:
+def baseline_tree(rev: str, tmp: Path) -> tuple[Path, int]:
     """The src/ of commit `rev`, with its generated protocol module, to measure beside this
-    tree's."""
+    tree's; and the capture schema version it reads."""
     tree = tmp / f"baseline-{rev}"
     tree.mkdir()
     archive = subprocess.run(
@@ -236,48 +266,85 @@ def baseline_tree(rev: str, tmp: Path) -> Path:
          str(tree / "src/vkscope/protocol_gen.py")],
         env={**os.environ, "PYTHONPATH": str(tree / "generator")}, check=True,
     )  # fmt: skip
-    return tree / "src"
+    found = re.search(
+        r"^SCHEMA_VERSION: Final = (\d+)$",
+        (tree / "src/vkscope/capture/schema.py").read_text(), re.MULTILINE,
+    )  # fmt: skip
+    assert found, "the baseline's schema version"
+    return tree / "src", int(found[1])
+
+
+def as_version(capture: Path, copy: Path, version: int) -> Path:
+    """The capture as a vkscope of schema `version` reads it: no stored columns (what schema 10
+    added) and, where `version` is older than this tree's, that version in its header. For the
+    export of an older commit, and for this tree's row path."""
+    import sqlite3
+
+    from vkscope.capture.schema import SCHEMA_VERSION
+
+    shutil.copy(capture, copy)
+    with sqlite3.connect(copy, isolation_level=None) as db:
+        db.execute("DELETE FROM instance_columns")
+        db.execute("DELETE FROM meta WHERE key = 'instance_columns'")
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {version}")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+        db.execute("VACUUM")
+    return copy
 
 
 def measure_export(
     tmp: Path, runs: int, frames: int, per_frame: int, baseline: str | None = None
 ) -> dict[str, Any]:
+    """The export of one capture by this tree from its stored columns and from its rows (the
+    same capture without them), and by `baseline`, runs interleaved."""
+    from vkscope.capture.schema import SCHEMA_VERSION
+
     capture = tmp / "export.vkscope"
-    instances = export_capture(capture, frames, per_frame)
-    trees = {"this tree": SRC}
+    finalize = export_capture(capture, frames, per_frame)
+    instances = finalize["instances"]
+    rows_capture = as_version(capture, tmp / "rows.vkscope", SCHEMA_VERSION)
+    trees = {"this tree": (SRC, capture), "this tree, row path": (SRC, rows_capture)}
     if baseline:
-        trees = {f"baseline {baseline}": baseline_tree(baseline, tmp), **trees}
+        src, version = baseline_tree(baseline, tmp)
+        old = as_version(capture, tmp / f"schema-{version}.vkscope", version)
+        trees = {f"baseline {baseline}": (src, old), **trees}
     done: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for n in range(runs):
-        for name, src in trees.items():  # interleaved: each round runs every tree once
+        for name, (src, path) in trees.items():  # interleaved: each round runs every tree once
             dataset = tmp / f"export-{len(done[name])}-{name.replace(' ', '-')}"
             out = subprocess.run(
-                [sys.executable, "-c", _EXPORT, str(src), str(dataset), str(capture)],
+                [sys.executable, "-c", _EXPORT, str(src), str(dataset), str(path)],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             run = json.loads(out.stdout.strip().splitlines()[-1])
             assert run["instances"] == instances and run["written"] == 1, run
             done[name].append(run)
             print("export", name, n, json.dumps(run), flush=True)
-    same = None
-    if baseline:  # what both wrote, table by table
-        import pyarrow.parquet as pq
+    import pyarrow.parquet as pq
 
-        first = [tmp / f"export-0-{name.replace(' ', '-')}" for name in trees]
-        same = all(
-            pq.read_table(next((a / t).glob("*/*.parquet"))).equals(
-                pq.read_table(next((b / t).glob("*/*.parquet")))
-            )
-            for a, b in [first]
-            for t in ("captures", "frames", "instances")
+    def table(name: str, t: str) -> Any:
+        found = pq.read_table(next((tmp / f"export-0-{name.replace(' ', '-')}" / t).glob("*/*")))
+        # What differs by design: the file's name and its schema version.
+        return found.drop_columns(
+            [c for c in ("source", "schema_version") if c in found.schema.names]
         )
+
+    same = {
+        other: all(table(other, t).equals(table("this tree", t))
+                   for t in ("captures", "frames", "instances"))
+        for other in trees if other != "this tree"
+    }  # fmt: skip
     return {
         "instances": instances,
         "frames": frames,
         "workloads_per_frame": per_frame,
         "capture_bytes": capture.stat().st_size,
+        "finalize": finalize,
         "runs": done["this tree"],
-        "same_as_baseline": same,
+        "row_path_runs": done["this tree, row path"],
+        "same_as_row_path": same["this tree, row path"],
+        "same_as_baseline": same.get(f"baseline {baseline}"),
         "baseline": (
             {"commit": baseline, "runs": done[f"baseline {baseline}"]} if baseline else None
         ),
@@ -410,6 +477,34 @@ def _paper(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _compared(what: str, same: bool | None) -> list[str]:
+    return [what + ("the same tables, value for value." if same else "**different tables**."), ""]
+
+
+def _finalize_lines(export: dict[str, Any]) -> list[str]:
+    """What storing the instance columns costs when the capture is finalized."""
+    f = export.get("finalize")
+    if not f:
+        return []
+    n = f["instances"]
+    columns = median(f["columns_cpu_s"])
+    growth = f["bytes_with_columns"] - f["bytes_without_columns"]
+    return [
+        "### What the stored columns cost",
+        "",
+        f"Finalizing the capture took {f['finalize_cpu_s'] * 1e6 / n:.2f} µs of CPU per "
+        f"instance, of which storing its instance columns took "
+        f"{columns * 1e6 / n:.2f} µs per instance (median of {len(f['columns_cpu_s'])}: "
+        f"{min(f['columns_cpu_s']) * 1e6 / n:.2f} to {max(f['columns_cpu_s']) * 1e6 / n:.2f}), "
+        "paid once per capture. They grow the file by "
+        f"{growth / n:.1f} bytes per instance ({f['blobs']} blobs of "
+        f"{f['blob_bytes'] / n:.1f} bytes per instance, LZ4; the file, vacuumed: "
+        f"{f['bytes_without_columns'] / n:.1f} bytes per instance without them, "
+        f"{f['bytes_with_columns'] / n:.1f} with them).",
+        "",
+    ]
+
+
 def render(report: dict[str, Any] | None) -> str:
     lines = [
         "# Fleet scale: trends and regressions over a history of captures",
@@ -497,17 +592,25 @@ def render(report: dict[str, Any] | None) -> str:
                 "",
             ]
         commit = (measured or report).get("commit")
-        rows = [(f"`{commit[:10]}`" if commit else "this tree", export["runs"])]
+        here = f"`{commit[:10]}`" if commit else "this tree"
+        rows = [(f"{here}, stored columns", export["runs"])]
+        if export.get("row_path_runs"):
+            rows.insert(0, (f"{here}, row path", export["row_path_runs"]))
+            lines += _compared(
+                "The row path is the same capture without its stored instance columns (as a "
+                "capture of an older schema, or one never finalized, is read), exported by the "
+                "same tree in the same run; the two wrote ",
+                export.get("same_as_row_path"),
+            )
         baseline = export.get("baseline")
         if baseline:
             rows.insert(0, (f"baseline `{baseline['commit']}`", baseline["runs"]))
-            same = export.get("same_as_baseline")
-            lines += [
-                "The baseline is an older commit's export, measured in the same run, its runs "
-                "interleaved with this tree's; the two wrote "
-                + ("the same tables, value for value." if same else "**different tables**."),
-                "",
-            ]
+            lines += _compared(
+                "The baseline is an older commit's export of the same capture as that commit's "
+                "schema version holds it, measured in the same run, its runs interleaved with "
+                "this tree's; it wrote ",
+                export.get("same_as_baseline"),
+            )
         lines += [
             "| export | runs | instances per CPU second, median (range) | per wall second, "
             "median | target |",
@@ -521,6 +624,7 @@ def render(report: dict[str, Any] | None) -> str:
                 f"| {name} | {len(cpu)} | {rate:,.0f} ({min(cpu):,.0f} to {max(cpu):,.0f}) | "
                 f"{median(wall):,.0f} | {met(rate >= TARGET_EXPORT_RATE)} |"
             )
+        lines += ["", *_finalize_lines(export)]
     else:
         lines.append("**Not measured**: these results were taken with `--export-runs 0`.")
     lines.append("")
