@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .registry import RegistryError
 
-TYPES = {"bool", "int", "enum", "string"}
+TYPES = {"bool", "int", "enum", "string", "percent"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ def load(path: Path) -> list[Setting]:
         values = tuple(spec.get("values", ()))
         if kind == "enum" and spec["default"] not in values:
             raise RegistryError(f"{path}: default of {name} is not one of its values")
+        if kind == "percent" and spec["default"] != "":
+            raise RegistryError(f'{path}: a percent setting ({name}) is off ("") by default')
         out.append(Setting(name, kind, spec["default"], values, spec.get("min"), spec.get("max")))
     return out
 
@@ -45,7 +47,10 @@ def _cxx_string(s: str) -> str:
 
 def header(settings: list[Setting], source: str) -> str:
     out = [f"// Generated from {source}. Do not edit.\n#pragma once\n"]
-    out.append('#include "core/settings_parse.hpp"\n\n#include <cstdint>\n#include <string>\n\n')
+    out.append(
+        '#include "core/settings_parse.hpp"\n\n#include <cstdint>\n#include <optional>\n'
+        "#include <string>\n\n"
+    )
     out.append("namespace vkscope {\n\n")
     for s in settings:
         if s.type == "enum":
@@ -61,6 +66,9 @@ def header(settings: list[Setting], source: str) -> str:
             out.append(f"    bool {s.name} = {'true' if s.default else 'false'};\n")
         elif s.type == "int":
             out.append(f"    int64_t {s.name} = {int(s.default)};\n")  # type: ignore[call-overload]
+        elif s.type == "percent":
+            # Empty: the setting is off; the default of every percent setting.
+            out.append(f"    std::optional<double> {s.name};\n")
         else:
             out.append(f"    std::string {s.name} = {_cxx_string(str(s.default))};\n")
     out.append("};\n\n")
@@ -84,6 +92,10 @@ def header(settings: list[Setting], source: str) -> str:
             lo = s.minimum if s.minimum is not None else -(2**63)
             hi = s.maximum if s.maximum is not None else 2**63 - 1
             out.append(f"        return parse_int(text, {lo}LL, {hi}LL, v.{s.name}, why);\n")
+        elif s.type == "percent":
+            lo = s.minimum if s.minimum is not None else 0
+            hi = s.maximum if s.maximum is not None else 100
+            out.append(f"        return parse_percent(text, {lo}, {hi}, v.{s.name}, why);\n")
         else:
             out.append(
                 f"        v.{s.name} = std::string(text);\n        return AssignResult::kOk;\n"

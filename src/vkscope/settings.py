@@ -24,6 +24,8 @@ SETTINGS_FILE_KEY = "vkscope_profiler"
 _TRUE = ("1", "true", "on", "yes")
 _FALSE = ("0", "false", "off", "no")
 _INTEGER = re.compile(r"-?[0-9]+")  # what the layer's std::from_chars reads, no more
+# A percentage as the layer's parse_percent reads it: a decimal number, an optional %.
+_PERCENT = re.compile(r" *([0-9]+\.?[0-9]*|\.[0-9]+) *%? *")
 
 
 class SettingError(ValueError):
@@ -61,6 +63,18 @@ class Setting:
             if not lo <= number <= hi:
                 raise SettingError(
                     f"setting {self.name}={value!r}: expected an integer from {lo} to {hi}"
+                )
+        if self.type == "percent" and value.strip(" "):
+            found = _PERCENT.fullmatch(value)
+            lo = self.minimum if self.minimum is not None else 0
+            hi = self.maximum if self.maximum is not None else 100
+            if found is None:
+                raise SettingError(
+                    f"setting {self.name}={value!r}: expected a percentage such as 5% or 2.5"
+                )
+            if not lo <= float(found.group(1)) <= hi:
+                raise SettingError(
+                    f"setting {self.name}={value!r}: expected a percentage from {lo}% to {hi}%"
                 )
         if self.name == "frames":
             try:

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,54 @@ inline AssignResult parse_int(std::string_view text, long long lo, long long hi,
     }
     if (v < lo || v > hi) {
         why = "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+        return AssignResult::kBadValue;
+    }
+    out = v;
+    return AssignResult::kOk;
+}
+
+// A percentage: a decimal number (digits, an optional fraction; no sign or exponent), an optional
+// `%`, spaces around either. Empty: the setting is off. The host's settings.py reads the same.
+inline AssignResult parse_percent(std::string_view text, double lo, double hi,
+                                  std::optional<double>& out, std::string& why) {
+    const auto trim = [](std::string_view s) {
+        while (!s.empty() && s.front() == ' ') {
+            s.remove_prefix(1);
+        }
+        while (!s.empty() && s.back() == ' ') {
+            s.remove_suffix(1);
+        }
+        return s;
+    };
+    text = trim(text);
+    if (text.empty()) {
+        out.reset();
+        return AssignResult::kOk;
+    }
+    if (text.back() == '%') {
+        text = trim(text.substr(0, text.size() - 1));
+    }
+    bool digits = false;
+    bool point = false;
+    for (const char c : text) {
+        if (c >= '0' && c <= '9') {
+            digits = true;
+        } else if (c == '.' && !point) {
+            point = true;
+        } else {
+            digits = false;
+            break;
+        }
+    }
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!digits || ec != std::errc() || end != text.data() + text.size()) {
+        why = "expected a percentage such as 5% or 2.5";
+        return AssignResult::kBadValue;
+    }
+    if (v < lo || v > hi) {
+        why = "expected a percentage from " + std::to_string(static_cast<int>(lo)) + "% to " +
+              std::to_string(static_cast<int>(hi)) + "%";
         return AssignResult::kBadValue;
     }
     out = v;
