@@ -59,6 +59,7 @@ public:
     }
     bool waited() const override { return waits; }
     const char* unmarked() const override { return unmarked_; }
+    const char* left_out() const override { return "left out"; }
 
     Mark nth(uint32_t call) { return Mark::at(this, call); }
 

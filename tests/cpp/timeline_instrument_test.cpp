@@ -96,7 +96,7 @@ TEST(TimelineInstrumentPoints, AWaitAtAStartBreaksTheLaterInstrumentsChain) {
 // Leaves the second instrument out of every other workload, as a cost budget might.
 InstrumentChoice every_other(const Workload&, void* context) {
     auto& n = *static_cast<uint32_t*>(context);
-    return ++n % 2 == 0 ? InstrumentChoice{1, "left out"} : InstrumentChoice{};
+    return ++n % 2 == 0 ? InstrumentChoice{1} : InstrumentChoice{};
 }
 
 TEST(TimelineInstrumentPoints, AnInstrumentLeftOutOfAWorkloadWritesNothingAroundIt) {

@@ -46,6 +46,7 @@ public:
     Mark finish() override { return mark(timing.finish(writer)); }
     void interrupt(Interruption) override { timing.interrupt(); }
     const char* unmarked() const override { return timing.untimed(); }
+    const char* left_out() const override { return timing::reason::kBudget; }
 
     RecordingTiming timing;
     NullWriter writer;

@@ -185,6 +185,18 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
     for (const auto& instrument : instruments) {
         instrument->describe(description);
     }
+    // A budget holds the instruments' cost: without any, there is nothing to hold.
+    if (const auto& percent = s.instance->settings.budget; percent && !instruments.empty()) {
+        uint32_t frames_per_set = 1;
+        for (const auto& instrument : instruments) {
+            frames_per_set = std::max(frames_per_set, instrument->frames_per_set());
+        }
+        budget = std::make_unique<Budget>(*percent, frames_per_set);
+        description.budget = *percent;
+        log(LogLevel::info,
+            "timeline: device %llu: instruments within a budget of %g%% of the frame",
+            static_cast<unsigned long long>(id), *percent);
+    }
     record_options.tags = label_api != LabelApi::none;
     record_options.device = id;
     // Deferring a label end needs a layer command buffer, which needs the semaphore to recycle.

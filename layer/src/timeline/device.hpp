@@ -6,6 +6,7 @@
 
 #include "core/owned_map.hpp"
 #include "core/state.hpp"
+#include "timeline/budget.hpp"
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
@@ -161,6 +162,9 @@ public:
     std::atomic<bool> frame_selected{true};
     // In slot order. Made once, before any command buffer or submission, so read without a lock.
     std::vector<std::unique_ptr<Instrument>> instruments;
+    // The `budget` setting's, on a device with instruments; null otherwise (every workload of a
+    // captured frame is measured).
+    std::unique_ptr<Budget> budget;
     LabelInterner labels;
 
     OwnedMap<BufferInfo> buffers;

@@ -123,6 +123,10 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         options.tags = options.tags && cb->instrumented;
         options.defer_workloads = !cb->instrumented;
         options.instruments = cb->instruments;
+        if (tl.budget && cb->instrumented) {
+            options.choose = timeline::Budget::choose;
+            options.choose_context = tl.budget->recording_began();
+        }
         const timeline::RecordingStart start{cb->family, cb->primary, one_time, cb->instrumented};
         for (const auto& instrument : cb->instruments) {
             instrument->begin(start);

@@ -120,11 +120,11 @@ enum class Interruption : uint8_t {
 };
 
 // Which of the device's instruments measure one workload, chosen as it begins: bit i for the
-// instrument in slot i; those left out write nothing around it, their marks carry `why`.
+// instrument in slot i; those left out write nothing around it, and their marks carry the reason
+// each gives (InstrumentRecording::left_out()).
 struct InstrumentChoice {
     static constexpr uint8_t kAll = (1u << kMaxInstruments) - 1;
     uint8_t measured = kAll;
-    const char* why = nullptr; // a reason of the instruments' protocol enums
 };
 
 // One instrument's state for one command buffer: made when the command buffer is allocated,
@@ -166,6 +166,9 @@ public:
     // Why this recording's workloads carry no marks when they are only logged (outside captured
     // frames): what their instances will say.
     virtual const char* unmarked() const = 0;
+    // Why a workload this instrument was left out of (InstrumentChoice: the cost budget) has no
+    // values: the `budget` reason of the instrument's protocol enum.
+    virtual const char* left_out() const = 0;
 };
 
 // ---- Submission ----
@@ -271,6 +274,10 @@ public:
 
     // Its fields of the DEVICE message.
     virtual void describe(DeviceDescription&) const {}
+    // Frames one full measurement of a workload spans (performance queries: a pass each). A cost
+    // budget keeps its rotation coprime with it, so that a workload it measures every few frames
+    // meets every one of them.
+    virtual uint32_t frames_per_set() const { return 1; }
     virtual std::unique_ptr<InstrumentRecording> make_recording(const CommandBufferState& cb) = 0;
     virtual std::unique_ptr<InstrumentQueue> make_queue(TimelineQueue& queue) = 0;
 };

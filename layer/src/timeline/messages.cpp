@@ -81,6 +81,9 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
     if (!d.pci.empty()) {
         json.field("pci", d.pci);
     }
+    if (d.budget) {
+        json.field("budget", *d.budget);
+    }
     json.end_object();
     return frame(MessageType::Device, device, json);
 }
@@ -173,15 +176,33 @@ std::string draws_annex(std::optional<uint64_t> draws) {
 }
 
 std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason, bool captured) {
+                        const char* reason, bool captured,
+                        const std::optional<BudgetFrame>& budget) {
     JsonWriter json;
     json.begin_object()
         .field("device", device)
         .field("queue", queue)
         .field("cpu_ns", cpu_ns)
         .field("reason", reason)
-        .field("captured", captured)
-        .end_object();
+        .field("captured", captured);
+    if (budget) {
+        const BudgetFrame& b = *budget;
+        json.key("budget")
+            .begin_object()
+            .field("state", protocol::name(b.state))
+            .field("workloads", b.workloads)
+            .field("measured", b.measured)
+            .field("interval_ns", b.interval_ns)
+            .field("sample", b.sample);
+        json.key("base_ns");
+        b.base_ns ? json.uinteger(*b.base_ns) : json.null();
+        json.key("unit_ns");
+        b.unit_ns ? json.value(*b.unit_ns) : json.null();
+        json.key("frame_ns");
+        b.frame_ns ? json.value(*b.frame_ns) : json.null();
+        json.field("rotation", b.rotation).field("next", b.next).end_object();
+    }
+    json.end_object();
     return frame(MessageType::Frame, frame_number, json);
 }
 

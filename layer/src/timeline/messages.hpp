@@ -1,6 +1,7 @@
 #pragma once
 // Encodes the timeline's messages (docs/protocol.md) into frames. Pure: the callers post them.
 
+#include "timeline/budget_controller.hpp"
 #include "timeline/command_stream.hpp"
 #include "timeline/interpreter.hpp"
 
@@ -37,7 +38,8 @@ struct DeviceDescription {
     double timestamp_period_ns = 0;
     std::vector<QueueDescription> queues;
     std::optional<ClockDescription> clock;
-    std::string pci; // domain:bus:device.function; empty without VK_EXT_pci_bus_info
+    std::string pci;              // domain:bus:device.function; empty without VK_EXT_pci_bus_info
+    std::optional<double> budget; // percent of the frame (the budget setting)
 };
 
 struct SubmitDescription {
@@ -69,7 +71,8 @@ bool append_annex_frame(std::string& out, uint64_t submit, uint64_t tag, std::st
 // total, or (nullopt) that some of them could not be counted.
 std::string draws_annex(std::optional<uint64_t> draws);
 std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason, bool captured = true);
+                        const char* reason, bool captured = true,
+                        const std::optional<BudgetFrame>& budget = std::nullopt);
 // `query_pools`: the timing feature's pool count, sent only when some device timed.
 std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools = std::nullopt);
 

@@ -62,9 +62,7 @@ void Recorder::reset() {
 }
 
 void Recorder::choose_with_options(Workload& w) {
-    const InstrumentChoice choice = options_.choose(w, options_.choose_context);
-    w.measured = choice.measured;
-    left_out_why_ = choice.why;
+    w.measured = options_.choose(w, options_.choose_context).measured;
 }
 
 uint32_t Recorder::instrument_marks(bool start, const Workload* w,
@@ -95,7 +93,7 @@ uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassF
     bool waited = false;
     uint32_t slot = 0;
     for (const auto& instrument : options_.instruments) {
-        Mark m = Mark::none(left_out_why_);
+        Mark m = Mark::none(instrument->left_out());
         if (w.measured & (1u << slot++)) {
             if (waited) {
                 instrument->interrupt(Interruption::event_wait);

@@ -251,9 +251,6 @@ private:
     int depth_ = 0;            // labels (the application's and the layer's) open in this recording
     bool foreign_end_ = false; // a label begun in an earlier command buffer ended here
     bool current_tagged_ = false;
-    // Why instruments were left out of a workload, by its choice (a render pass instance takes
-    // no other workload between its begin and its end in one command buffer).
-    const char* left_out_why_ = nullptr;
     bool primary_ = true;
     bool one_time_ = true;
     bool needs_submit_label_ = false;

@@ -58,8 +58,13 @@ void end_frame(TimelineQueue& queue, const char* reason) {
         next = left > 0;
     }
     const bool was_selected = device.frame_selected.exchange(next, std::memory_order_relaxed);
+    const uint64_t now = monotonic_ns();
+    std::optional<BudgetFrame> budget;
+    if (device.budget) {
+        budget = device.budget->frame_ended(now, was_selected);
+    }
     if (device.sending()) {
-        device.post(frame_frame(frame, device.id, queue.id, monotonic_ns(), reason, was_selected));
+        device.post(frame_frame(frame, device.id, queue.id, now, reason, was_selected, budget));
     }
 }
 

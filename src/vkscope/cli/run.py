@@ -55,6 +55,7 @@ class RunOptions:
     no_gpu_state: bool = False  # no host sampling of the GPU's clocks and power
     gpu_state_rate: float = DEFAULT_RATE_HZ
     gpu_pci: str | None = None  # the GPU of devices that give no PCI address
+    budget: str | None = None  # the budget setting (docs/budget.md)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
@@ -65,7 +66,7 @@ class RunOptions:
             command, args.setting, args.output, args.timing, args.frames, args.capture_after,
             args.capture_frames, args.no_capture, args.no_report, args.report_all, args.no_trace,
             args.no_html, counters=args.counters, tags=args.tag, no_gpu_state=args.no_gpu_state,
-            gpu_state_rate=args.gpu_state_rate, gpu_pci=args.gpu_pci,
+            gpu_state_rate=args.gpu_state_rate, gpu_pci=args.gpu_pci, budget=args.budget,
         )  # fmt: skip
 
 
@@ -99,6 +100,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="counters around every workload: pipeline_statistics, or counter names "
         "(comma-separated; 'vkscope counters' lists what each device offers)",
+    )
+    parser.add_argument(
+        "--budget",
+        default=None,
+        metavar="P%",
+        help="hold what --timing and --counters add to each frame within P%% of the frame "
+        "without them: each frame measures a rotating share of its workloads (docs/budget.md)",
     )
     parser.add_argument(
         "--frames",
@@ -267,6 +275,16 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
         settings["timing"] = parse_assignment(f"timing={options.timing}")[1]
     if options.counters is not None:
         settings["counters"] = options.counters
+    if options.budget is not None:
+        try:
+            settings["budget"] = parse_assignment(f"budget={options.budget}")[1]
+        except SettingError as exc:
+            raise SettingError(f"--budget {options.budget!r}: {exc}") from None
+    if settings.get("budget", "").strip() and not _instrumented(settings):
+        raise _Refused(
+            "run: a budget holds what --timing and --counters cost, and neither is on: "
+            "add one of them, or leave the budget out"
+        )
     if options.frames is not None:
         try:
             parse_frame_selection(options.frames)
@@ -297,6 +315,11 @@ def _layer_settings(options: RunOptions) -> tuple[dict[str, str], list[str]]:
             )
             del settings[name]
     return settings, notes
+
+
+def _instrumented(settings: dict[str, str]) -> bool:
+    """Some instrument measures the workloads: timing, or counters."""
+    return settings.get("timing", "off") != "off" or bool(settings.get("counters", "").strip())
 
 
 def _khr_counters(settings: dict[str, str], notes: list[str]) -> bool:

@@ -23,6 +23,7 @@ public:
     std::unique_ptr<timeline::InstrumentRecording>
     make_recording(const timeline::CommandBufferState& cb) override;
     std::unique_ptr<timeline::InstrumentQueue> make_queue(timeline::TimelineQueue& queue) override;
+    uint32_t frames_per_set() const override { return device.cycle(); }
 
     PerfDevice device;
     const timeline::TimelineDevice& timeline;

@@ -82,6 +82,10 @@ void PerfRecording::release() {
     open_ = {};
 }
 
+const char* PerfRecording::left_out() const {
+    return why(Reason::budget);
+}
+
 const char* PerfRecording::unmarked() const {
     return why_ ? why_ : why(Reason::no_query_pool);
 }

@@ -51,6 +51,7 @@ public:
     timeline::Mark finish() override;
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     const char* unmarked() const override;
+    const char* left_out() const override;
     void execute(std::span<timeline::InstrumentRecording* const> secondaries,
                  bool in_render_pass) override;
 

@@ -26,6 +26,7 @@ public:
     timeline::Mark finish() override;
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     const char* unmarked() const override { return why_ ? why_ : why(Reason::no_query_pool); }
+    const char* left_out() const override { return why(Reason::budget); }
 
     // The application begins or ends one of its own pipeline statistics queries.
     void application_query(bool begins);

@@ -37,6 +37,7 @@ public:
     void execute(std::span<timeline::InstrumentRecording* const> secondaries,
                  bool in_render_pass) override;
     const char* unmarked() const override { return why_ ? why_ : why(Reason::outside_frame); }
+    const char* left_out() const override { return why(Reason::budget); }
 
     const std::vector<EventPair>& handovers() const { return events_; }
     // The span that ends at handover `index` includes work no workload of this recording

@@ -61,6 +61,7 @@ public:
         timing_.interrupt();
     }
     const char* unmarked() const override { return timing_.untimed(); }
+    const char* left_out() const override { return reason::kBudget; }
 
 private:
     timeline::Mark mark(Timestamp ts) const {

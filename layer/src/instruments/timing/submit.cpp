@@ -93,8 +93,10 @@ struct SubmitTiming::Job {
         for (const Batch& batch : batches) {
             seen.clear();
             const auto settle = [&](uint64_t submit, uint64_t tag, InstanceTiming& t) {
-                // Instances recorded outside captured frames had nothing injected around them.
-                const bool injected = t.reason != reason::kOutsideFrame;
+                // Instances recorded outside captured frames, and those the cost budget left out
+                // of theirs, had nothing injected around them.
+                const bool injected =
+                    t.reason != reason::kOutsideFrame && t.reason != reason::kBudget;
                 t.serialization = injected ? batch.serialization : "none";
                 if (t.status == Outcome::ok && batch.caveat) {
                     t.reason = batch.caveat;

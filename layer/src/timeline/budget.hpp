@@ -1,0 +1,67 @@
+#pragma once
+// A device's cost budget (the `budget` setting, docs/budget.md): which workloads of each captured
+// frame get instruments.
+//
+// What runs in the application's process is only what must: per workload, as its recording
+// begins it, a position (an atomic increment) and a test against the frame's window; per frame,
+// at its end, the controller (budget_controller.hpp) reads the time since the last frame end and
+// plans the next window. Which identities were measured in which frames, the joins across frames
+// and why an identity was never measured are the host's (capture/read/coverage.py).
+//
+// A recording takes the window of the frame it begins in and keeps it to its end, like the
+// `frames` selection: a render thread that records frame N + 1 while frame N is still being
+// submitted numbers its workloads the same way every frame.
+
+#include "timeline/budget_controller.hpp"
+#include "timeline/instrument.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+namespace vkscope::timeline {
+
+struct Workload;
+
+class Budget {
+public:
+    // `percent`: of the frame without instruments (0 to 100); `frames_per_set`: the instruments'
+    // (Instrument::frames_per_set), which the rotation stays coprime with.
+    explicit Budget(double percent, uint32_t frames_per_set = 1);
+    Budget(const Budget&) = delete;
+    Budget& operator=(const Budget&) = delete;
+
+    double percent() const { return percent_; }
+
+    // vkBeginCommandBuffer of a recording in a captured frame: the RecordOptions::choose context
+    // its workloads are chosen with.
+    void* recording_began() { return &epochs_[current_.load(std::memory_order_acquire) % kEpochs]; }
+    // RecordOptions::choose: every instrument, or none.
+    static InstrumentChoice choose(const Workload& w, void* context);
+
+    // A frame ended at `now_ns` (CLOCK_MONOTONIC); `captured`: the frame selection captured it.
+    // What the controller saw and decided, for the FRAME message; none for a frame not captured.
+    std::optional<BudgetFrame> frame_ended(uint64_t now_ns, bool captured);
+
+private:
+    // The workloads of the recordings begun in one frame, and the window they are chosen by.
+    struct Epoch {
+        std::atomic<uint32_t> positions{0};
+        std::atomic<uint64_t> window{0}; // BudgetWindow::pack()
+    };
+    // A recording keeps its frame's epoch to its end: four frames is room for one that spans
+    // the end of its frame, with the epochs of the frames after it prepared meanwhile.
+    static constexpr uint64_t kEpochs = 4;
+
+    const double percent_;
+    std::array<Epoch, kEpochs> epochs_;
+    std::atomic<uint64_t> current_{0};
+
+    std::mutex mutex_; // frame ends (one a frame: never on a recording path)
+    BudgetController controller_;
+    uint64_t last_end_ns_ = 0; // of the last captured frame; 0: the last frame was not captured
+};
+
+} // namespace vkscope::timeline

@@ -1,0 +1,156 @@
+#pragma once
+// The cost budget's controller (the `budget` setting, docs/budget.md): from each captured frame's
+// time it estimates what the frame costs without instruments and what one measured workload adds
+// to it, and plans how many workloads the next frame measures and which (a window over the
+// frame's workloads in the order their recordings begin them, that moves on by its size every
+// frame, so a repeating frame has every workload measured once per rotation).
+//
+// The rotation's length is chosen first: the fewest frames whose share of the full cost fits the
+// budget, with half a frame to spare (rotation = ceil(full / budget + 1/2)); each frame then
+// measures its share of the workloads. So the frames that measure every workload once are the
+// number the budget implies, give or take one, and an estimate off by less than half a budget
+// neither overspends nor lengthens the rotation by more than a frame.
+//
+// Estimates come from the frames' own times: the time between two frame ends, taken only where
+// the frame and the one before it were alike (both measured, or both not), since what a frame's
+// instruments cost the GPU may show in the next frame's time. The frame without instruments is
+// the median of the last few *baseline* frames (two frames in a row measured by nothing: at the
+// start, then every ~64 frames at the end of a rotation); what a workload adds is the median, over
+// the last measured frames, of their time over that baseline per measured workload.
+//
+// Pure: no clock, no atomics, no Vulkan. One caller at a time (the device's Budget, under its
+// lock), at each captured frame's end.
+
+#include "protocol.gen.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace vkscope::timeline {
+
+using BudgetState = protocol::BudgetState; // warmup, baseline, measured
+
+// The workloads a frame measures: positions [begin, begin + count) of the frame, modulo `period`
+// (the workloads a frame had when it was planned). Packed into 64 bits, so that recording threads
+// read it with one atomic load.
+struct BudgetWindow {
+    static constexpr uint32_t kMaxPositions = (1u << 21) - 1;
+    uint32_t begin = 0;  // < period
+    uint32_t count = 0;  // <= period
+    uint32_t period = 0; // 0: nothing is measured
+
+    bool measures(uint32_t position) const {
+        if (count == 0) {
+            return false;
+        }
+        if (count >= period) {
+            return true;
+        }
+        // Positions past the period (a frame that grew) count on from its end, unwrapped.
+        const uint32_t from = position >= begin ? position - begin : position + period - begin;
+        return from < count;
+    }
+    // How many of `positions` workloads it measures.
+    uint32_t measured(uint32_t positions) const;
+
+    uint64_t pack() const {
+        return uint64_t{begin} | (uint64_t{count} << 21) | (uint64_t{period} << 42);
+    }
+    static BudgetWindow unpack(uint64_t v) {
+        return {static_cast<uint32_t>(v & kMaxPositions),
+                static_cast<uint32_t>((v >> 21) & kMaxPositions),
+                static_cast<uint32_t>((v >> 42) & kMaxPositions)};
+    }
+};
+
+// What the controller saw in one frame and decided for the next: the FRAME message's `budget`.
+struct BudgetFrame {
+    BudgetState state = BudgetState::warmup;
+    uint32_t workloads = 0;
+    uint32_t measured = 0;
+    uint64_t interval_ns = 0;
+    bool sample = false;
+    std::optional<uint64_t> base_ns;
+    std::optional<double> unit_ns;
+    std::optional<double> frame_ns;
+    uint32_t rotation = 0;
+    uint32_t next = 0;
+};
+
+class BudgetController {
+public:
+    // Frames at the start that are no sample of anything (pipelines compile, caches fill).
+    static constexpr uint32_t kWarmupFrames = 2;
+    // Baseline frames in a row: at the start, and later each time the baseline is refreshed.
+    static constexpr uint32_t kFirstBaselineRun = 6;
+    static constexpr uint32_t kBaselineRun = 2;
+    // Frames after a baseline run before the next one is due (at the end of a rotation).
+    static constexpr uint32_t kRefreshFrames = 64;
+    // Frames after a baseline run before a baseline that the measured frames contradict (they
+    // are faster) is taken again.
+    static constexpr uint32_t kSuspectFrames = 16;
+    static constexpr size_t kBaseSamples = 9;
+    static constexpr size_t kUnitSamples = 31;
+
+    // `budget`: the share of the frame without instruments that they may add (0.05 for 5%).
+    // `frames_per_set`: frames one full measurement of a workload spans (performance queries'
+    // passes, one a frame): a rotation of a length that shares a factor with it would measure a
+    // workload in frames of the same passes only, so the rotation is lengthened to be coprime.
+    explicit BudgetController(double budget, uint32_t frames_per_set = 1);
+
+    // A captured frame ended `interval_ns` after the previous frame's end (0: the previous frame
+    // was not captured, or there was none), having begun `positions` workloads. Returns what the
+    // frame was and plans the next (window()).
+    BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions);
+    // The frame that ended was not captured: the next captured frame's time is no sample.
+    void frame_skipped() { previous_ = BudgetState::warmup; }
+
+    // The current frame's window.
+    BudgetWindow window() const { return window_; }
+    std::optional<uint64_t> base_ns() const { return base_ns_; }
+    std::optional<double> unit_ns() const { return unit_ns_; }
+    double frame_ns() const { return frame_ns_; }
+
+private:
+    struct UnitSample {
+        uint64_t interval_ns = 0;
+        double measured = 0; // workloads measured, averaged over the frame and the one before
+    };
+
+    void estimate();
+    // Workloads a frame may measure within the budget, from the estimates (infinite without).
+    double allowed() const;
+    // Frames a rotation takes, from the estimates; 0 without them.
+    uint32_t rotation(uint32_t positions) const;
+    BudgetState plan(uint32_t positions, bool rotated);
+
+    const double budget_;
+    const uint32_t frames_per_set_;
+    BudgetWindow window_;
+    BudgetState state_ = BudgetState::warmup;    // of the current frame
+    BudgetState previous_ = BudgetState::warmup; // of the frame before it
+    uint32_t previous_count_ = 0;                // workloads the frame before it measured
+    uint64_t frames_ = 0;                        // captured frames ended
+    uint32_t baseline_left_ = 0;                 // frames of the current baseline run after this
+    uint64_t since_baseline_ = 0;                // frames since the last baseline run
+    double established_ = 0; // workloads a measured frame measures, on average (a share carries)
+    double credit_ = 0;      // of a workload, carried to the next frame
+    bool grew_ = false;      // the count grew at the last measured frame
+    uint32_t rotation_ = 0;
+
+    std::array<uint64_t, kBaseSamples> base_samples_{};
+    size_t base_count_ = 0;
+    std::array<UnitSample, kUnitSamples> unit_samples_{};
+    size_t unit_count_ = 0;
+    std::optional<uint64_t> base_ns_;
+    std::optional<double> unit_ns_;
+    // What measuring anything adds to a frame beside its workloads (0 until a fit says more),
+    // and the last estimate per workload, trusted or not (estimate()).
+    double frame_ns_ = 0;
+    double last_unit_ = 0;
+    bool base_suspect_ = false;
+};
+
+} // namespace vkscope::timeline

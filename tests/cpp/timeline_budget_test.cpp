@@ -1,0 +1,364 @@
+// The cost budget: the window a frame's workloads are chosen by, the controller that plans it from
+// the frames' times, and the device-side epochs that recordings take their window from.
+
+#include "core/settings_parse.hpp"
+#include "timeline/budget.hpp"
+#include "timeline/budget_controller.hpp"
+#include "timeline/command_stream.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace vkscope::timeline {
+namespace {
+
+TEST(BudgetWindow, MeasuredCountsWhatMeasuresChooses) {
+    std::mt19937 rng(7);
+    for (int i = 0; i < 2000; ++i) {
+        const uint32_t period = 1 + rng() % 300;
+        const BudgetWindow w{static_cast<uint32_t>(rng() % period),
+                             static_cast<uint32_t>(rng() % (period + 1)), period};
+        const uint32_t positions = static_cast<uint32_t>(rng() % (2 * period + 2));
+        uint32_t chosen = 0;
+        for (uint32_t p = 0; p < positions; ++p) {
+            chosen += w.measures(p) ? 1 : 0;
+        }
+        ASSERT_EQ(w.measured(positions), chosen)
+            << "begin " << w.begin << " count " << w.count << " period " << period;
+        const BudgetWindow back = BudgetWindow::unpack(w.pack());
+        ASSERT_EQ(back.begin, w.begin);
+        ASSERT_EQ(back.count, w.count);
+        ASSERT_EQ(back.period, w.period);
+    }
+}
+
+TEST(BudgetWindow, WrapsAroundTheFrame) {
+    const BudgetWindow w{190, 20, 200};
+    EXPECT_TRUE(w.measures(195));
+    EXPECT_TRUE(w.measures(5));
+    EXPECT_FALSE(w.measures(10));
+    EXPECT_FALSE(w.measures(100));
+    EXPECT_EQ(w.measured(200), 20u);
+}
+
+// A frame loop: each frame costs `base` plus `unit` per workload measured, of this frame
+// (lag 0) or of the one before it (lag 1: the GPU's share shows when the application waits
+// for the frame later), with uniform noise of `noise` of the base.
+struct Loop {
+    double budget = 0.05;
+    double base_ns = 800'000;
+    double unit_ns = 1'500;
+    double frame_ns = 0; // added to a frame that measures anything (reading results back)
+    uint32_t workloads = 200;
+    int lag = 0;
+    double noise = 0.0;
+    uint32_t seed = 1;
+
+    struct Result {
+        std::vector<BudgetFrame> frames;
+        // Frame numbers that measured each position.
+        std::vector<std::vector<uint32_t>> measured_in;
+    };
+
+    Result run(uint32_t frames) const {
+        BudgetController c(budget);
+        std::mt19937 rng(seed);
+        std::uniform_real_distribution<double> jitter(-noise, noise);
+        Result out;
+        out.measured_in.resize(workloads);
+        uint32_t last = 0;
+        for (uint32_t f = 0; f < frames; ++f) {
+            const BudgetWindow w = c.window();
+            const uint32_t measured = w.measured(workloads);
+            for (uint32_t p = 0; p < workloads; ++p) {
+                if (w.measures(p)) {
+                    out.measured_in[p].push_back(f);
+                }
+            }
+            const uint32_t shown = lag ? last : measured;
+            last = measured;
+            const double ns =
+                base_ns * (1 + jitter(rng)) + unit_ns * shown + (shown ? frame_ns : 0);
+            const uint64_t interval = f == 0 ? 0 : static_cast<uint64_t>(ns);
+            out.frames.push_back(c.frame_ended(interval, workloads));
+            EXPECT_EQ(out.frames.back().measured, measured) << "frame " << f;
+        }
+        return out;
+    }
+
+    // The full cost over the budget, rounded up, plus one: the frames a rotation may take.
+    uint32_t rotation_target() const {
+        return static_cast<uint32_t>(std::ceil(workloads * unit_ns / base_ns / budget)) + 1;
+    }
+};
+
+// Frames from `first` on whose `state` is measured: the share of the base each added.
+std::vector<double> spends(const Loop& loop, const Loop::Result& r, size_t first) {
+    std::vector<double> out;
+    for (size_t f = first; f < r.frames.size(); ++f) {
+        if (r.frames[f].state == BudgetState::measured) {
+            out.push_back(r.frames[f].measured * loop.unit_ns / loop.base_ns);
+        }
+    }
+    return out;
+}
+
+// The most frames between two measurements of one position, after frame `first`, in frames
+// that were not baseline frames, and over all frames.
+std::pair<uint32_t, uint32_t> longest_gaps(const Loop::Result& r, uint32_t first) {
+    uint32_t rotation = 0;
+    uint32_t any = 0;
+    for (const auto& frames : r.measured_in) {
+        uint32_t before = first;
+        bool seen = false;
+        for (const uint32_t f : frames) {
+            if (f < first) {
+                continue;
+            }
+            if (seen) {
+                uint32_t baseline = 0;
+                for (uint32_t g = before + 1; g < f; ++g) {
+                    baseline += r.frames[g].state == BudgetState::baseline ? 1 : 0;
+                }
+                rotation = std::max(rotation, f - before - baseline);
+                any = std::max(any, f - before);
+            }
+            before = f;
+            seen = true;
+        }
+        EXPECT_TRUE(seen) << "a position never measured";
+    }
+    return {rotation, any};
+}
+
+TEST(BudgetController, StartsWithWarmupFramesThenBaselineFrames) {
+    const Loop loop;
+    const auto r = loop.run(16);
+    const uint32_t warmup = BudgetController::kWarmupFrames;
+    const uint32_t run = BudgetController::kFirstBaselineRun;
+    for (uint32_t f = 0; f < warmup; ++f) {
+        EXPECT_EQ(r.frames[f].state, BudgetState::warmup) << f;
+        EXPECT_FALSE(r.frames[f].sample);
+    }
+    for (uint32_t f = warmup; f < warmup + run; ++f) {
+        EXPECT_EQ(r.frames[f].state, BudgetState::baseline) << f;
+        EXPECT_EQ(r.frames[f].measured, 0u);
+    }
+    EXPECT_FALSE(r.frames[warmup].sample) << "after a warmup frame: not alike";
+    EXPECT_TRUE(r.frames[warmup + 1].sample);
+    ASSERT_TRUE(r.frames[warmup + run - 1].base_ns);
+    EXPECT_EQ(*r.frames[warmup + run - 1].base_ns, 800'000u);
+    EXPECT_EQ(r.frames[warmup + run].state, BudgetState::measured);
+    EXPECT_EQ(r.frames[warmup + run].measured, 200u / 64)
+        << "the ramp starts at a 64th of the frame";
+}
+
+TEST(BudgetController, ABaselineTheMeasuredFramesContradictIsTakenAgain) {
+    // The baseline frames come while the application still warms up: twice as long as later.
+    BudgetController c(0.05);
+    const uint32_t warmup = BudgetController::kWarmupFrames;
+    const uint32_t run = BudgetController::kFirstBaselineRun;
+    for (uint32_t f = 0; f < warmup + run; ++f) {
+        c.frame_ended(f ? 1'600'000 : 0, 200);
+    }
+    ASSERT_EQ(*c.base_ns(), 1'600'000u);
+    uint32_t f = 0;
+    for (; f < 100 && (!c.base_ns() || *c.base_ns() != 800'000); ++f) {
+        const uint32_t measured = c.window().measured(200);
+        c.frame_ended(800'000 + 1'500 * measured, 200);
+    }
+    EXPECT_LT(f, 40u) << "taken again within a few rotations";
+    for (int g = 0; g < 40; ++g) {
+        const uint32_t measured = c.window().measured(200);
+        c.frame_ended(800'000 + 1'500 * measured, 200);
+    }
+    ASSERT_TRUE(c.unit_ns());
+    EXPECT_NEAR(*c.unit_ns(), 1500.0, 1.0);
+}
+
+TEST(BudgetController, HoldsTheBudgetAndMeasuresEveryWorkloadWithinTheRotationItImplies) {
+    for (const int lag : {0, 1}) {
+        Loop loop;
+        loop.lag = lag;
+        const auto r = loop.run(400);
+        const auto spent = spends(loop, r, 40);
+        ASSERT_FALSE(spent.empty());
+        for (const double s : spent) {
+            ASSERT_LE(s, loop.budget + 1e-9) << "lag " << lag;
+        }
+        // 200 workloads of 1.5 us on 800 us: 37.5% in full, 7.5 budgets: a rotation of 8.
+        const BudgetFrame& last = r.frames.back();
+        EXPECT_EQ(last.rotation, 8u) << "lag " << lag;
+        ASSERT_TRUE(last.unit_ns);
+        EXPECT_NEAR(*last.unit_ns, 1500.0, 1.0);
+        const auto [rotation, any] = longest_gaps(r, 40);
+        EXPECT_LE(rotation, loop.rotation_target()) << "lag " << lag;
+        EXPECT_LE(any, loop.rotation_target() + BudgetController::kBaselineRun) << "lag " << lag;
+    }
+}
+
+TEST(BudgetController, RefreshesItsBaselineAtTheEndOfARotation) {
+    const Loop loop;
+    const auto r = loop.run(400);
+    std::vector<uint32_t> runs;
+    for (uint32_t f = 40; f < r.frames.size(); ++f) {
+        if (r.frames[f].state == BudgetState::baseline &&
+            r.frames[f - 1].state == BudgetState::measured) {
+            runs.push_back(f);
+            EXPECT_EQ(r.frames[f + 1].state, BudgetState::baseline);
+            EXPECT_EQ(r.frames[f].measured, 0u);
+        }
+    }
+    ASSERT_GE(runs.size(), 3u);
+    for (size_t i = 1; i < runs.size(); ++i) {
+        EXPECT_GE(runs[i] - runs[i - 1], BudgetController::kRefreshFrames);
+        EXPECT_LE(runs[i] - runs[i - 1], BudgetController::kRefreshFrames + 12);
+    }
+}
+
+TEST(BudgetController, NoisyFramesStillHoldTheBudgetAtTheMedian) {
+    Loop loop;
+    loop.noise = 0.005;   // +-0.5% of the frame: a tenth of the budget
+    loop.unit_ns = 1'450; // 36.25% in full: 7.25 budgets
+    loop.lag = 1;
+    for (uint32_t seed = 1; seed <= 5; ++seed) {
+        loop.seed = seed;
+        const auto r = loop.run(600);
+        auto spent = spends(loop, r, 60);
+        std::sort(spent.begin(), spent.end());
+        EXPECT_LE(spent[spent.size() / 2], loop.budget) << "seed " << seed;
+        EXPECT_LE(spent[spent.size() * 95 / 100], loop.budget) << "seed " << seed;
+        const auto [rotation, any] = longest_gaps(r, 60);
+        EXPECT_LE(rotation, loop.rotation_target()) << "seed " << seed;
+        EXPECT_LE(any, loop.rotation_target() + BudgetController::kBaselineRun) << "seed " << seed;
+    }
+}
+
+TEST(BudgetController, ACostPerFrameIsHeldToo) {
+    // Measuring anything costs the frame 20 us more (2.5% of it), each workload 1.5 us: a 5%
+    // budget holds about ten workloads a frame; a 100% budget all of them.
+    Loop loop;
+    loop.frame_ns = 20'000;
+    const auto r = loop.run(400);
+    for (size_t f = 60; f < r.frames.size(); ++f) {
+        const BudgetFrame& b = r.frames[f];
+        if (b.state == BudgetState::measured) {
+            const double spent = (loop.frame_ns + loop.unit_ns * b.measured) / loop.base_ns;
+            // A frame that rounds its share of a workload up measures one more.
+            ASSERT_LE(spent, loop.budget + loop.unit_ns / loop.base_ns + 1e-9) << f;
+            ASSERT_GE(spent, 0.8 * loop.budget) << f << ": it grows until it nears the budget";
+        }
+    }
+    loop.budget = 1.0;
+    loop.frame_ns = 400'000; // half the frame
+    EXPECT_EQ(loop.run(200).frames.back().measured, 200u);
+}
+
+TEST(BudgetController, AHundredPercentMeasuresEveryWorkloadOnceTheCostIsKnown) {
+    Loop loop;
+    loop.budget = 1.0;
+    const auto r = loop.run(40);
+    EXPECT_EQ(r.frames.back().rotation, 1u);
+    EXPECT_EQ(r.frames.back().measured, 200u);
+}
+
+TEST(BudgetController, ARotationMeetsEveryPassOfAPerformanceQuerySet) {
+    // Two passes (a frame each): 7.5 budgets would make a rotation of 8 frames, which meets a
+    // workload in frames of one pass only; 9 meets both.
+    BudgetController c(0.05, 2);
+    for (int f = 0; f < 200; ++f) {
+        const uint32_t measured = c.window().measured(200);
+        c.frame_ended(f ? 800'000 + 1'500 * measured : 0, 200);
+    }
+    const BudgetFrame last = c.frame_ended(800'000 + 1'500 * c.window().measured(200), 200);
+    EXPECT_EQ(last.rotation, 9u);
+}
+
+TEST(BudgetController, ZeroMeasuresNothingAndEveryFrameIsABaseline) {
+    Loop loop;
+    loop.budget = 0;
+    const auto r = loop.run(30);
+    for (const BudgetFrame& f : r.frames) {
+        EXPECT_EQ(f.state, BudgetState::baseline);
+        EXPECT_EQ(f.measured, 0u);
+        EXPECT_EQ(f.next, 0u);
+        EXPECT_EQ(f.rotation, 0u);
+    }
+    EXPECT_TRUE(r.frames.back().base_ns) << "the frame's own time is still measured";
+}
+
+TEST(BudgetController, AFrameAfterOneNotCapturedIsNoSample) {
+    BudgetController c(0.05);
+    c.frame_ended(0, 100);
+    for (uint32_t f = 0; f < BudgetController::kWarmupFrames; ++f) {
+        c.frame_ended(1000, 100);
+    }
+    EXPECT_TRUE(c.frame_ended(1000, 100).sample);
+    c.frame_skipped();
+    EXPECT_FALSE(c.frame_ended(1000, 100).sample);
+}
+
+TEST(BudgetController, ACheapBudgetMeasuresAFewWorkloadsOverManyFrames) {
+    Loop loop;
+    loop.budget = 0.002; // 1.6 us of an 800 us frame: one workload a frame
+    const auto r = loop.run(700);
+    auto spent = spends(loop, r, 80);
+    // One a frame, and now and then two (the budget holds 1.07): within the budget but for
+    // those, which round a share of a workload up.
+    std::sort(spent.begin(), spent.end());
+    EXPECT_LE(spent[spent.size() / 2], loop.budget);
+    EXPECT_LE(spent[spent.size() * 9 / 10], loop.budget);
+    EXPECT_LE(spent.back(), 2 * loop.unit_ns / loop.base_ns + 1e-9);
+    EXPECT_LE(r.frames.back().rotation, 200u);
+    EXPECT_GE(r.frames.back().rotation, 180u);
+}
+
+TEST(Budget, ARecordingKeepsTheWindowOfTheFrameItBeganIn) {
+    Budget budget(100);
+    const Workload w;
+    uint64_t now = 1'000'000;
+    for (uint32_t f = 0; f < BudgetController::kWarmupFrames + BudgetController::kFirstBaselineRun;
+         ++f) {
+        void* recording = budget.recording_began();
+        for (int i = 0; i < 10; ++i) {
+            // Warmup and baseline frames measure nothing.
+            EXPECT_EQ(Budget::choose(w, recording).measured, 0);
+        }
+        const auto frame = budget.frame_ended(now += 1'000'000, true);
+        ASSERT_TRUE(frame);
+        EXPECT_EQ(frame->workloads, 10u);
+    }
+    // The next frame measures (a 64th of 10, at least one); a recording begun in it keeps its
+    // window after the frame has ended.
+    void* recording = budget.recording_began();
+    EXPECT_EQ(Budget::choose(w, recording).measured, InstrumentChoice::kAll);
+    EXPECT_EQ(Budget::choose(w, recording).measured, 0);
+    const auto frame = budget.frame_ended(now += 1'000'000, true);
+    ASSERT_TRUE(frame);
+    EXPECT_EQ(frame->state, BudgetState::measured);
+    EXPECT_EQ(frame->measured, 1u);
+    EXPECT_EQ(Budget::choose(w, recording).measured, 0)
+        << "its third position, not the next frame's first";
+    EXPECT_FALSE(budget.frame_ended(now += 1'000'000, false)) << "not captured: nothing to say";
+}
+
+TEST(SettingsParse, PercentagesAsTheHostReadsThem) {
+    std::optional<double> v;
+    std::string why;
+    for (const char* ok : {"5", "5%", " 2.5 % ", "0", "100%", "0.25", ".5", "5."}) {
+        EXPECT_EQ(parse_percent(ok, 0, 100, v, why), AssignResult::kOk) << ok;
+        EXPECT_TRUE(v) << ok;
+    }
+    EXPECT_EQ(parse_percent("", 0, 100, v, why), AssignResult::kOk);
+    EXPECT_FALSE(v) << "empty: off";
+    for (const char* bad : {"-1", "101", "abc", "5%%", "1e2", "nan", "inf", "%", "5 5"}) {
+        EXPECT_EQ(parse_percent(bad, 0, 100, v, why), AssignResult::kBadValue) << bad;
+    }
+}
+
+} // namespace
+} // namespace vkscope::timeline
