@@ -29,8 +29,11 @@ from typing import Any, Final
 # 10: `instance_columns`: every instance's columns as the columnar read gives them, stored once
 # when the capture is finalized (Arrow IPC streams, LZ4), and meta.instance_columns saying what
 # they hold; a capture without them is read row by row, as before.
-SCHEMA_VERSION: Final = 10
 INSTANCE_COLUMNS_SINCE: Final = 10
+# 11: the cost budget: devices.budget_percent, and `budget_frames` (what the budget's controller
+# saw and decided at each captured frame's end, from FRAME messages); a budgeted capture's
+# instances left out of a frame say so in their timing and counters reasons.
+SCHEMA_VERSION: Final = 11
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -127,6 +130,7 @@ CREATE TABLE devices (
     clock_domain TEXT,
     clock_max_deviation_ns INTEGER,
     pci TEXT,
+    budget_percent REAL,
     PRIMARY KEY (process, id)
 );
 CREATE TABLE queues (
@@ -148,6 +152,21 @@ CREATE TABLE frames (
     cpu_ns INTEGER,
     reason TEXT,
     captured INTEGER
+);
+CREATE TABLE budget_frames (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    workloads INTEGER NOT NULL,
+    measured INTEGER NOT NULL,
+    interval_ns INTEGER NOT NULL,
+    sample INTEGER NOT NULL,
+    base_ns INTEGER,
+    unit_ns REAL,
+    frame_ns REAL,
+    rotation INTEGER NOT NULL,
+    next INTEGER NOT NULL
 );
 CREATE TABLE label_stacks (
     process INTEGER NOT NULL,

@@ -33,6 +33,9 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `gpu_samples` read as empty tables, `devices.pci` as NULL.
 - 9 -> 10: stored instance columns. Nothing to present: a file without `instance_columns` (older,
   or never finalized, or killed while they were written) is read row by row (columns.py).
+- 10 -> 11: the cost budget. An older file was captured without one: `devices.budget_percent`
+  reads as NULL and `budget_frames` as an empty table, and every instance was left to its
+  instruments (none says `budget`).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -59,11 +62,13 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
     8: ("tags",),
     9: ("gpus", "device_gpus", "gpu_samples"),
     INSTANCE_COLUMNS_SINCE: ("instance_columns",),
+    11: ("budget_frames",),
 }
 # Of those, the ones readers query: an older file gets an empty one (the journal is read only
 # where a file has one).
 _READ_EMPTY: Final = (
     "device_counters", "command_buffer_counters", "tags", "gpus", "device_gpus", "gpu_samples",
+    "budget_frames",
 )  # fmt: skip
 
 # Columns that a file older than the version given reads through an expression of its own.
@@ -89,6 +94,7 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
         "device_counters": ("storage", "scope", "uuid", "pass_index", "concurrently_impacted"),
     },
     9: {"devices": ("pci",)},
+    11: {"devices": ("budget_percent",)},
 }
 
 

@@ -22,7 +22,8 @@ from ..write.build import JournalBuild, has_journal, index_workloads
 
 # The tables the journal builds into: copied (whatever the file already holds), then built into.
 BUILT: Final = (
-    "submits", "workloads", "workload_instances", "annexes", "frames", "diagnostics",
+    "submits", "workloads", "workload_instances", "annexes", "frames", "budget_frames",
+    "diagnostics",
 )  # fmt: skip
 
 _DIAGNOSTIC: Final = "INSERT INTO temp.diagnostics VALUES (NULL,?,?,?,?,?,?)"
@@ -55,6 +56,10 @@ def present_journal(db: sqlite3.Connection) -> bool:
     db.execute("BEGIN")
     try:
         for table in BUILT:
+            if not db.execute(
+                "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone():
+                continue  # newer than the file: compat.py made it, empty, in temp already
             db.execute(schema.table_definition(table, "temp"))
             db.execute(f"INSERT INTO temp.{table} SELECT * FROM main.{table}")
             for index in schema.index_definitions(table, "temp"):

@@ -35,6 +35,7 @@ from .integrity import check_header, check_structure, meta_record
 from .present import present_journal
 from .read_only import ReadOnly
 from .records import (
+    BudgetFrame,
     CaptureMeta,
     CommandBufferCounters,
     CounterDetail,
@@ -230,6 +231,26 @@ class Capture:
             Frame(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] is None else bool(r[6]))
             for r in self._rows(sql)
         ]
+
+    def budget_frames(self) -> list[BudgetFrame]:
+        """What each device's cost budget controller saw and decided, frame by frame (empty for
+        a capture without a budget, and before schema 11)."""
+        sql = (
+            "SELECT process, device, number, state, workloads, measured, interval_ns, sample, "
+            "base_ns, unit_ns, frame_ns, rotation, next FROM budget_frames "
+            "ORDER BY process, device, number"
+        )
+        return [
+            BudgetFrame(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9], r[10],
+                        r[11], r[12])
+            for r in self._rows(sql)
+        ]  # fmt: skip
+
+    def budget_percent(self) -> float | None:
+        """The cost budget the capture's instruments were held to, in percent of the frame
+        (the `budget` setting); None without one."""
+        found = [d.budget_percent for d in self.devices() if d.budget_percent is not None]
+        return min(found) if found else None
 
     def diagnostics(self) -> list[Diagnostic]:
         sql = "SELECT connection, offset, kind, message_type, reason, excerpt FROM diagnostics"

@@ -79,6 +79,9 @@ class Device:
     clock_domain: str | None = None
     clock_max_deviation_ns: int | None = None
     pci: str | None = None  # its PCI address (VK_EXT_pci_bus_info; schema 9 on)
+    # The cost budget its instruments were held to, in percent of the frame (docs/budget.md);
+    # None: every workload of every captured frame was measured.
+    budget_percent: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,27 @@ class Frame:
     cpu_ns: int | None
     reason: str | None
     captured: bool | None = None  # whether the frame selection captured it; None: not said
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetFrame:
+    """What a device's cost budget controller saw at the end of a captured frame and decided
+    for the next (docs/budget.md): a FRAME message's `budget`."""
+
+    process: int
+    device: int
+    number: int  # the frame that ended
+    # warmup, baseline (measured nothing: the frame's time without instruments), or measured
+    state: str
+    workloads: int  # workloads its recordings began
+    measured: int  # of them, those given instruments
+    interval_ns: int  # since the previous captured frame ended; 0: none just before it
+    sample: bool  # the interval counted in an estimate
+    base_ns: int | None  # the frame without instruments, as estimated after it
+    unit_ns: float | None  # what one measured workload adds to the frame, as estimated
+    frame_ns: float | None  # what measuring anything adds to a frame beside its workloads
+    rotation: int  # frames a rotation over every workload takes at that cost; 0: none
+    next: int  # workloads the next frame measures
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +286,7 @@ class IdentifiedValue(NamedTuple):
     device: int | None
     frame: int | None
     id: int  # the instance (WorkloadInstance.id)
+    left_out: int = 0  # 1: the cost budget left it out of its frame (left_out.py)
 
     @property
     def identity(self) -> WorkloadIdentity:

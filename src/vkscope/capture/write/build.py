@@ -1,5 +1,5 @@
-"""Builds a capture's submits, workloads, workload_instances, annexes and frames tables from its
-journal.
+"""Builds a capture's submits, workloads, workload_instances, annexes, frames and budget_frames
+tables from its journal.
 
 The store runs this when it finalizes a capture, into the file itself, consuming the journal
 (each row is deleted once built, so the pages it held take the tables' rows and the file does
@@ -82,6 +82,9 @@ class JournalBuild:
         self._final = final
         self._workloads = WorkloadRows(target)
         self._insert_frame = f"INSERT INTO {target}.frames VALUES (NULL,?,?,?,?,?,?,?)"
+        self._insert_budget = (
+            f"INSERT INTO {target}.budget_frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        )
         self._insert_submit = (
             f"INSERT INTO {target}.submits ({SUBMIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
         )
@@ -145,13 +148,21 @@ class JournalBuild:
         self, row_id: int, conn_id: int, process: int, runs: list[journal.RunEntry]
     ) -> None:
         entries = journal.frames(row_id, journal.FRAMES, runs)
+        decoded = self._decode(conn_id, entries, m.FRAME)
         rows = [
             (process, f.device, tag, f.queue, f.cpu_ns, f.reason, f.captured)
-            for (tag, _, _), f in zip(entries, self._decode(conn_id, entries, m.FRAME), strict=True)
+            for (tag, _, _), f in zip(entries, decoded, strict=True)
             if f is not None
         ]
         if rows:
             insert_rows(self._db, self._insert_frame, rows)
+        budgets = [
+            (process, f.device, tag, *_budget_columns(f.budget))
+            for (tag, _, _), f in zip(entries, decoded, strict=True)
+            if f is not None and f.budget is not None
+        ]
+        if budgets:
+            insert_rows(self._db, self._insert_budget, budgets)
 
     def _decode(
         self, conn_id: int, entries: list[tuple[int, int, bytes]], message_type: int
@@ -176,6 +187,14 @@ class JournalBuild:
                 self._note(conn_id, bad.kind, bad.reason, offset, message_type, bad.excerpt)
                 out.append(None)
         return out
+
+
+def _budget_columns(b: m.BudgetFrame) -> tuple[Any, ...]:
+    """A FRAME's `budget` as the columns of budget_frames after (process, device, number)."""
+    return (
+        b.state, b.workloads, b.measured, b.interval_ns, b.sample, b.base_ns, b.unit_ns,
+        b.frame_ns, b.rotation, b.next,
+    )  # fmt: skip
 
 
 def index_workloads(db: sqlite3.Connection, target: str) -> None:

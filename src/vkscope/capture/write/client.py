@@ -43,8 +43,10 @@ class Stream:
         *,
         clock: str | None = None,
         max_deviation_ns: int | None = None,
+        budget: float | None = None,
     ) -> bytes:
-        """A DEVICE; `clock` (a clock domain) adds the `clock` object that timing sends."""
+        """A DEVICE; `clock` (a clock domain) adds the `clock` object that timing sends, `budget`
+        the cost budget (percent) its instruments are held to."""
         qs = [
             {"id": q, "family": q, "index": 0, "flags": ["graphics", "compute", "transfer"],
              "timestamp_valid_bits": 64}
@@ -55,6 +57,8 @@ class Stream:
                 "queues": qs}  # fmt: skip
         if clock is not None:
             body["clock"] = {"domain": clock, "max_deviation_ns": max_deviation_ns}
+        if budget is not None:
+            body["budget"] = budget
         return self.add(m.DEVICE, device, body)
 
     def labels(self, stack_id: int, labels: list[str], device: int = 1) -> bytes:
@@ -116,11 +120,15 @@ class Stream:
         cpu_ns: int = 0,
         *,
         captured: bool | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> bytes:
+        """A FRAME; `budget`: the cost budget controller's record of it (protocol BudgetFrame)."""
         body: dict[str, Any] = {"device": device, "queue": queue, "cpu_ns": cpu_ns,
                                 "reason": "present"}  # fmt: skip
         if captured is not None:
             body["captured"] = captured
+        if budget is not None:
+            body["budget"] = budget
         return self.add(m.FRAME, number, body)
 
     def dropped(self, count: int) -> bytes:

@@ -376,9 +376,8 @@ class Rows:
         self._devices.add((conn.process, msg.tag))
         driver = (d.driver_name, d.driver_info, d.api_version, d.timestamp_period_ns)
         clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
-        self.lists["devices"].append(
-            (conn.process, msg.tag, d.name, d.vendor_id, d.device_id, *driver, *clock, d.pci)
-        )
+        identity = (conn.process, msg.tag, d.name, d.vendor_id, d.device_id)
+        self.lists["devices"].append((*identity, *driver, *clock, d.pci, d.budget))
         self.announced.append((conn, msg.tag, d))
         encode = msgspec.json.encode
         self.lists["queues"].extend(

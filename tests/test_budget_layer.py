@@ -1,0 +1,145 @@
+"""`vkscope run --budget P%`: each captured frame measures only the share of its workloads that
+the layer's controller planned for it, and leaves the others with no query, barrier or handover
+at all; a bad budget is refused before the application starts."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.env import base_env, run, vkscope_cli
+
+BUDGET_REASON = "left out of this frame by the cost budget"
+WORKLOADS = 22  # game_scale's smallest frame of every kind, as tests/test_game_scale.py runs it
+
+
+def vkscope(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    res = run([vkscope_cli(), *args], env or base_env(), cwd=cwd)
+    return res.returncode, res.stdout + res.stderr
+
+
+def capture(
+    tmp_path: Path,
+    workload: Path,
+    budget: str,
+    *options: str,
+    frames: int = 40,
+    iterations: int = 2560,
+) -> Path:
+    cap = tmp_path / f"budget-{budget.rstrip('%')}.vkscope"
+    code, out = vkscope(
+        "run", "-o", cap, "--no-report", "--no-trace", "--no-html", "--budget", budget,
+        "-s", "frame_submits=1", *options, "--", workload, "--scenario", "game_scale",
+        "--workloads", str(WORKLOADS), "--frames", str(frames),
+        "--compute-iterations", str(iterations), cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, out
+    return cap
+
+
+def rows(cap: Path, sql: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(cap) as db:
+        return db.execute(sql).fetchall()
+
+
+# The instance's frame, whether the budget left it out, its timing and its counters' reason.
+_INSTANCES = """
+SELECT s.frame, i.timing, i.timing_reason, i.serialization,
+       json_type(i.annex, '$.counters'), json_extract(i.annex, '$.counters_reason')
+FROM workload_instances i JOIN submits s ON s.id = i.submit_row ORDER BY i.id
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        (("--timing", "queue", "--budget", "abc"), "expected a percentage such as 5% or 2.5"),
+        (("--timing", "queue", "--budget", "-1"), "expected a percentage such as 5% or 2.5"),
+        (("--timing", "queue", "--budget", "101%"), "expected a percentage from 0% to 100%"),
+        (("--timing", "queue", "--budget", "5%%"), "expected a percentage such as 5% or 2.5"),
+        (("--timing", "queue", "--budget", "1e2"), "expected a percentage such as 5% or 2.5"),
+        (("--timing", "queue", "-s", "budget=nan"), "expected a percentage such as 5% or 2.5"),
+        (("--budget", "5%"), "a budget holds what --timing and --counters cost"),
+    ],
+)
+def test_a_bad_budget_is_refused_before_the_application_starts(
+    tmp_path: Path, options: tuple[str, ...], words: str
+) -> None:
+    ran = tmp_path / "ran"
+    code, out = vkscope("run", *options, "--", "touch", ran, cwd=tmp_path)
+    assert code == 2, out
+    assert words in out
+    assert "Traceback" not in out
+    assert not ran.exists(), "the application started"
+    assert not list(tmp_path.glob("*.vkscope"))
+
+
+def test_a_bad_budget_from_the_environment_is_refused_too(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    env = {**base_env(), "VK_VKSCOPE_BUDGET": "five"}
+    code, out = vkscope("run", "--timing", "queue", "--", "touch", ran, cwd=tmp_path, env=env)
+    assert code == 2 and "VK_VKSCOPE_BUDGET (from the environment)" in out, out
+    assert not ran.exists()
+
+
+@pytest.mark.vulkan
+def test_each_frame_measures_what_its_controller_planned_and_nothing_else(
+    tmp_path: Path, workload: Path
+) -> None:
+    cap = capture(tmp_path, workload, "5%", "--timing", "queue", "--counters",
+                  "pipeline_statistics")  # fmt: skip
+    assert rows(cap, "SELECT budget_percent FROM devices") == [(5.0,)]
+    frames = rows(
+        cap, "SELECT number, state, workloads, measured FROM budget_frames ORDER BY number"
+    )
+    assert [f[0] for f in frames] == list(range(40)), "one record per captured frame"
+    states = [f[1] for f in frames]
+    assert states[:8] == ["warmup"] * 2 + ["baseline"] * 6
+    assert "measured" in states[8:]
+    planned = {f[0]: (f[1], f[2], f[3]) for f in frames}
+    measured: Counter[int] = Counter()
+    seen: Counter[int] = Counter()
+    for frame, timing, reason, serialization, counters, counters_reason in rows(cap, _INSTANCES):
+        assert isinstance(frame, int)
+        seen[frame] += 1
+        if reason == BUDGET_REASON:
+            # Left out: nothing was written around it, by any instrument.
+            assert (timing, serialization) == ("untimed", "none")
+            assert (counters, counters_reason) == ("null", "budget")
+        else:
+            assert (timing, serialization, counters) == ("ok", "queue", "object"), reason
+            measured[frame] += 1
+    for frame, (state, workloads, count) in planned.items():
+        assert seen[frame] == workloads == WORKLOADS
+        assert measured[frame] == count, f"frame {frame} ({state})"
+        if state != "measured":
+            assert count == 0
+    assert sum(measured.values()) > 0
+
+
+@pytest.mark.vulkan
+def test_a_budget_of_zero_measures_nothing(tmp_path: Path, workload: Path) -> None:
+    cap = capture(tmp_path, workload, "0%", "--timing", "queue", frames=12)
+    assert {r[0] for r in rows(cap, "SELECT state FROM budget_frames")} == {"baseline"}
+    assert rows(cap, "SELECT DISTINCT timing, timing_reason FROM workload_instances") == [
+        ("untimed", BUDGET_REASON)
+    ]
+    base = rows(cap, "SELECT base_ns FROM budget_frames ORDER BY number DESC LIMIT 1")
+    assert isinstance(base[0][0], int) and base[0][0] > 0, "the frame's own time is still measured"
+
+
+@pytest.mark.vulkan
+def test_a_hundred_percent_measures_every_workload_once_the_ramp_is_done(
+    tmp_path: Path, workload: Path
+) -> None:
+    # Frames of long dispatches (about 12 ms on lavapipe), whose timing costs a small share of
+    # them whatever the machine's load adds to a frame that measures anything.
+    cap = capture(tmp_path, workload, "100", "--timing", "queue", iterations=64000)
+    frames = rows(cap, "SELECT state, measured FROM budget_frames ORDER BY number")
+    assert all(count <= WORKLOADS for _, count in frames)
+    # The count grows until frames measure them all (a machine busy with other work may make
+    # a frame look costlier now and then, and the controller measure fewer for a while).
+    assert max(count for _, count in frames[10:]) == WORKLOADS, frames
