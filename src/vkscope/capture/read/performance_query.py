@@ -14,7 +14,9 @@ instance itself collected.
 Each captured frame collects one pass of the selection (frame f: pass f mod N), so a workload's
 full set comes from N consecutive frames: the instances of one workload are found in each frame
 of its cycle by their identity (identity.py), within their process and device. A counter that no
-frame of the cycle gave says why it is missing.
+frame of the cycle gave says why it is missing. Under a cost budget (docs/budget.md) a workload
+is measured in some frames only: a pass its own cycle did not measure comes from the nearest
+frame of that pass that did, by identity alike.
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ RECORDED_ONCE = "recorded_once"
 
 # An earlier submission of a set whose values came with a later one (docs/counters.md).
 PASSES_ON_LATER_SUBMISSION = "passes_on_later_submission"
+
+# The cost budget left a workload out of a frame (docs/budget.md).
+BUDGET = "budget"
 
 RENDER_PASS = "render_pass"
 COMMAND_BUFFER = "command_buffer"
@@ -154,10 +159,18 @@ def join_passes(
             whole.setdefault((i.process, i.tag_id), []).append(i)
     for found in whole.values():
         found.sort(key=lambda m: m.submit_id)
+    # Per workload identity, the frames of each pass that measured it (a budget's rotation).
+    measured: dict[tuple[int, int | None, WorkloadIdentity], dict[int, list[WorkloadInstance]]]
+    measured = {}
+    for i in items:
+        p = _pass_of(i)
+        if i.frame is not None and p is not None and i.counters and i.identity is not None:
+            by_pass = measured.setdefault((i.process, i.device, i.identity), {})
+            by_pass.setdefault(p, []).append(i)
     out: dict[int, JoinedCounters] = {}
     for i in items:
-        if i.id not in keys:
-            continue
+        if i.id not in keys or i.counters_reason == BUDGET:
+            continue  # left out of its frame: it has nothing to join
         key = keys[i.id]
         members = groups[key]
         wanted = (
@@ -167,8 +180,31 @@ def join_passes(
         )
         again = len(tag_frames.get((i.process, i.tag_id), ())) > 1
         completing = _completing(i, whole.get((i.process, i.tag_id), []))
-        out[i.id] = _join_one(i, members, wanted, key[2] * cycle, frames, again, completing)
+        joined = _join_one(i, members, wanted, key[2] * cycle, frames, again, completing)
+        if BUDGET in joined.missing.values() and i.identity is not None:
+            _from_other_cycles(joined, i, wanted, measured.get((i.process, i.device, i.identity)))
+        out[i.id] = joined
     return out
+
+
+def _from_other_cycles(
+    joined: JoinedCounters,
+    own: WorkloadInstance,
+    counter_pass: Mapping[str, int],
+    by_pass: dict[int, list[WorkloadInstance]] | None,
+) -> None:
+    """The counters the budget left out of `own`'s cycle, from the nearest frame of their pass
+    that measured the same workload identity."""
+    for name, why in list(joined.missing.items()):
+        p = counter_pass.get(name)
+        if why != BUDGET or p is None or not by_pass or p not in by_pass:
+            continue
+        at = own.frame or 0
+        found = min(by_pass[p], key=lambda m: (abs((m.frame or 0) - at), m.id))
+        if name in found.counters:
+            joined.values[name] = found.counters[name]
+            joined.passes[name] = p
+            del joined.missing[name]
 
 
 def _completing(own: WorkloadInstance, sets: list[WorkloadInstance]) -> WorkloadInstance | None:

@@ -28,6 +28,7 @@ from .identity import (
     TYPE_SQL,
     IdentityOrder,
 )
+from .left_out import LEFT_OUT_SQL
 from .reader import Capture
 from .records import FrameKey, IdentifiedValue, TimingCount
 
@@ -94,17 +95,33 @@ FROM workload_instances i JOIN submits s ON s.id = i.submit_row
 WHERE typeof(i.gpu_begin_ns) = 'integer' AND s.cpu_ns IS NOT NULL
 GROUP BY s.process, s.device
 """
-_BY_IDENTITY: Final = f"""
-SELECT {QUEUE_SQL} AS queue_key, {LABELS_SQL} AS labels_json, {TYPE_SQL} AS type_text,
-       {ORDINAL_SQL} AS ordinal, s.queue, {{value}} AS value, s.process, s.device, s.frame,
-       i.id
+# Every instance with what its identity needs (and its khr counters joined), for SQL that
+# selects {identity} first and sorts by ORDER_SQL.
+_IDENTITY_FROM: Final = f"""
 {_FRAME}
 LEFT JOIN {{workloads}} w ON w.process = i.process AND w.tag_id = i.tag_id
 LEFT JOIN label_stacks l
   ON l.process = s.process AND l.device = s.device AND l.id = i.label_stack_id
 {QUEUES_JOIN}
 LEFT JOIN temp.khr_joined k ON k.id = i.id
+"""
+_IDENTITY: Final = (
+    f"{QUEUE_SQL} AS queue_key, {LABELS_SQL} AS labels_json, {TYPE_SQL} AS type_text, "
+    f"{ORDINAL_SQL} AS ordinal"
+)
+_BY_IDENTITY: Final = f"""
+SELECT {_IDENTITY}, s.queue, {{value}} AS value, s.process, s.device, s.frame,
+       i.id, {LEFT_OUT_SQL} AS left_out
+{_IDENTITY_FROM}
 {{where}} ORDER BY {ORDER_SQL}, i.id
+"""
+# Each instance with its identity, its value, and whether it was measured (coverage.py's rule),
+# sorted by identity like _BY_IDENTITY.
+_COVERAGE: Final = f"""
+SELECT {_IDENTITY}, {{value}} AS value, {{measured}} AS measured,
+       {{left_out}} AS left_out, {{reason}} AS reason
+{_IDENTITY_FROM}
+ORDER BY {ORDER_SQL}, i.id
 """
 _PER_FRAME: Final = f"""
 SELECT s.process, s.device, s.frame, count(*), count({{value}}), sum({{value}})
@@ -279,6 +296,20 @@ def by_identity(
     )
     _, rows = capture.execute(sql, params)
     return map(IdentifiedValue._make, rows)
+
+
+def coverage_stream(
+    capture: Capture, value: str, measured: str, left_out: str, reason: str
+) -> Iterator[tuple[str, str, str, int, Any, int, int, str | None]]:
+    """Every instance sorted by identity (as by_identity), as (queue key, labels JSON, type or
+    "", ordinal, value, measured, left out, reason): `measured`, `left_out` and `reason` are the
+    SQL of coverage.py's rule over the instance `i`."""
+    sql = _COVERAGE.format(
+        value=value_sql(value), measured=measured, left_out=left_out, reason=reason,
+        workloads=capture.workloads_table(),
+    )  # fmt: skip
+    _, rows = capture.execute(sql)
+    return rows
 
 
 def merge_by_identity(
