@@ -170,8 +170,10 @@ def test_json_output_has_the_documented_schema(tmp_path: Path) -> None:
     assert doc["format"] == example["format"] == "vkscope-diff"
     assert doc["version"] == example["version"] == 1
     assert set(doc["counts"]) == {"matched", "added", "removed", "regression", "improvement",
-                                  "within_noise", "too_few_frames", "untimed"}  # fmt: skip
-    for status in ("regression", "improvement", "within_noise", "too_few_frames", "untimed"):
+                                  "within_noise", "too_few_frames", "measured_in_one",
+                                  "untimed"}  # fmt: skip
+    for status in ("regression", "improvement", "within_noise", "too_few_frames",
+                   "measured_in_one", "untimed"):  # fmt: skip
         assert f"`{status}`" in DOC.read_text(), status
 
 

@@ -3,16 +3,20 @@ devices and their clocks, and how it was timed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..capture import Capture, CommandBufferCounters, Device, Diagnostic, Process
+from ..capture.read.coverage import BudgetSummary, IdentityCoverage, budget_summary
+from ..capture.read.coverage import identity_coverage as read_identity_coverage
 from ..capture.read.gpu_join import GpuJoin, GpuSummary
 from ..capture.read.gpu_state import DeviceGpu, GpuSampling
 from ..capture.read.queries import frame_counts
 from ..capture.read.records import CounterDetail
 from ..capture.read.warmup import WarmUp
+from .coverage import CoverageCounts, coverage_counts
 from .selection import Selection, SelectionError
 from .timing_info import TimingInfo, timing_info
 
@@ -85,6 +89,13 @@ class ReportContext:
     warmup: WarmUp = field(default_factory=lambda: WarmUp("first 0"))
     everything: bool = False  # people's formats: every row (--all), not the first ones
     gpu: GpuReport | None = None  # the GPU's clocks and power, sampled by the host
+    # Under a cost budget (docs/budget.md): its controllers summed up, and the coverage of the
+    # capture's workload identities.
+    budget: BudgetSummary | None = None
+    coverage: CoverageCounts | None = None
+    # Each identity with its coverage, streamed anew at each call; None when the report has no
+    # identities table (one is shown for a capture under a budget, or when asked for alone).
+    identities: Callable[[], Iterator[IdentityCoverage]] | None = None
 
     def impacted(self) -> frozenset[str]:
         """The counters whose values other work running at the same time affects."""
@@ -149,6 +160,8 @@ class ReportContext:
                 ],
                 "kept": [{"process": p, "device": d} for p, d in self.warmup.kept],
             },
+            "budget": self.budget.as_json() if self.budget else None,
+            "coverage": self.coverage.as_json() if self.coverage else None,
             "timing": {
                 "timed": t.timed,
                 "serialization": t.serialization,
@@ -195,6 +208,12 @@ def report_context(
         and (selection.queues is None or c.queue in selection.queues)
     )
     names = sorted({n for c in command_buffers for n in c.counters})
+    budget = budget_summary(capture)
+    coverage = coverage_counts(read_identity_coverage(capture)) if budget else None
+    identities: Callable[[], Iterator[IdentityCoverage]] | None = None
+    if "identities" in tables and (budget is not None or tables == {"identities"}):
+        identities = partial(read_identity_coverage, capture)
+
     flags: dict[tuple[int, int | None, int | None], str] = {
         (q.process, q.device, q.id): "/".join(q.flags) for q in capture.queues()
     }
@@ -226,4 +245,7 @@ def report_context(
         warmup=warmup if warmup is not None else WarmUp("first 0"),
         everything=everything,
         gpu=gpu_report(capture),
+        budget=budget,
+        coverage=coverage,
+        identities=identities,
     )

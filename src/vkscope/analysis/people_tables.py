@@ -9,14 +9,16 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, Final
 
 from .context import ReportContext
+from .coverage import identity_rows
 from .rows import (
     COMMAND_BUFFERS,
     COSTLIEST,
     DISTRIBUTIONS,
+    IDENTITIES,
     LABELS,
     QUEUES,
     Column,
@@ -31,6 +33,7 @@ LABEL_ROWS: Final = 40  # label subtrees shown
 COMMAND_BUFFER_ROWS: Final = 40
 QUEUE_ROWS: Final = 40
 MIN_DISTRIBUTION_ROWS: Final = 10  # identities shown, at the least (else --top)
+IDENTITY_ROWS: Final = 20  # identities shown in each of the two lists of a budgeted capture
 
 
 class Rows:
@@ -115,6 +118,46 @@ def people_tables(summary: Summary, context: ReportContext) -> Iterator[PeopleTa
             columns,
             Rows(summary_rows("command_buffers", summary, context),
                  _limit(COMMAND_BUFFER_ROWS, context), "… {n} more command buffers (--all: all)"),
+        )  # fmt: skip
+    if "identities" in tables and context.identities is not None:
+        yield from _identity_tables(context)
+
+
+_MEASURED_COLUMNS: Final = tuple(c for c in IDENTITIES if c.name != "reason")
+_NEVER_COLUMNS: Final = tuple(c for c in IDENTITIES if c.name not in ("gpu_ns", "measured"))
+_MEDIAN: Final = next(i for i, c in enumerate(IDENTITIES) if c.name == "gpu_ns")
+_REASON: Final = next(i for i, c in enumerate(IDENTITIES) if c.name == "reason")
+_MEASURED: Final = next(i for i, c in enumerate(IDENTITIES) if c.name == "measured")
+
+
+def _identity_tables(context: ReportContext) -> Iterator[PeopleTable]:
+    """A capture under a cost budget: its costliest identities by their median over the frames
+    that measured each, then those never measured, each cut at IDENTITY_ROWS unless --all (CSV
+    and JSON have every one, with every column)."""
+    identities = context.identities
+    assert identities is not None
+    costly: list[tuple[float, int, tuple[Any, ...]]] = []
+    limit = _limit(IDENTITY_ROWS, context)
+    for n, row in enumerate(identity_rows(identities())):
+        if row[_REASON] is None and row[_MEDIAN] is not None:
+            entry = (row[_MEDIAN], -n, row[:_REASON] + row[_REASON + 1 :])
+            if limit is None or len(costly) < limit:
+                heapq.heappush(costly, entry)
+            else:
+                heapq.heappushpop(costly, entry)
+    title = "Costliest workloads by identity (median over the frames that measured each)"
+    rows = Rows((r for _, _, r in sorted(costly, reverse=True)), None)
+    yield PeopleTable("identities", title, _MEASURED_COLUMNS, rows)
+    never = (
+        tuple(v for i, v in enumerate(row) if i not in (_MEDIAN, _MEASURED))
+        for row in identity_rows(identities())
+        if row[_REASON] is not None
+    )
+    first = next(never, None)
+    if first is not None:
+        yield PeopleTable(
+            "identities", "Workloads never measured", _NEVER_COLUMNS,
+            Rows(chain((first,), never), limit, "… {n} more (--all: all)"),
         )  # fmt: skip
 
 

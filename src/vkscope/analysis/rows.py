@@ -20,6 +20,7 @@ from ..capture.read.quantiles import Distribution
 from ..counters.derived import derived_metrics
 from ..shown_text import terminal_text
 from .context import ReportContext
+from .coverage import identity_rows
 from .describe import describe, duration_text, key_fields, share_text
 from .frames import FrameKey, FrameWork, QueueWork
 from .summary import Costly, LabelRow, QueueSummary, Summary
@@ -240,6 +241,20 @@ COMMAND_BUFFERS: Final = (
     Column("counters_reason", wide=True),
 )
 
+# Each workload identity over the capture (a capture under a cost budget: docs/budget.md): the
+# frames it ran in, those that measured it, its median GPU time over those, or why none did.
+IDENTITIES: Final = (
+    Column("queue", title="queue"),
+    Column("type"),
+    Column("ordinal", "int", title="#"),
+    Column("label_path", title="labels"),
+    Column("frames", "int", title="frames"),
+    Column("measured", "int", title="measured in"),
+    Column("left_out", "int", wide=True),
+    Column("gpu_ns", "ns", title="GPU time (median)"),
+    Column("reason", title="never measured"),
+)
+
 TABLES: Final = {
     "workloads": WORKLOADS,
     "frames": FRAMES,
@@ -248,6 +263,7 @@ TABLES: Final = {
     "command_buffers": COMMAND_BUFFERS,
     "queues": QUEUES,
     "distributions": DISTRIBUTIONS,
+    "identities": IDENTITIES,
 }
 
 
@@ -430,11 +446,15 @@ def command_buffer_cells(
 
 
 # The tables only complete at the end of the report, in the order they are written.
-SUMMARY_TABLES: Final = ("queues", "costliest", "distributions", "labels", "command_buffers")
+SUMMARY_TABLES: Final = (
+    "queues", "costliest", "distributions", "labels", "command_buffers", "identities",
+)  # fmt: skip
 
 
 def summary_rows(name: str, summary: Summary, context: ReportContext) -> Iterable[tuple[Any, ...]]:
     """The rows of one of SUMMARY_TABLES."""
+    if name == "identities":
+        return identity_rows(context.identities()) if context.identities else ()
     if name == "command_buffers":
         return command_buffer_rows(context.command_buffers, context.command_buffer_counters)
     if name == "costliest":

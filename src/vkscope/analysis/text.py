@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..capture_summary import FrameCounts
 from ..shown_text import shortened
 from .context import ReportContext
+from .coverage import budget_lines
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
 from .gpu_text import gpu_lines
@@ -64,6 +65,8 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
         *_timing(context),
         *gpu_lines(context.gpu),
     ]
+    if context.budget is not None and context.coverage is not None:
+        lines += budget_lines(context.budget, context.coverage)
     if context.clock_changes:
         lines.append((
             "clocks",

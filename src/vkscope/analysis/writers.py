@@ -151,7 +151,7 @@ class JsonWriter:
             out.write("\n]" if self._frame_rows else "]")
         self._frames.close()
         for name in SUMMARY_TABLES:
-            if name in context.tables:
+            if name in context.tables and (name != "identities" or context.identities):
                 columns = _columns(name, context)
                 rows = summary_rows(name, summary, context)
                 objects = ",\n".join(self._object(columns, r) for r in rows)

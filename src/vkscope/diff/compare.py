@@ -29,6 +29,7 @@ from ..capture.read.records import IdentifiedValue
 from ..capture.read.warmup import WarmUp, warmup_frames
 from .clocks import ClockError, Clocks, clocks_of
 from .stats import (
+    BUDGETED,
     IMPROVEMENT,
     REGRESSION,
     STATUSES,
@@ -58,6 +59,7 @@ class DiffInputError(Exception):
 class Side:
     frames: int  # frames it ran in, timed or not
     summary: Summary  # over the frames it was timed in
+    left_out: int = 0  # frames a cost budget left it out of (docs/budget.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,7 @@ class CaptureFacts:
     gpu_per_frame: Summary  # summed workload GPU time per timed steady frame
     warmup: WarmUp  # the warm-up frames, left out of every distribution and verdict
     warmup_frames: int  # of them, frames with work
+    budget_percent: float | None = None  # the cost budget it was captured under
 
 
 class Diff:
@@ -123,6 +126,8 @@ class Diff:
             self.base = self._facts(captures[BASE], warmups[BASE])
             self.new = self._facts(captures[NEW], warmups[NEW], scale)
             self.total = judge(self.base.gpu_per_frame, self.new.gpu_per_frame, rule)
+            if self.base.budget_percent is not None or self.new.budget_percent is not None:
+                self.total = Verdict(BUDGETED, None, None, None)
             streams = (
                 w.steady(by_identity(c, metric)) for c, w in zip(captures, warmups, strict=True)
             )
@@ -195,6 +200,12 @@ class Diff:
                 f"{path}: no values of counter {self.metric!r} in this capture "
                 f"({workloads:,} workloads): record both captures with vkscope run --counters"
             )
+        budget = capture.budget_percent()
+        if not timed and budget is not None:
+            raise DiffInputError(
+                f"{path}: no GPU timings in this capture: its cost budget of {budget:g}% "
+                f"measured none of its {workloads:,} workloads (docs/budget.md)"
+            )
         if not timed:
             raise DiffInputError(
                 f"{path}: no GPU timings in this capture ({workloads:,} workloads, none timed): "
@@ -213,6 +224,7 @@ class Diff:
             gpu_per_frame=summarize(totals),
             warmup=warmup,
             warmup_frames=left_out,
+            budget_percent=budget,
         )
 
     def _counts(self) -> dict[str, int]:
@@ -250,6 +262,7 @@ def _verdict_rows(
         if new_scale != 1.0:
             new_found = [round(v * new_scale) for v in new_found]
         new = summarize(new_found)  # type: ignore[arg-type]
+        left_out = (sum(v.left_out for v in base_values), sum(v.left_out for v in new_values))
         if frames[BASE] and frames[NEW]:
             kind = MATCHED
             v: Verdict | None = judge(base, new, rule)
@@ -258,8 +271,8 @@ def _verdict_rows(
             v = None
         yield (
             kind, v.status if v else None, *key,
-            frames[BASE], base.samples, base.median_ns, base.noise_ns,
-            frames[NEW], new.samples, new.median_ns, new.noise_ns,
+            frames[BASE], base.samples, base.median_ns, base.noise_ns, left_out[BASE],
+            frames[NEW], new.samples, new.median_ns, new.noise_ns, left_out[NEW],
             v.delta_ns if v else None, v.delta_pct if v else None, v.bound_ns if v else None,
             base.min_ns, base.p90_ns, base.p99_ns, base.max_ns,
             new.min_ns, new.p90_ns, new.p99_ns, new.max_ns,
@@ -269,9 +282,9 @@ def _verdict_rows(
 def _row(r: tuple[Any, ...]) -> Row:
     kind, status = r[0], r[1]
     identity = Identity(queue=r[2], labels=labels_of(r[3]), type=r[4] or None, ordinal=r[5])
-    base = Side(r[6], Summary(r[7], r[8], r[9], *r[17:21])) if kind != ADDED else None
-    new = Side(r[10], Summary(r[11], r[12], r[13], *r[21:25])) if kind != REMOVED else None
-    verdict = Verdict(status, r[14], r[15], r[16]) if kind == MATCHED else None
+    base = Side(r[6], Summary(r[7], r[8], r[9], *r[19:23]), r[10]) if kind != ADDED else None
+    new = Side(r[11], Summary(r[12], r[13], r[14], *r[23:27]), r[15]) if kind != REMOVED else None
+    verdict = Verdict(status, r[16], r[17], r[18]) if kind == MATCHED else None
     return Row(kind, identity, base, new, verdict)
 
 

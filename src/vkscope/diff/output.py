@@ -17,7 +17,16 @@ from rich.text import Text
 
 from ..shown_text import terminal_text, visible
 from .compare import ADDED, GPU_NS, MATCHED, REMOVED, CaptureFacts, Diff, Row, Side
-from .stats import IMPROVEMENT, REGRESSION, TOO_FEW_FRAMES, WITHIN_NOISE, Summary, Verdict
+from .stats import (
+    BUDGETED,
+    IMPROVEMENT,
+    ONE_SIDE,
+    REGRESSION,
+    TOO_FEW_FRAMES,
+    WITHIN_NOISE,
+    Summary,
+    Verdict,
+)
 
 JSON_FORMAT: Final = "vkscope-diff"
 JSON_VERSION: Final = 1
@@ -30,6 +39,8 @@ _STATUS_TEXT: Final = {
     IMPROVEMENT: ("faster", "green"),
     WITHIN_NOISE: ("within noise", "dim"),
     TOO_FEW_FRAMES: ("too few frames", "yellow"),
+    ONE_SIDE: ("measured in one", "yellow"),
+    BUDGETED: ("not compared", "yellow"),
 }
 
 
@@ -100,7 +111,17 @@ def _summary_json(s: Summary) -> dict[str, Any]:
 
 
 def _side_json(side: Side) -> dict[str, Any]:
-    return {"frames": side.frames, **_summary_json(side.summary)}
+    out = {"frames": side.frames, **_summary_json(side.summary)}
+    if side.left_out:  # a cost budget left it out of some frames
+        out["left_out"] = side.left_out
+    return out
+
+
+def unmeasured(side: Side) -> str:
+    """Why a capture has no value of a workload it ran (docs/diff.md)."""
+    if side.left_out and side.left_out == side.frames:
+        return f"the cost budget left it out of all {side.frames:,} frames it ran in"
+    return f"no value in any of the {side.frames:,} frames it ran in"
 
 
 def _verdict_json(v: Verdict) -> dict[str, Any]:
@@ -122,6 +143,9 @@ def _row_json(row: Row) -> dict[str, Any]:
     }
     if row.verdict is not None:
         out.update(_verdict_json(row.verdict))
+        if row.verdict.status == ONE_SIDE and row.base is not None and row.new is not None:
+            side, name = (row.new, "new") if row.base.summary.samples else (row.base, "base")
+            out["not_compared"] = f"{name}: {unmeasured(side)}"
     if row.base is not None:
         out["base"] = _side_json(row.base)
     if row.new is not None:
@@ -144,6 +168,7 @@ def _facts_json(facts: CaptureFacts, identities: int) -> dict[str, Any]:
             "said": facts.warmup.describe(),
         },
         "identities": identities,
+        "budget_percent": facts.budget_percent,
     }
 
 
@@ -208,6 +233,8 @@ def _facts_line(label: str, f: CaptureFacts) -> Text:
         f": {f.frames:,} frames ({f.timed_frames:,} timed), {f.workloads:,} workloads "
         f"({f.timed_workloads:,} timed)"
     )
+    if f.budget_percent is not None:
+        text.append(f", under a cost budget of {f.budget_percent:g}%", style="yellow")
     return text
 
 
@@ -295,6 +322,23 @@ def _only(rows: Iterator[Row], queues: bool, fmt: Format = duration) -> Table:
     return t
 
 
+def _one_side(rows: Iterator[Row], queues: bool, fmt: Format = duration) -> Table:
+    t = _table()
+    t.add_column("base", justify="right", no_wrap=True)
+    t.add_column("new", justify="right", no_wrap=True)
+    t.add_column("why not", overflow="fold", ratio=1)
+    for row in rows:
+        assert row.base is not None and row.new is not None
+        side, name = (row.new, "new") if row.base.summary.samples else (row.base, "base")
+        t.add_row(
+            _identity(row, queues),
+            fmt(row.base.summary.median_ns, False),
+            fmt(row.new.summary.median_ns, False),
+            f"{name}: {unmeasured(side)}",
+        )
+    return t
+
+
 def _heading(console: Console, text: str) -> None:
     console.print(Text(text, style="bold"), highlight=False)
 
@@ -330,11 +374,25 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
         (WITHIN_NOISE, "Within the threshold or the noise"),
         (TOO_FEW_FRAMES, f"Not judged: fewer than {rule.min_frames} timed frames in a capture"),
     )
+    if diff.total.status == BUDGETED:
+        console.print(
+            Text(
+                "Per-frame totals not compared: under a cost budget each frame measured a "
+                "different share of its workloads; the workloads below are compared on the "
+                "frames that measured them",
+                style="yellow",
+            ),
+            highlight=False,
+        )
     for status, title in sections:
         if c[status]:
             _heading(console, f"{title} ({_of(shown(c[status]), c[status])})")
             rows = diff.rows(MATCHED, (status,), limit)
             console.print(_changes(rows, queues, console.width, fmt))
+    if c[ONE_SIDE]:
+        n = _of(shown(c[ONE_SIDE]), c[ONE_SIDE])
+        _heading(console, f"Not compared: measured in one capture only ({n})")
+        console.print(_one_side(diff.rows(MATCHED, (ONE_SIDE,), limit), queues, fmt))
     if c[ADDED]:
         _heading(console, f"Added: only in new ({_of(shown(c[ADDED]), c[ADDED])}, costliest first)")
         console.print(_only(diff.rows(ADDED, limit=limit), queues, fmt))
@@ -345,7 +403,8 @@ def render_table(diff: Diff, console: Console, limit: int | None) -> None:
     console.print(
         f"{c[MATCHED]:,} matched workloads: {c[REGRESSION]:,} slower, {c[IMPROVEMENT]:,} faster, "
         f"{c[WITHIN_NOISE]:,} within noise, {c[TOO_FEW_FRAMES]:,} with fewer than "
-        f"{rule.min_frames} timed frames, {c['untimed']:,} untimed; {c[ADDED]:,} added, "
+        f"{rule.min_frames} timed frames, {c[ONE_SIDE]:,} measured in one capture only, "
+        f"{c['untimed']:,} untimed; {c[ADDED]:,} added, "
         f"{c[REMOVED]:,} removed",
         highlight=False,
     )

@@ -17,7 +17,13 @@ IMPROVEMENT: Final = "improvement"
 WITHIN_NOISE: Final = "within_noise"
 TOO_FEW_FRAMES: Final = "too_few_frames"
 UNTIMED: Final = "untimed"
-STATUSES: Final = (REGRESSION, IMPROVEMENT, WITHIN_NOISE, TOO_FEW_FRAMES, UNTIMED)
+# A value in one capture only (the other left it unmeasured: a cost budget's rotation that did
+# not reach it, or its instruments' own reasons): nothing to compare it with.
+ONE_SIDE: Final = "measured_in_one"
+# Per-frame totals of a capture under a cost budget: each frame summed a different share of its
+# workloads, so the totals say nothing about the frame (docs/budget.md).
+BUDGETED: Final = "budgeted"
+STATUSES: Final = (REGRESSION, IMPROVEMENT, WITHIN_NOISE, TOO_FEW_FRAMES, ONE_SIDE, UNTIMED)
 
 
 def median(values: list[int] | list[float]) -> float:
@@ -74,6 +80,8 @@ class Verdict:
 def judge(base: Summary, new: Summary, rule: Rule) -> Verdict:
     if base.median_ns is None and new.median_ns is None:
         return Verdict(UNTIMED, None, None, None)
+    if base.median_ns is None or new.median_ns is None:
+        return Verdict(ONE_SIDE, None, None, None)
     delta = pct = None
     if base.median_ns is not None and new.median_ns is not None:
         delta = new.median_ns - base.median_ns

@@ -21,10 +21,12 @@ CREATE TABLE result (
     b_samples INTEGER NOT NULL,
     b_median REAL,
     b_noise REAL,
+    b_left_out INTEGER NOT NULL,
     n_frames INTEGER NOT NULL,
     n_samples INTEGER NOT NULL,
     n_median REAL,
     n_noise REAL,
+    n_left_out INTEGER NOT NULL,
     delta REAL,
     delta_pct REAL,
     bound REAL,
@@ -39,12 +41,12 @@ CREATE TABLE result (
 )
 """
 COLUMNS: Final = (
-    "kind, status, qk, path, type, ordinal, b_frames, b_samples, b_median, b_noise, "
-    "n_frames, n_samples, n_median, n_noise, delta, delta_pct, bound, "
+    "kind, status, qk, path, type, ordinal, b_frames, b_samples, b_median, b_noise, b_left_out, "
+    "n_frames, n_samples, n_median, n_noise, n_left_out, delta, delta_pct, bound, "
     "b_min, b_p90, b_p99, b_max, n_min, n_p90, n_p99, n_max"
 )
 _IDENTITY_ORDER: Final = "qk, path, type, ordinal"
-_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 25)})"
+_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 27)})"
 BATCH: Final = 10_000  # verdict rows per INSERT
 
 

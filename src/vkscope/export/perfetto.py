@@ -14,6 +14,9 @@ pass over the submits; nothing is loaded whole):
   its `counters` (or `counters_reason`) among its arguments.
 - per GPU the host sampled, a counter track per metric it offers: clocks, power, temperature,
   utilization, throttle reasons (perfetto_gpu.py).
+- under a cost budget (perfetto_budget.py): the controller's view on each frame slice, a counter
+  track of the workloads each frame measured, each workload's coverage, and one event naming the
+  identities no frame measured.
 
 Clocks: every CPU time is CLOCK_MONOTONIC. A device whose GPU times are on CLOCK_MONOTONIC
 shares that clock; a device with its own clock gets a sequence-scoped clock of its own, tied to
@@ -38,6 +41,7 @@ from ..capture import (
 from ..capture.read.queries import first_submit_ns, gpu_begin_offsets
 from ..capture.read.records import FrameKey
 from ..outputs import binary_output
+from .perfetto_budget import BudgetTrace
 from .perfetto_gpu import write_gpu_state
 from .perfetto_model import (
     SEP,
@@ -196,6 +200,7 @@ class _Exporter:
         self.clocks: dict[tuple[int, int], _DeviceClock] = {}
         self.queue_tracks: dict[tuple[int, Any, Any], _QueueTrack] = {}
         self.workload_counters: dict[tuple[Any, ...], tuple[int, int]] = {}
+        self.budget = BudgetTrace(capture)
 
     def run(self, merge: Path | None) -> ExportSummary:
         merged = None
@@ -441,6 +446,8 @@ class _Exporter:
             captured = getattr(f, "captured", None)
             if captured is not None:
                 args["captured"] = captured
+            args.update(self.budget.frame_args((f.process, f.device, f.number)))
+            self.budget.write_frame(self.seq, self._process_track(f.process), f)
             begin = previous.get(key)
             if begin is None:
                 begin = first_submit_ns(self.capture, FrameKey(f.process, f.device, f.number))
@@ -484,6 +491,8 @@ class _Exporter:
             self._open_labels(track, lane, begin, w.frame, w.labels)
             clock = track.clock.clock_id
             args = _workload_args(w, times)
+            if self.budget.active:
+                args.update(self.budget.workload_args(w.identity))
             shared: tuple[Any, dict[str, Any]] | None = ((w.process, w.tag_id), w.metadata)
             if not args.keys().isdisjoint(w.metadata):  # a metadata field overridden
                 args, shared = {**w.metadata, **args}, None

@@ -22,6 +22,7 @@ import msgspec
 
 from .. import __version__
 from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
+from ..capture.read.coverage import budget_summary, identity_coverage
 from ..capture.read.identity import WorkloadIdentity
 from ..capture.read.quantiles import Distribution
 from ..capture.read.warmup import warmup_frames
@@ -48,6 +49,7 @@ _ENUM_PREFIXES: Final = {
 }
 _DIAGNOSTICS_SHOWN: Final = 20
 _COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti", "ix")
+_NEVER_SHOWN: Final = 200  # never-measured identities a budgeted capture's page lists
 _NONE: Final = -(2**63)  # stands for None in the integer columns
 
 _encode = msgspec.json.Encoder().encode
@@ -356,7 +358,40 @@ class _Builder:
             "identities": identities,
             "warmup": {"rule": warmup.rule, "said": warmup.describe()},
             "gpu_state": gpu,
+            "budget": self._budget(),
             "workloads": {"count": count},
+        }
+
+    def _budget(self) -> dict[str, Any] | None:
+        """A budgeted capture's budget, and each identity's coverage (docs/html.md): `coverage`
+        is [frames, measured, median GPU time, reason never measured] by the `ix` column's
+        index (null for a workload without an identity); `never` lists the first identities no
+        frame measured."""
+        summary = budget_summary(self.capture)
+        if summary is None:
+            return None
+        coverage: list[list[Any] | None] = [None] * len(self.identities)
+        never: list[dict[str, Any]] = []
+        never_total = 0
+        identities = 0
+        measured = 0
+        for c in identity_coverage(self.capture):
+            identities += 1
+            measured += c.measured > 0
+            at = self.identities.get(c.identity)
+            if at is not None:
+                coverage[at] = [c.frames, c.measured, c.median, c.reason]
+            if c.reason is not None:
+                never_total += 1
+                if len(never) < _NEVER_SHOWN:
+                    never.append({**c.as_json(), "label_path": c.identity.label_path})
+        return {
+            **summary.as_json(),
+            "identities": identities,
+            "measured_identities": measured,
+            "coverage": coverage,
+            "never": never,
+            "never_total": never_total,
         }
 
     def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:

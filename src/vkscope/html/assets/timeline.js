@@ -317,6 +317,26 @@
         ' not on the timeline (the table lists ' + (one ? 'it' : 'them') + '): ' + reasons + '.');
     }
     for (const note of (D.gpu_state || {}).notes || []) notes.push(esc(note) + '.');
+    if (D.budget) {
+      const b = D.budget;
+      const rotation = b.rotation_median ? '; every workload once in ' + plural(b.rotation_median, 'frame') : '';
+      notes.push('<b>Cost budget ' + b.percent + '%</b> of the frame without instruments: each frame ' +
+        'measured a share of its workloads (median ' + grouped(b.measured_median ?? 0) + ' of ' +
+        grouped(b.workloads_median ?? 0) + rotation + '), ' + plural(b.baseline_frames, 'frame') +
+        ' none (to time the frame without them). ' + grouped(b.measured_identities) + ' of ' +
+        identities(b.identities) +
+        ' measured; a workload\'s values come from the frames that measured it (its details say how many).');
+      if (b.never_total) {
+        const items = b.never.map((n) => '<li>' + esc(n.type || 'unknown') + ' #' + n.ordinal +
+          (n.label_path ? ' <span class="dim">' + esc(n.label_path) + '</span>' : '') + ' on queue ' +
+          esc(n.queue) + ': ' + esc(n.reason) + '</li>').join('');
+        const more = b.never_total > b.never.length
+          ? '<li>… ' + grouped(b.never_total - b.never.length) + ' more</li>' : '';
+        notes.push('<details id="never-measured"><summary>' +
+          identities(b.never_total) +
+          ' never measured</summary><ul>' + items + more + '</ul></details>');
+      }
+    }
     if (D.timing.per_device_clocks) {
       notes.push('The devices\' GPU clocks cannot be compared: each device\'s times start at 0 on ' +
         'its own clock.');
@@ -826,6 +846,18 @@
     return [e.clientX - rect.left, e.clientY - rect.top];
   }
 
+  // Under a cost budget: in how many frames the workload's identity was measured, and its
+  // median GPU time over those, or why no frame measured it.
+  function identities(n) {
+    return grouped(n) + (n === 1 ? ' workload identity' : ' workload identities');
+  }
+  function coverageHtml(at) {
+    const [framesSeen, measured, median, reason] = D.budget.coverage[at];
+    if (!measured) return '<span class="null">never measured: ' + esc(reason || '') + '</span>';
+    return 'measured in ' + grouped(measured) + ' of ' + plural(framesSeen, 'frame') +
+      (median !== null ? ' · median GPU ' + fmtNs(median) : '');
+  }
+
   // ---------------------------------------------------------------------------------------
   // Tooltip
 
@@ -847,6 +879,7 @@
         ' <span class="t-dim">#' + W.id[i] + '</span></div>' +
         (labelPath[lOf[i]] ? '<div>' + esc(labelPath[lOf[i]]) + '</div>' : '') +
         '<div>' + time + '</div>' +
+        (D.budget && D.budget.coverage[ixOf[i]] ? '<div class="t-dim">' + coverageHtml(ixOf[i]) + '</div>' : '') +
         '<div>' + esc(summary(i)) + '</div>' +
         '<div class="t-dim">' + esc(frames[fOf[i]].name) + ' · ' + esc(queueName[qOf[i]]) +
         ' · ' + esc(D.metadata[mOf[i]].api || '') + '</div>';
@@ -1092,6 +1125,7 @@
       row('timing', esc(timing) + (reason ? ' <span class="dim">(' + esc(reason) + ')</span>' : ''));
     }
     if (serialization !== null) row('serialization', esc(serialization));
+    if (D.budget && D.budget.coverage[ixOf[i]]) row('coverage', coverageHtml(ixOf[i]));
     if (Number.isNaN(gpu[i])) {
       const why = reason || timing || (TIMED ? 'not timed' : 'timing was off');
       row('GPU time', '<span class="null">' + esc(why) + '</span>');
