@@ -30,6 +30,7 @@ MODULES = (
     "timing_cost.py",
     "frame_cost.py",
     "workload_cost.py",
+    "budget.py",
     "capture_cpu.py",
     "counters_cost.py",
     "samplers_cost.py",

@@ -32,6 +32,7 @@ run.sh brings up. A device run, in one go:
        bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing accuracy \
            frame_time frame_cost record_cost gpu_state
        bash bench/device/run.sh --bring-up workload_cost
+       bash bench/device/run.sh --bring-up budget
        bash bench/device/run.sh --bring-up pytest
      each writing $OUT/device.json (a check's part is written as soon as it ends, so a run cut
      short keeps what it finished);
@@ -57,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import frame_cost, samplers_cost
-from bench.device import workload_check
+from bench.device import budget_check, workload_check
 from bench.device.device_context import Context, Outcome, run_check, timing_analysis
 from bench.device.device_render import render
 from bench.device.gpu_state_check import check_gpu_state
@@ -546,6 +547,7 @@ CHECKS = (
     Check("frame_time", (), check_frame_time),
     Check("frame_cost", (), check_frame_cost),
     Check("workload_cost", (), workload_check.check_workload_cost),
+    Check("budget", (), budget_check.check_budget),
     Check("record_cost", (), check_record_cost),
     Check("gpu_state", ("pci_bus_info", "nvml"), check_gpu_state),
     Check("pytest", (), check_pytest),

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench import samplers_cost
+from bench.device import budget_check, workload_check
 from bench.device import gpu_state_check as gpu_state
-from bench.device import workload_check
 from bench.frame_cost import app_table, method_text, verdict_lines
 from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
 from bench.resultfile import banner, median, met, not_run, provenance, spread
@@ -29,6 +29,7 @@ TITLES = {
     "frame_time": "Frame time per mode",
     "frame_cost": "Short frames: what each configuration adds",
     "workload_cost": "Cost per workload at game scale, beside the floor",
+    "budget": "Profiling under a cost budget",
     "record_cost": "Recording cost per call",
     "gpu_state": "The GPU's clocks and power sampled by the host (NVML)",
     "pytest": "The GPU tests of pytest on this device",
@@ -392,6 +393,7 @@ SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "frame_time": frame_time_section,
     "frame_cost": frame_cost_section,
     "workload_cost": workload_check.section,
+    "budget": budget_check.section,
     "record_cost": record_cost_section,
     "gpu_state": gpu_state.render,
     "pytest": pytest_section,

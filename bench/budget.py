@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Measure what `vkscope run --budget P%` holds (docs/budget.md): the game-scale frame of
+bench/workload_cost.py captured with `--timing queue` and with `--timing queue --counters
+pipeline_statistics`, each without a budget and under one (5% and 10%), beside `vkscope run`
+with the timeline alone, in interleaved rounds.
+
+From each run's capture: the frame's time (the time between two frame ends, as the layer saw
+them: FRAME's cpu_ns) over the frames after the controller's start, median and 95th percentile;
+what each adds beyond the timeline's own cost, against the run of the timeline alone of the same
+round; for a budgeted run, the frames its rotation took to measure every workload identity
+against the frames the budget implies (the full cost, from the unbudgeted run of the same round,
+over the budget, rounded up), and each identity's median GPU time against the same identity's
+in the unbudgeted capture of the round.
+
+Every run is kept: bench/results/budget.json, and docs/bench/budget.md (`render`). The same
+measurement on a GPU is the `budget` device check (docs/bench/device.md).
+
+  .venv/bin/python bench/budget.py [--runs 5] [--workloads 200] [--frames 600] [--skip 80]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from bench.frame_cost import Tools, printer
+from bench.resultfile import (
+    DOCS_DIR,
+    banner,
+    met,
+    new,
+    not_run,
+    provenance,
+    publish,
+    results_path,
+    spread,
+)
+from bench.workload_cost import Config, Program, command, frame_end, judged
+from harness.driver import probe
+from vkscope.capture import open_capture
+
+NAME = "budget"
+DOC = DOCS_DIR / "budget.md"
+COMMAND = ".venv/bin/python bench/budget.py"
+
+
+@dataclass(frozen=True)
+class Budgeted:
+    """A budgeted configuration, the unbudgeted one it is judged against, and its budget."""
+
+    key: str
+    full: str
+    percent: float
+
+
+CONFIGS = (
+    Config("run", "`vkscope run` (timeline)", run=()),
+    Config("timing", "`--timing queue`", run=("--timing", "queue")),
+    Config(
+        "timing_budget", "`--timing queue --budget 5%`", run=("--timing", "queue", "--budget", "5%")
+    ),
+    Config(
+        "statistics",
+        "`--timing queue --counters pipeline_statistics`",
+        run=("--timing", "queue", "--counters", "pipeline_statistics"),
+    ),
+    Config(
+        "statistics_budget",
+        "`--timing queue --counters pipeline_statistics --budget 10%`",
+        run=("--timing", "queue", "--counters", "pipeline_statistics", "--budget", "10%"),
+    ),
+)
+BY_KEY = {c.key: c for c in CONFIGS}
+BUDGETED = (
+    Budgeted("timing_budget", "timing", 5.0),
+    Budgeted("statistics_budget", "statistics", 10.0),
+)
+# A per-identity GPU time agrees with the unbudgeted capture's within this share, or within this
+# many ns where that is more: the `accuracy` device check's target (2% for dispatches over
+# 100 µs), and for the few-µs workloads of this frame about what `queue` timing adds to each
+# dispatch there (0.4 to 0.7 µs on an H200) with room for its spread from run to run.
+AGREE_PERCENT = 2.0
+AGREE_NS = 1000.0
+
+
+# -- one run -------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def read_capture(path: Path, skip: int) -> dict[str, Any]:
+    """What a run's capture says: its frames' times after `skip` frames, and per workload
+    identity the frames that measured it and its GPU times there."""
+    with open_capture(path) as cap:
+        ends = sorted((f.number, f.cpu_ns) for f in cap.frames() if f.cpu_ns is not None)
+        states = {f.number: f.state for f in cap.budget_frames()}
+        measured: dict[str, list[int]] = {}
+        times: dict[str, list[int]] = {}
+        for w in cap.workloads():
+            if w.identity is None or w.frame is None:
+                continue
+            key = (
+                f"{w.identity.queue}|{w.identity.label_path}|{w.identity.type}|{w.identity.ordinal}"
+            )
+            measured.setdefault(key, [])
+            ns = w.gpu_ns
+            if ns is not None:
+                measured[key].append(w.frame)
+                times.setdefault(key, []).append(ns)
+    periods = [(b - a) / 1e3 for (fa, a), (fb, b) in pairwise(ends) if fb == fa + 1 and fa >= skip]
+    out: dict[str, Any] = {
+        "frames": len(ends),
+        "period_median_us": statistics.median(periods) if periods else None,
+        "period_p95_us": percentile(periods, 0.95) if periods else None,
+        "identity_ns": {k: statistics.median(v) for k, v in times.items()},
+    }
+    if states:
+        out |= coverage(measured, states, skip, len(ends))
+    return out
+
+
+def coverage(
+    measured: Mapping[str, list[int]], states: Mapping[int, str], skip: int, frames: int
+) -> dict[str, Any]:
+    """From frame `skip` on: the longest a workload identity waited between two frames that
+    measured it, not counting the baseline frames between them (a rotation) and counting them
+    (any gap), and the identities never measured then."""
+    rotation = gap = 0
+    never = 0
+    for found in measured.values():
+        after = sorted(f for f in found if f >= skip)
+        if not after:
+            never += 1
+            continue
+        for a, b in zip([skip - 1, *after], [*after, frames], strict=True):
+            if a < skip or b >= frames:
+                continue  # the run's edges are no gap between two measurements
+            baseline = sum(states.get(f) == "baseline" for f in range(a + 1, b))
+            rotation = max(rotation, b - a - baseline)
+            gap = max(gap, b - a)
+    counted = [s for n, s in states.items() if n >= skip]
+    return {
+        "rotation_frames": rotation,
+        "gap_frames": gap,
+        "never_measured": never,
+        "identities": len(measured),
+        "baseline_share": counted.count("baseline") / len(counted) if counted else None,
+    }
+
+
+def run_once(program: Program, config: Config, frames: int, skip: int, tmp: Path) -> dict[str, Any]:
+    cap = tmp / f"{config.key}.vkscope"
+    for f in tmp.glob(f"{config.key}.vkscope*"):
+        f.unlink()
+    inner = program.args(config, frames, None)
+    cmd, env = command(program, config, inner, tmp)
+    cmd[cmd.index(str(tmp / "capture.vkscope"))] = str(cap)
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if res.returncode != 0:
+        raise RuntimeError(
+            f"{config.title}: exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}"
+        )
+    out = read_capture(cap, skip)
+    for f in tmp.glob(f"{config.key}.vkscope*"):
+        f.unlink()
+    return out
+
+
+def agreement(budgeted: Mapping[str, float], full: Mapping[str, float]) -> dict[str, Any]:
+    """Each identity measured in both captures: its budgeted median GPU time against the
+    unbudgeted one."""
+    both = [k for k in budgeted if k in full and full[k] > 0]
+    diffs = [abs(budgeted[k] - full[k]) / full[k] * 100 for k in both]
+    within = sum(
+        abs(budgeted[k] - full[k]) <= max(AGREE_PERCENT / 100 * full[k], AGREE_NS) for k in both
+    )
+    return {
+        "identities": len(both),
+        "within": within,
+        "median_diff_percent": statistics.median(diffs) if diffs else None,
+        "p90_diff_percent": percentile(diffs, 0.9) if diffs else None,
+    }
+
+
+def measure(
+    program: Program,
+    rounds: int,
+    frames: int,
+    skip: int,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every configuration once per round, interleaved; a budgeted run judged against the
+    unbudgeted run of its round."""
+    out: dict[str, list[dict[str, Any]]] = {c.key: [] for c in CONFIGS}
+    with tempfile.TemporaryDirectory(prefix="vkscope-budget-") as tmp:
+        for r in range(rounds):
+            round_runs = {c.key: run_once(program, c, frames, skip, Path(tmp)) for c in CONFIGS}
+            for b in BUDGETED:
+                run = round_runs[b.key]
+                run["agreement"] = agreement(run["identity_ns"], round_runs[b.full]["identity_ns"])
+            for key, run in round_runs.items():
+                run.pop("identity_ns")
+                out[key].append(run)
+            if progress:
+                progress(f"round {r + 1} of {rounds} done")
+    return out
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def added(rounds: Mapping[str, Any], key: str, metric: str) -> list[float]:
+    """What `key` adds to the frame beyond the timeline's own cost (the run of the timeline
+    alone of the same round), in percent of that run's frame."""
+    return [
+        (a[metric] - b[metric]) / b[metric] * 100
+        for a, b in zip(rounds[key], rounds["run"], strict=True)
+    ]
+
+
+def implied(rounds: Mapping[str, Any], b: Budgeted) -> list[int]:
+    """The frames the budget implies, round by round: the full cost (the unbudgeted run's median
+    frame beyond the timeline's) over the budget, rounded up, plus one."""
+    return [
+        max(1, math.ceil(max(0.0, f) / b.percent)) + 1
+        for f in added(rounds, b.full, "period_median_us")
+    ]
+
+
+def pct(v: float) -> str:
+    return f"{v:+.1f}%"
+
+
+def table(block: Mapping[str, Any]) -> list[str]:
+    rounds = block["rounds"]
+    lines = [
+        "| configuration | frame, median | added | frame, 95th percentile | added |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for c in CONFIGS:
+        if c.key not in rounds:
+            continue
+        med = spread([r["period_median_us"] for r in rounds[c.key]], lambda v: f"{v:.1f} µs")
+        p95 = spread([r["period_p95_us"] for r in rounds[c.key]], lambda v: f"{v:.1f} µs")
+        if c.key == "run":
+            lines.append(f"| {c.title} | {med} | | {p95} | |")
+            continue
+        lines.append(
+            f"| {c.title} | {med} | {spread(added(rounds, c.key, 'period_median_us'), pct)} "
+            f"| {p95} | {spread(added(rounds, c.key, 'period_p95_us'), pct)} |"
+        )
+    return lines
+
+
+def coverage_lines(block: Mapping[str, Any]) -> list[str]:
+    rounds = block["rounds"]
+    lines = [
+        "| configuration | frames implied | rotation took | longest gap | never measured "
+        "| baseline frames | GPU times agree | difference, median / 90th percentile |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for b in BUDGETED:
+        if b.key not in rounds:
+            continue
+        runs = rounds[b.key]
+        agree = [r["agreement"] for r in runs]
+
+        def frames(values: Sequence[float]) -> str:
+            return spread([float(v) for v in values], lambda v: f"{v:.0f}")
+
+        def share(values: Sequence[float], digits: int = 1) -> str:
+            return spread(list(values), lambda v: f"{v:.{digits}f}%")
+
+        within = [100 * a["within"] / max(1, a["identities"]) for a in agree]
+        lines.append(
+            f"| {BY_KEY[b.key].title} | {frames(implied(rounds, b))} "
+            f"| {frames([r['rotation_frames'] for r in runs])} "
+            f"| {frames([r['gap_frames'] for r in runs])} "
+            f"| {frames([r['never_measured'] for r in runs])} "
+            f"| {share([100 * (r['baseline_share'] or 0) for r in runs])} "
+            f"| {share(within, 0)} "
+            f"| {share([a['median_diff_percent'] or 0 for a in agree])} / "
+            f"{share([a['p90_diff_percent'] or 0 for a in agree])} |"
+        )
+    return lines
+
+
+def verdict_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
+    if cpu_device:
+        return [
+            "- On a CPU device the frame's time is the machine's (lavapipe's work runs on the "
+            "application's threads, beside everything else the machine runs): the targets are for "
+            "a GPU (the `budget` device check, docs/bench/device.md), and what lavapipe gives is "
+            "shown above, not judged."
+        ]
+    rounds = block["rounds"]
+    lines = []
+    for b in BUDGETED:
+        if b.key not in rounds or "run" not in rounds:
+            continue
+        title = BY_KEY[b.key].title
+        for metric, name in (("period_median_us", "median"), ("period_p95_us", "95th percentile")):
+            lines.append(
+                f"- {title} adds at most {b.percent:g}% to the frame beyond the timeline's own "
+                f"cost ({name} of frames): "
+                f"{judged(added(rounds, b.key, metric), b.percent, pct)}."
+            )
+        over = [
+            r["rotation_frames"] - want
+            for r, want in zip(rounds[b.key], implied(rounds, b), strict=True)
+        ]
+        lines.append(
+            f"- {title}: every identity measured within the frames the budget implies (plus "
+            f"one), counting the frames that measured something: "
+            f"{judged([float(v) for v in over], 0, lambda v: f'{v:+.0f} frames')}."
+        )
+        agree = [
+            100 * a["within"] / max(1, a["identities"])
+            for a in (r["agreement"] for r in rounds[b.key])
+        ]
+        lines.append(
+            f"- {title}: per-identity GPU times agree with the capture without a budget within "
+            f"{AGREE_PERCENT:g}% or {AGREE_NS / 1000:g} µs: {met(min(agree) >= 100)} "
+            f"({spread(agree, lambda v: f'{v:.0f}%')} of identities)."
+        )
+    return lines
+
+
+def method_line(block: Mapping[str, Any]) -> str:
+    return (
+        f"`vkscope-workload --scenario game_scale --workloads {block['workloads']}` "
+        f"(docs/bench/workload-cost.md), {block['frames']} frames a run, frames ending at "
+        f"{block['frame_end']}; {len(block['rounds']['run'])} interleaved rounds. The frame is "
+        "the time between two frame ends as the layer saw them (FRAME's cpu_ns), over the frames "
+        f"from frame {block['skip']} on (the controller's warmup, first baseline and ramp before "
+        "it); *added* compares each run with the run of the timeline alone of its round. A "
+        "rotation is the most frames an identity waited between two frames that measured it, "
+        "baseline frames not counted; the longest gap counts them. GPU times compare each "
+        "identity's median over the frames that measured it with its median in the unbudgeted "
+        "capture of the same round."
+    )
+
+
+def block_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
+    return [
+        method_line(block),
+        "",
+        *table(block),
+        "",
+        *coverage_lines(block),
+        "",
+        "Targets:",
+        "",
+        *verdict_lines(block, cpu_device),
+    ]
+
+
+def render(results: Mapping[str, Any] | None) -> str:
+    lines = [
+        "# Profiling under a cost budget",
+        "",
+        banner("budget.py"),
+        "",
+        "`bench/budget.py` captures the game-scale frame with timing and with pipeline "
+        "statistics, without a budget and under one, beside the timeline alone (docs/budget.md). "
+        "Targets (for a GPU): `--timing queue --budget 5%` adds at most 5% to the frame beyond "
+        "the timeline's own cost, `--timing queue --counters pipeline_statistics --budget 10%` "
+        "at most 10%, at the median and the 95th percentile of frames; every identity is "
+        "measured within the frames the budget implies (the full cost over the budget, rounded "
+        "up) plus one; per-identity GPU times agree with a capture without a budget within the "
+        "timing accuracy. The same measurement on a GPU is the `budget` device check "
+        "(docs/bench/device.md).",
+        "",
+        "## Results",
+        "",
+    ]
+    if results is None:
+        return "\n".join([*lines, *not_run(NAME, COMMAND), ""])
+    s = results["settings"]
+    reproduce = f"{COMMAND} --runs {s['runs']} --workloads {s['workloads']} --frames {s['frames']}"
+    reproduce += f" --skip {s['skip']}"
+    lines += [*provenance(results, NAME), "", f"Reproduce: `{reproduce}`", ""]
+    lines += block_lines(results, results.get("cpu_device", True))
+    return "\n".join([*lines, ""])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--workloads", type=int, default=200, help="workloads a frame")
+    parser.add_argument("--frames", type=int, default=600, help="frames a run")
+    parser.add_argument("--skip", type=int, default=80, help="frames before those judged")
+    parser.add_argument("--results", type=Path, default=results_path(NAME))
+    parser.add_argument("--docs", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.frames <= args.skip + 10 or args.workloads < 4:
+        parser.error("--runs must be positive, --frames well past --skip, --workloads >= 4")
+    tools = Tools.installed()
+    end, frame_submits = frame_end(tools)
+    program = Program(tools, args.workloads, False, frame_submits)
+    settings = {"runs": args.runs, "workloads": args.workloads, "frames": args.frames,
+                "skip": args.skip, "LP_NUM_THREADS": "0"}  # fmt: skip
+    results = new(NAME, settings, vulkan=True)
+    results |= {"workloads": args.workloads, "frames": args.frames, "skip": args.skip,
+                "frame_end": end, "cpu_device": probe().cpu_device}  # fmt: skip
+    results["rounds"] = measure(program, args.runs, args.frames, args.skip, printer("budget"))
+    publish(results, render, args.results, args.docs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

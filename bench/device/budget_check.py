@@ -1,0 +1,52 @@
+"""The `budget` device check: bench/budget.py's measurement on the device (docs/budget.md): the
+game-scale frame with `--timing queue` and with `--counters pipeline_statistics`, without a
+budget and under one, beside the timeline alone. Four rounds of 600 frames take about two
+minutes on an H100."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bench import budget, frame_cost, workload_cost
+from bench.device.device_context import Context, Outcome
+
+NAME = "budget"
+WORKLOADS = 200
+ROUNDS, FRAMES, SKIP = 4, 600, 120
+QUICK_ROUNDS, QUICK_FRAMES, QUICK_SKIP = 1, 160, 80
+
+
+def check_budget(ctx: Context, out: Outcome) -> None:
+    """bench/budget.py on this device: what a budget holds of the frame, how soon it measures
+    every identity, and whether per-identity GPU times agree with a capture without one."""
+    rounds, frames, skip = (
+        (QUICK_ROUNDS, QUICK_FRAMES, QUICK_SKIP) if ctx.quick else (ROUNDS, FRAMES, SKIP)
+    )
+    tools = frame_cost.Tools(ctx.layer, ctx.workload)
+    end, frame_submits = workload_cost.frame_end(tools)
+    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
+    measured = budget.measure(program, rounds, frames, skip, frame_cost.printer("  budget"))
+    for b in budget.BUDGETED:
+        for r in measured[b.key]:
+            out.expect(r["agreement"]["identities"] > 0, f"{b.key}: no identity measured")
+    out.data |= {
+        "device": ctx.driver.device,
+        "driver_info": ctx.driver.driver_info,
+        "cpu_device": ctx.driver.cpu_device,
+        "workloads": WORKLOADS,
+        "frames": frames,
+        "skip": skip,
+        "frame_end": end,
+        "rounds": measured,
+    }
+
+
+def section(part: Mapping[str, Any]) -> list[str]:
+    """Its part of docs/bench/device.md."""
+    return [
+        f"bench/budget.py's measurement (docs/bench/budget.md) on {part['device']} "
+        f"({part['driver_info']}), the targets judged for a GPU.",
+        "",
+        *budget.block_lines(part, part["cpu_device"]),
+    ]
