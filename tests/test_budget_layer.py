@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.env import base_env, run, vkscope_cli
+from vkscope.capture import open_capture
+from vkscope.capture.read.coverage import SEEN_ONCE, identity_coverage
 
 BUDGET_REASON = "left out of this frame by the cost budget"
 WORKLOADS = 22  # game_scale's smallest frame of every kind, as tests/test_game_scale.py runs it
@@ -143,3 +145,33 @@ def test_a_hundred_percent_measures_every_workload_once_the_ramp_is_done(
     # The count grows until frames measure them all (a machine busy with other work may make
     # a frame look costlier now and then, and the controller measure fewer for a while).
     assert max(count for _, count in frames[10:]) == WORKLOADS, frames
+
+
+@pytest.mark.vulkan
+def test_workloads_that_change_from_frame_to_frame_are_seen_once_and_never_joined(
+    tmp_path: Path, workload: Path
+) -> None:
+    # The game scenario with --numbered-frames labels each frame "Frame N": every workload under
+    # it is an identity of its own frame. Those the budget measured keep their own frame's time,
+    # the others say why.
+    cap = tmp_path / "game.vkscope"
+    code, out = vkscope(
+        "run", "-o", cap, "--no-report", "--no-trace", "--no-html", "--timing", "queue",
+        "--budget", "100%", "-s", "frame_submits=2", "--", workload, "--scenario", "game",
+        "--frames", "16", "--numbered-frames", cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, out
+    with open_capture(cap) as capture:
+        times = {w.identity: w.gpu_ns for w in capture.workloads() if w.identity is not None}
+        coverage = [c for c in identity_coverage(capture) if c.identity.labels[:1] != ()]
+    framed = [c for c in coverage if c.identity.labels[0].startswith("Frame ")]
+    assert framed
+    reasons = set()
+    for c in framed:
+        assert c.frames == 1, c
+        if c.measured:
+            assert c.median == times[c.identity], "a value from another frame"
+        else:
+            reasons.add(c.reason)
+    assert reasons == {SEEN_ONCE}, "warmup and baseline frames measure nothing"
+    assert any(c.measured for c in framed)

@@ -32,7 +32,7 @@ const char* usageText() {
            "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n"
            "                        [--time-frames FROM] [--workloads N] [--submits N]\n"
            "                        [--floor none|timestamps|pipeline_statistics]\n"
-           "                        [--record-thread]\n";
+           "                        [--record-thread] [--numbered-frames]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -54,6 +54,8 @@ std::string parseOptions(int argc, char** argv, Options& out) {
             out.noOneTimeSubmit = true;
         } else if (arg == "--record-thread") {
             out.recordThread = true;
+        } else if (arg == "--numbered-frames") {
+            out.numberedFrames = true;
         } else if (arg == "--workloads") {
             const char* v = value();
             error = v ? parseCount(arg, v, 4, 100000, out.workloads) : needsValue(v);

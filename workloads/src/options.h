@@ -40,6 +40,9 @@ struct Options {
     uint32_t submits = 1;
     Floor floor = Floor::None;
     bool recordThread = false;
+    // game: label each frame `Frame N` rather than `Frame`, so that every workload under the
+    // label is a workload of its own frame (a frame whose workloads change from frame to frame).
+    bool numberedFrames = false;
 };
 
 // Parses argv into `out`. Returns an empty string on success, otherwise the usage error.

@@ -390,11 +390,14 @@ private:
         vkCmdEndRendering(cmd);
     }
 
-    // Two vkQueueSubmit calls inside the queue label `Frame` (one per queue in use).
+    // Two vkQueueSubmit calls inside the queue label `Frame` (one per queue in use); `Frame N`
+    // with --numbered-frames, every workload then a new one each frame.
     void submit(Context& ctx, uint32_t frameIndex) {
+        const std::string frameName =
+            ctx.options.numberedFrames ? "Frame " + std::to_string(frameIndex) : "Frame";
         const VkDebugUtilsLabelEXT frameLabel{
             .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT,
-            .pLabelName = "Frame",
+            .pLabelName = frameName.c_str(),
         };
         const bool twoQueues = async_.queue != ctx.main.queue;
         if (labels_) {
