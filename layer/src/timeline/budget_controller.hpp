@@ -15,8 +15,10 @@
 // the frame and the one before it were alike (both measured, or both not), since what a frame's
 // instruments cost the GPU may show in the next frame's time. The frame without instruments is
 // the median of the last few *baseline* frames (two frames in a row measured by nothing: at the
-// start, then every ~64 frames at the end of a rotation); what a workload adds is the median, over
-// the last measured frames, of their time over that baseline per measured workload.
+// start, then every ~64 frames at the end of a rotation); what measuring adds is fitted over the
+// last measured frames' time over that baseline, trimmed of outliers, as a cost per frame that
+// measures anything plus a cost per measured workload, the latter trusted only past twice its
+// standard error.
 //
 // Pure: no clock, no atomics, no Vulkan. One caller at a time (the device's Budget, under its
 // lock), at each captured frame's end.
