@@ -246,3 +246,29 @@ def test_a_finishing_step_that_cannot_read_the_capture_leaves_it_as_built(tmp_pa
         assert said.reason == "not finished: damaged: a planted failure"
         assert stored_meta(cap) is None
         assert len(list(cap.workloads())) == 2
+
+
+def test_a_finishing_step_that_fails_any_other_way_costs_nothing_either(tmp_path: Path) -> None:
+    """An unexpected failure inside the step's own transaction (a library missing from the
+    host, found on the device: the ADBC driver is an extra) is rolled back and said; the capture
+    is whole, not lost."""
+
+    def missing(db: sqlite3.Connection, path: Path) -> None:
+        db.execute("BEGIN")
+        db.execute("DELETE FROM instance_columns")
+        raise ModuleNotFoundError("No module named 'adbc_driver_sqlite'")
+
+    store = CaptureStore(tmp_path / "c.vkscope", finishing=missing)
+    feed, s = Feeder(store), Stream()
+    s.hello()
+    s.device()
+    s.workload(1, "dispatch")
+    s.submit([(1, 0)])
+    s.goodbye()
+    feed.send(s)
+    store.disconnect(feed.conn)
+    assert store.finalize() == "complete"
+    with open_capture(tmp_path / "c.vkscope") as cap:
+        (said,) = [d for d in cap.diagnostics() if d.kind == "finishing"]
+        assert "ModuleNotFoundError" in said.reason and "adbc_driver_sqlite" in said.reason
+        assert len(list(cap.workloads())) == 1

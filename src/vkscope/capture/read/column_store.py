@@ -37,12 +37,14 @@ def store_instance_columns(
 ) -> Stored | None:
     """Writes the columns of the capture at `path` (committed, finalized) through `db`, a
     connection to it in autocommit mode with no transaction open; replaces any stored before.
-    A blob holds at most `batch_rows` instances. None: pyarrow is not installed.
+    A blob holds at most `batch_rows` instances. None: the fleet's libraries (pyarrow, the ADBC
+    SQLite driver: the `fleet` extra) are not installed, and nothing is stored.
 
     The file must be in WAL mode, so that the reader's connection reads while `db` writes, and
     nothing else may checkpoint it meanwhile (the read-only reader's connection then fails with
     SQLite's "locking protocol")."""
     try:
+        import adbc_driver_sqlite.dbapi  # noqa: F401  (instance_batches reads the rows through it)
         import msgspec
 
         from .columns import SCHEMA, instance_batches

@@ -332,13 +332,18 @@ class CaptureStore:
 
     def _finish(self) -> None:
         """The step after the build, on the committed file (CaptureStore's `finishing`): one
-        whose reading of the file fails leaves it as built, and says why in a diagnostic."""
+        whose reading of the file fails leaves it as built, and says why in a diagnostic. It is
+        an addition to a capture that is whole without it (the stored instance columns): no
+        failure of it, expected or not, may cost the capture."""
         if self._finishing is None:
             return
         try:
             self._finishing(self._db, self.path)
-        except CaptureError as exc:
-            self.rows.note(None, FINISHING, f"not finished: {exc.reason}")
+        except Exception as exc:  # said in the capture, never lost
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            reason = exc.reason if isinstance(exc, CaptureError) else f"{type(exc).__name__}: {exc}"
+            self.rows.note(None, FINISHING, f"not finished: {reason}")
             self._db.execute("BEGIN")
             self._insert("diagnostics")
             self._db.execute("COMMIT")
