@@ -131,86 +131,115 @@ def order_values(grouping: Grouping) -> str:
     return f"SELECT DISTINCT {expr} AS order_value FROM captures c WHERE {expr} IS NOT NULL"
 
 
+# A point's series (its identity and group) as two numbers, which the steps after the points
+# join and group by instead of the identity's and the groups' text: the same rows, found faster.
+_SERIES: Final = ("identity_key", "group_key")
+
+
 def runs(grouping: Grouping) -> str:
-    """Each capture with a value of the ordering key: its run and groups. A group a capture has
-    no value of is the empty string (so that it still joins)."""
+    """Each capture with a value of the ordering key: its run and groups; `group_key`, one
+    number per group, and `run_key`, one per group and run. A group a capture has no value of
+    is the empty string (so that it still joins)."""
     groups = "".join(
         f", coalesce({key.sql()}, '') AS g{n}" for n, key in enumerate(grouping.groups)
     )
     by_group = "".join(f"{g}, " for g in grouping.group_columns)
     within = f"PARTITION BY {by_group.rstrip(', ')}" if by_group else ""
+    group_key = f"dense_rank() OVER (ORDER BY {by_group.rstrip(', ')})" if by_group else "1"
     return f"""
 SELECT capture_id, order_value, order_rank{"".join(", " + g for g in grouping.group_columns)},
        dense_rank() OVER ({within} ORDER BY order_rank) AS run_index,
-       count(*) OVER (PARTITION BY {by_group}order_rank) AS captures
+       count(*) OVER (PARTITION BY {by_group}order_rank) AS captures,
+       {group_key} AS group_key,
+       dense_rank() OVER (ORDER BY {by_group}order_rank) AS run_key
 FROM (SELECT c.capture_id, o.order_value, o.order_rank{groups}
       FROM captures c JOIN fleet_run_order o ON o.order_value = {grouping.order.sql()}) t
 """
 
 
-def points(grouping: Grouping, dialect: Dialect) -> str:
-    """One point per identity, group and run: the metric's count and percentiles."""
-    groups = "".join(f", r.{g}" for g in grouping.group_columns)
+def values(grouping: Grouping, dialect: Dialect) -> str:
+    """The one pass over every instance: per identity and run (`run_key`), the metric's count
+    and percentiles. It groups by as little as it can: the run as one number, its own columns
+    joined to the result afterwards (points). An identity is made of its type, label path and
+    queue (identity.py), so grouping by them too makes no more groups than the identity alone,
+    and costs less than taking the least of each."""
     value = f"CAST(i.{check_column(grouping.metric)} AS DOUBLE)"
     return f"""
-SELECT identity{groups.replace("r.", "")}, run_index, order_value, order_rank, n, captures,
-       {_percentile_columns(dialect, "q")}, type, label_path, queue
-FROM (
-  SELECT i.identity{groups}, r.run_index, min(r.order_value) AS order_value,
-         min(r.order_rank) AS order_rank, count(*) AS n,
-         min(r.captures) AS captures, {dialect.percentiles(value)} AS q,
-         min(i.type) AS type, min(i.label_path) AS label_path, min(i.queue) AS queue
-  FROM instances i JOIN fleet_runs r ON r.capture_id = i.capture_id
-  WHERE i.{grouping.metric} IS NOT NULL
-  GROUP BY i.identity{groups}, r.run_index
-) t
+SELECT i.identity, r.run_key, i.type, i.label_path, i.queue, count(*) AS n,
+       {dialect.percentiles(value)} AS q
+FROM instances i JOIN fleet_runs r ON r.capture_id = i.capture_id
+WHERE i.{grouping.metric} IS NOT NULL
+GROUP BY i.identity, r.run_key, i.type, i.label_path, i.queue
 """
 
 
-def _window_join(grouping: Grouping, params: Params, left: str) -> str:
-    keys = ["identity", *grouping.group_columns]
+def points(grouping: Grouping, dialect: Dialect) -> str:
+    """One point per identity, group and run: the metric's count and percentiles, and the
+    point's series as numbers (`identity_key`, `group_key`)."""
+    groups = "".join(f", r.{g}" for g in grouping.group_columns)
+    return f"""
+SELECT t.identity{groups}, r.run_index, r.order_value, r.order_rank, t.n, r.captures,
+       {_percentile_columns(dialect, "t.q")}, t.type, t.label_path, t.queue,
+       k.identity_key, r.group_key
+FROM fleet_values t
+JOIN (SELECT DISTINCT run_key, run_index, order_value, order_rank, captures, group_key{groups}
+      FROM fleet_runs r) r ON r.run_key = t.run_key
+JOIN (SELECT identity, dense_rank() OVER (ORDER BY identity) AS identity_key
+      FROM (SELECT DISTINCT identity FROM fleet_values) d) k ON k.identity = t.identity
+"""
+
+
+def _window_join(params: Params, left: str) -> str:
+    """The points of the `window` runs before each point of `left`: one equality join per run
+    back (a join on the series alone and a range of runs would pair each point with its whole
+    series first)."""
+    window = int(params.window)
+    back = ", ".join(f"({n})" for n in range(1, max(window, 1) + 1))
     return (
-        f"JOIN fleet_points b ON {_same('b', left, keys)} "
-        f"AND b.run_index >= {left}.run_index - {int(params.window)} "
-        f"AND b.run_index < {left}.run_index"
+        f"CROSS JOIN (VALUES {back}) AS o(back) "
+        f"JOIN fleet_points b ON {_same('b', left, list(_SERIES))} "
+        f"AND b.run_index = {left}.run_index - o.back AND o.back <= {window}"
     )
 
 
-def baselines(grouping: Grouping, params: Params) -> str:
+def baselines(params: Params) -> str:
     """Each point's baseline: the median of the points of the `window` runs before it."""
-    keys = ", ".join(f"s.{k}" for k in ("identity", *grouping.group_columns, "run_index"))
+    keys = ", ".join(f"s.{k}" for k in (*_SERIES, "run_index"))
     return f"""
 SELECT {keys}, percentile_cont(0.5) WITHIN GROUP (ORDER BY b.p50) AS base,
        count(*) AS base_runs
-FROM fleet_points s {_window_join(grouping, params, "s")}
+FROM fleet_points s {_window_join(params, "s")}
 GROUP BY {keys}
 """
 
 
-def noise(grouping: Grouping, params: Params) -> str:
+def noise(params: Params) -> str:
     """Each point's noise: the median absolute deviation of those runs from their median."""
-    keys = ", ".join(f"s.{k}" for k in ("identity", *grouping.group_columns, "run_index"))
+    keys = ", ".join(f"s.{k}" for k in (*_SERIES, "run_index"))
     return f"""
 SELECT {keys}, min(s.base) AS base, min(s.base_runs) AS base_runs,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(b.p50 - s.base)) AS mad
-FROM fleet_baselines s {_window_join(grouping, params, "s")}
+FROM fleet_baselines s {_window_join(params, "s")}
 GROUP BY {keys}
 """
 
 
 def judged(grouping: Grouping, params: Params) -> str:
     """Every point with its baseline, threshold and whether it is slower or faster."""
-    keys = ["identity", *grouping.group_columns, "run_index"]
+    shown = ["identity", *grouping.group_columns, "run_index", "order_value", "order_rank", "n",
+             "captures", *(f"p{round(q * 100)}" for q in PERCENTILES), "type", "label_path",
+             "queue"]  # fmt: skip
     threshold = (
         f"greatest({float(params.k)} * {MAD_TO_SIGMA} * n.mad, "
         f"{float(params.min_change)} * abs(n.base))"
     )
     judge = f"n.base_runs >= {int(params.min_runs)}"
     return f"""
-SELECT p.*, n.base, n.base_runs, n.mad, {threshold} AS threshold,
+SELECT {", ".join(f"p.{c}" for c in shown)}, n.base, n.base_runs, n.mad,
+       {threshold} AS threshold,
        CASE WHEN {judge} AND p.p50 - n.base > {threshold} THEN 1 ELSE 0 END AS slower,
        CASE WHEN {judge} AND n.base - p.p50 > {threshold} THEN 1 ELSE 0 END AS faster
-FROM fleet_points p LEFT JOIN fleet_noise n ON {_same("n", "p", keys)}
+FROM fleet_points p LEFT JOIN fleet_noise n ON {_same("n", "p", [*_SERIES, "run_index"])}
 """
 
 
@@ -268,9 +297,10 @@ def trend_steps(grouping: Grouping, params: Params, dialect: Dialect) -> list[tu
     changes found (fleet_judged holds the whole trend)."""
     return [
         ("fleet_runs", runs(grouping)),
+        ("fleet_values", values(grouping, dialect)),
         ("fleet_points", points(grouping, dialect)),
-        ("fleet_baselines", baselines(grouping, params)),
-        ("fleet_noise", noise(grouping, params)),
+        ("fleet_baselines", baselines(params)),
+        ("fleet_noise", noise(params)),
         ("fleet_judged", judged(grouping, params)),
         ("fleet_changes", changes(grouping, params)),
     ]
