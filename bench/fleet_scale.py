@@ -10,6 +10,8 @@ DuckDB and on Spark local mode, and what that says for a fleet of 10,000 capture
            cores), which reports its own peak resident set size (VmHWM) and wall time
   spark    the same with --engine spark (local[2]): wall time and the peak of the process tree
            (Python and Spark's JVM)
+  baseline with --baseline REV, the DuckDB analysis of that commit too, on the same history,
+           its runs interleaved with this tree's (what a change to the analyses gained)
   export   `vkscope export --parquet` of a capture made by the capture store: instances per
            second per core; with --export-baseline REV, the export of that commit too, its runs
            interleaved with this tree's
@@ -21,6 +23,7 @@ least 1,000,000 instances per second per core.
 
   python bench/fleet_scale.py                 # the whole measurement (about 15 minutes here)
   python bench/fleet_scale.py --captures 40   # a quick look at a smaller history
+  python bench/fleet_scale.py --baseline bb403a1   # and that commit's DuckDB analysis beside
   python bench/fleet_scale.py --export-only --export-baseline 3835fcc
                                               # the export alone, beside an older commit's; the
                                               # results file keeps its history and analyses
@@ -122,9 +125,9 @@ def _descends(ppid: int, root: int) -> bool:
     return False
 
 
-def analyse(dataset: Path, engine: str) -> dict[str, Any]:
+def analyse(dataset: Path, engine: str, src: Path = SRC) -> dict[str, Any]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", _ANALYSIS, str(SRC), str(dataset), engine],
+        [sys.executable, "-c", _ANALYSIS, str(src), str(dataset), engine],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -364,6 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs of each engine (3)")
     parser.add_argument("--spark-runs", type=int, default=1, help="runs of Spark (1)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the dataset here")
+    parser.add_argument(
+        "--baseline", metavar="REV", default=None,
+        help="also run the DuckDB analysis of this commit, interleaved with this tree's",
+    )  # fmt: skip
     parser.add_argument("--export-runs", type=int, default=3, help="runs of the export (3)")
     parser.add_argument(
         "--export-frames", type=int, default=1000, help="frames of 200 in the export's capture"
@@ -387,6 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": args.runs,
         "spark_runs": args.spark_runs,
         "export_runs": args.export_runs,
+        "baseline": args.baseline,
     }
     report = new(NAME, settings)
     report["cores"] = os.cpu_count()
@@ -398,15 +406,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         history = generate(dataset, builds, args.frames, args.workloads)
         report["history"] = history
         runs: dict[str, list[dict[str, Any]]] = {"duckdb": [], "spark": []}
+        trees = [("duckdb", SRC, args.runs), ("spark", SRC, args.spark_runs)]
+        if args.baseline:
+            old, _ = baseline_tree(args.baseline, Path(tmp))
+            trees.insert(0, ("baseline", old, args.runs))
+            runs["baseline"] = []
         for n in range(max(args.runs, args.spark_runs)):
-            for engine, count in (("duckdb", args.runs), ("spark", args.spark_runs)):
+            for name, src, count in trees:  # interleaved: each round runs each once
                 if n >= count:
                     continue
-                run = analyse(dataset, engine)
+                run = analyse(dataset, "duckdb" if name == "baseline" else name, src)
                 run["found_planted"] = check(run, history["planted"])
                 del run["changes"]
-                runs[engine].append(run)
-                print(engine, json.dumps(run), flush=True)
+                runs[name].append(run)
+                print(name, json.dumps(run), flush=True)
         report["analysis"] = runs
         if args.export_runs:
             report["export"] = measure_export(
@@ -543,14 +556,18 @@ def render(report: dict[str, Any] | None) -> str:
         "regression | target |",
         "| --- | ---: | --- | --- | --- | --- |",
     ]
-    for engine in ("duckdb", "spark"):
-        runs = report["analysis"][engine]
+    baseline = report["settings"].get("baseline")
+    for engine in ("baseline", "duckdb", "spark"):
+        runs = report["analysis"].get(engine)
         if not runs:
             continue
         walls = [r["wall_s"] for r in runs]
         peaks = [r["tree_peak_bytes"] or r["peak_bytes"] for r in runs]
         found = all(r["found_planted"] for r in runs)
-        if engine == "duckdb" and h["instances"] < 20_000_000:
+        name = engine
+        if engine == "baseline":
+            name, target = f"duckdb, baseline `{baseline}`", "the commit before, for comparison"
+        elif engine == "duckdb" and h["instances"] < 20_000_000:
             target = "not judged: a smaller history than the target's"
         elif engine == "duckdb":
             ok = median(walls) < TARGET_DUCKDB_S and median(peaks) < TARGET_PEAK_GIB * 2**30
@@ -558,14 +575,20 @@ def render(report: dict[str, Any] | None) -> str:
         else:
             target = "time reported"
         lines.append(
-            f"| {engine} | {len(runs)} | {median(walls):.1f} ({min(walls):.1f} to "
+            f"| {name} | {len(runs)} | {median(walls):.1f} ({min(walls):.1f} to "
             f"{max(walls):.1f}) | {_gib(median(peaks))} | {'yes' if found else '**no**'} "
             f"| {target} |"
         )
     lines += [
         "",
         "Peak memory is the resident set of the process and its children (Spark's JVM), "
-        "polled every 0.2 s.",
+        "polled every 0.2 s."
+        + (
+            f" The baseline is commit `{baseline}`'s DuckDB analysis of the same history, in "
+            "the same run, its runs interleaved with this tree's."
+            if baseline
+            else ""
+        ),
         "",
         "## Beyond one machine",
         "",
