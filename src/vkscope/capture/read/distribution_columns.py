@@ -52,12 +52,23 @@ def texts(column: pa.Array, null: str = "") -> tuple[list[str], Ints]:
 
 
 def groups(*columns: Ints) -> tuple[list[tuple[int, ...]], Ints]:
-    """The distinct rows of equally long columns, in ascending order, and each row's index."""
+    """The distinct rows of equally long columns, in ascending order, and each row's index.
+    Each column's values are numbered first and the numbers made one integer per row: numpy's
+    unique of rows (axis=0) sorts them as bytes, an order of magnitude slower."""
     if not len(columns[0]):
         return [], np.zeros(0, np.int64)
-    stacked = np.stack(columns, axis=1)
-    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    return [tuple(map(int, row)) for row in unique.tolist()], inverse.reshape(-1)
+    code = np.zeros(len(columns[0]), np.int64)
+    distinct = []
+    for column in columns:
+        values, at = np.unique(column, return_inverse=True)
+        code = code * len(values) + at.reshape(-1)
+        distinct.append(values)
+    found, inverse = np.unique(code, return_inverse=True)
+    parts = []
+    for values in reversed(distinct):
+        found, at = np.divmod(found, len(values))
+        parts.append(values[at].tolist())
+    return list(zip(*reversed(parts), strict=True)), inverse.reshape(-1)
 
 
 def or_none(value: int) -> int | None:
