@@ -282,7 +282,7 @@ class QueueFrames:
                 p, d, q, t.frames, t.workloads, t.timed, Distribution.of(t.per_frame.tolist()),
                 t.warmup_frames,
             )
-            for (p, d, q), t in sorted(self._queues.items(), key=lambda i: _order(i[0]))
+            for (p, d, q), t in sorted(self._queues.items(), key=lambda i: queue_order(i[0]))
         ]  # fmt: skip
         devices = {}
         for device, values in self._devices.items():
@@ -292,7 +292,8 @@ class QueueFrames:
         return queues, devices
 
 
-def _order(key: tuple[int, int | None, int | None]) -> tuple[int, int, int]:
+def queue_order(key: tuple[int, int | None, int | None]) -> tuple[int, int, int]:
+    """The order queues are listed in: by process, device and queue, None first."""
     p, d, q = key
     return (p, -1 if d is None else d, -1 if q is None else q)
 
@@ -331,8 +332,8 @@ class Summary:
             sum_up_columns(self, capture, names)
         else:
             self._sum_up_values(capture, counters)
+            self.queues, self.frame_gpu = self.queue_frames.result()
         self.top = self.costliest.result(capture)
-        self.queues, self.frame_gpu = self.queue_frames.result()
         return self
 
     def _sum_up_values(self, capture: Capture, counters: bool) -> None:

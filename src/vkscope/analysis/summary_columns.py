@@ -4,9 +4,9 @@ pass over instances one at a time, with no Python work per instance.
 
 Per batch, what is the same for many rows is decided once per distinct value: a frame's place in
 the selection and whether it is warm-up (per distinct process, device and frame), a type's and a
-label path's (per dictionary entry). Per frame and queue the totals go to QueueFrames as the
-Python pass gives them; the costliest instances of a batch are offered to Costliest; label paths
-and identities are gathered as arrays (capture/read/distribution_columns.py).
+label path's (per dictionary entry). Totals per frame and queue, the steady frames, label paths
+and identities are gathered as arrays (capture/read/distribution_columns.py) and summed up at the
+end; the costliest instances of a batch are offered to Costliest.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..capture import Capture
+from ..capture import Capture, Distribution
 from ..capture.read.columns import instance_batches
 from ..capture.read.distribution_columns import (
     Bools,
@@ -29,12 +29,76 @@ from ..capture.read.distribution_columns import (
     or_none,
     texts,
     valid,
+    value_stats,
     warm_rows,
 )
 from ..capture.read.distributions import whole_number
 from ..capture.read.identity import labels_of
+from ..capture.read.warmup import WarmUp
 from .selection import Numbers
-from .summary import GPU_NS, Placed, Summary
+from .summary import GPU_NS, Placed, QueueSummary, Summary, queue_order
+
+
+class _Frames:
+    """Per batch, each chosen frame's totals per queue, and the steady frames with a summed-up
+    workload, as arrays, until they are summed up."""
+
+    def __init__(self) -> None:
+        self.totals: list[list[Ints]] = []  # process, device, frame, queue, n, timed, GPU time
+        self.steady: list[list[Ints]] = []  # process, device, frame
+
+    def sum_up(self, summary: Summary) -> None:
+        steady = [np.concatenate(c) for c in zip(*self.steady, strict=True)]
+        summary.frames += len(groups(*steady)[0]) if steady else 0
+        if not self.totals:
+            return
+        p, d, f, q, n, timed, ns = (np.concatenate(c) for c in zip(*self.totals, strict=True))
+        found, at = groups(p, d, f, q)
+        n, timed, ns = (_sums(at, len(found), c) for c in (n, timed, ns))
+        summary.queues, summary.frame_gpu = _queues(summary.warmup, found, n, timed, ns)
+
+
+def _sums(at: Ints, size: int, values: Ints) -> Ints:
+    out = np.zeros(size, np.int64)
+    np.add.at(out, at, values)
+    return out
+
+
+def _queues(
+    warmup: WarmUp, found: list[tuple[int, ...]], n: Ints, timed: Ints, ns: Ints
+) -> tuple[list[QueueSummary], dict[tuple[int, int | None], Distribution]]:
+    """QueueFrames.result from each frame's totals per queue (`found`: the frames and queues)."""
+    warm = np.array([(p, or_none(d), or_none(f)) in warmup for p, d, f, _ in found], bool)
+    queue_keys, queue = groups(*(np.array([k[i] for k in found], np.int64) for i in (0, 1, 3)))
+    steady = ~warm
+    counted = np.flatnonzero(steady & (timed > 0))
+    per_frame = value_stats(queue[counted], ns[counted], np.arange(len(queue_keys)))
+    per_queue = per_frame.rows(0, len(queue_keys))
+    k = len(queue_keys)
+    frames = np.bincount(queue, weights=steady, minlength=k)
+    workloads = _sums(queue[steady], k, n[steady])
+    timed_sum = _sums(queue[steady], k, timed[steady])
+    warm_frames = np.bincount(queue, weights=warm, minlength=k)
+    queues = [
+        QueueSummary(p, or_none(d), or_none(q), int(a), int(b), int(c), dist, int(w))
+        for (p, d, q), a, b, c, dist, w in zip(
+            queue_keys, frames.tolist(), workloads.tolist(), timed_sum.tolist(), per_queue,
+            warm_frames.tolist(), strict=True,
+        )
+    ]  # fmt: skip
+    queues.sort(key=lambda x: queue_order((x.process, x.device, x.queue)))
+    # Each device's GPU time per steady frame with a timed workload: its queues' sum.
+    frame_keys, frame = groups(*(np.array([k[i] for k in found], np.int64)[counted]
+                                 for i in (0, 1, 2)))  # fmt: skip
+    frame_ns = _sums(frame, len(frame_keys), ns[counted])
+    device_keys, device = groups(*(np.array([k[i] for k in frame_keys], np.int64)
+                                   for i in (0, 1)))  # fmt: skip
+    by_device = value_stats(device, frame_ns, np.arange(len(device_keys)))
+    devices = {}
+    for (p, d), dist in zip(device_keys, by_device.rows(0, len(device_keys)), strict=True):
+        if dist is not None:
+            devices[(p, or_none(d))] = dist
+    return queues, devices
 
 
 def sum_up_columns(summary: Summary, capture: Capture, counters: Sequence[str]) -> None:
@@ -42,8 +106,10 @@ def sum_up_columns(summary: Summary, capture: Capture, counters: Sequence[str]) 
     columns, which hold `counters`."""
     identities = IdentityColumns(counters)
     labels: dict[str, list[int]] = {}  # labels JSON -> [workloads, timed, GPU time]
+    frames = _Frames()
     for batch in instance_batches(capture, counters, dictionaries=True):
-        _batch(summary, batch, identities, labels)
+        _batch(summary, batch, identities, labels, frames)
+    frames.sum_up(summary)
     for path, (workloads, timed, ns) in labels.items():
         summary.labels.add(labels_of(path), workloads, timed, ns)
     summary.distributions = identities.result()
@@ -59,7 +125,7 @@ def _in(numbers: Numbers | None, values: list[int | None], rows: Ints) -> Bools:
 
 def _batch(
     summary: Summary, batch: pa.RecordBatch, identities: IdentityColumns,
-    labels: dict[str, list[int]],
+    labels: dict[str, list[int]], per_frame: _Frames,
 ) -> None:  # fmt: skip
     selection = summary.selection
     frames, inverse = frame_groups(batch)
@@ -70,7 +136,16 @@ def _batch(
     gpu_column = batch.column("gpu_ns")
     timed = valid(gpu_column)
     gpu = ints(gpu_column, 0)
-    _queue_totals(summary, frames, inverse, queues, queue, chosen, timed, gpu)
+    if chosen.any():
+        found, at = groups(inverse[chosen], queue[chosen])
+        keys = np.array(found, np.int64).reshape(-1, 2)
+        frame_keys = np.array(frames, np.int64).reshape(-1, 3)[keys[:, 0]]
+        per_frame.totals.append([
+            *frame_keys.T, np.array([queues[k][0] for k in keys[:, 1]], np.int64),
+            np.bincount(at, minlength=len(found)),
+            _sums(at, len(found), timed[chosen].astype(np.int64)),
+            _sums(at, len(found), np.where(timed, gpu, 0)[chosen]),
+        ])  # fmt: skip
     if selection.types is not None:
         types, type_ = texts(batch.column("type"), "unknown")
         wanted = np.array([(t or "unknown") in selection.types for t in types], bool)
@@ -90,9 +165,9 @@ def _batch(
     steady = chosen & ~warm
     if not steady.any():
         return
-    for k in np.unique(inverse[steady]).tolist():
-        p, d, f = frames[k]
-        summary.count_frame((p, or_none(d), or_none(f)))
+    per_frame.steady.append(
+        list(np.array(frames, np.int64).reshape(-1, 3)[np.unique(inverse[steady])].T)
+    )
     steady_timed = steady & timed
     summary.workloads += int(steady.sum())
     summary.timed += int(steady_timed.sum())
@@ -111,32 +186,6 @@ def _batch(
         totals[1] += int(count_timed)
         totals[2] += total
     identities.add(batch, steady)
-
-
-def _queue_totals(
-    summary: Summary, frames: list[tuple[int, ...]], inverse: Ints, queues: list[tuple[int, ...]],
-    queue: Ints, chosen: Bools, timed: Bools, gpu: Ints,
-) -> None:  # fmt: skip
-    """Each chosen frame's workloads, timed workloads and GPU time per queue, to QueueFrames,
-    frame by frame in order."""
-    if not chosen.any():
-        return
-    found, at = groups(inverse[chosen], queue[chosen])
-    n = np.bincount(at, minlength=len(found)).tolist()
-    n_timed = np.bincount(at, weights=timed[chosen], minlength=len(found)).tolist()
-    ns = np.zeros(len(found), np.int64)
-    np.add.at(ns, at, np.where(timed, gpu, 0)[chosen])
-    queue_frames = summary.queue_frames
-    for (frame, q), count, count_timed, total in zip(found, n, n_timed, ns.tolist(), strict=True):
-        p, d, f = frames[frame]
-        totals = queue_frames.frame((p, or_none(d), or_none(f)))
-        key = or_none(queues[q][0])
-        t = totals.get(key)
-        if t is None:
-            t = totals[key] = [0, 0, 0]
-        t[0] += count
-        t[1] += int(count_timed)
-        t[2] += total
 
 
 def _costliest(

@@ -81,9 +81,9 @@ class IdentityColumns:
 
     def __init__(self, counters: Sequence[str]) -> None:
         self._scope_of: dict[tuple[str, str, str], int] = {}
-        self._scope: list[Ints] = []
+        self._scope: list[npt.NDArray[np.int32]] = []
         self._ordinal: list[Ints] = []
-        self._gpu: list[tuple[Ints, Ints]] = []  # (instance, GPU time) of the timed
+        self._gpu: list[Ints] = []  # NULL: untimed
         self._counters: dict[str, list[tuple[Ints, npt.NDArray[np.float64]]]] = {
             n: [] for n in counters
         }
@@ -96,11 +96,9 @@ class IdentityColumns:
         scope = self._scopes(batch)[keep]
         at = np.arange(self._instances, self._instances + len(scope), dtype=np.int64)
         self._instances += len(scope)
-        self._scope.append(scope)
+        self._scope.append(scope.astype(np.int32))
         self._ordinal.append(ints(batch.column("ordinal"))[keep])
-        gpu = batch.column("gpu_ns")
-        timed = valid(gpu)[keep]
-        self._gpu.append((at[timed], ints(gpu)[keep][timed]))
+        self._gpu.append(ints(batch.column("gpu_ns"))[keep])  # NULL: untimed
         for name, parts in self._counters.items():
             column = batch.column(name)
             has = valid(column)[keep]
@@ -127,21 +125,28 @@ class IdentityColumns:
         rank = np.zeros(len(keys), np.int64)
         for r, key in enumerate(keys):
             rank[self._scope_of[key]] = r
-        scope = _joined(self._scope)
         ordinal = _joined(self._ordinal)
         span = int(ordinal.max()) + 1 if len(ordinal) else 1
-        codes = rank[scope] * span + ordinal if len(scope) else scope
+        codes = rank[np.concatenate(self._scope)] if self._scope else ordinal
+        codes *= span
+        codes += ordinal
+        del ordinal
+        self._scope, self._ordinal = [], []
         identities, frames = np.unique(codes, return_counts=True)
-        gpu_at = _joined([a for a, _ in self._gpu])
-        gpu = value_stats(codes[gpu_at], _joined([v for _, v in self._gpu]), identities)
+        gpu = _joined(self._gpu)
+        self._gpu = []
+        timed = np.flatnonzero(gpu != NULL)
+        stats = value_stats(codes[timed], gpu[timed], identities)
+        del gpu, timed
         counters = {}
         for name, parts in self._counters.items():
             at = _joined([a for a, _ in parts])
             values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
             counters[name] = value_stats(codes[at], values, identities, floats=True)
         scopes = [(q, labels_of(labels), t or None) for q, labels, t in keys]
+        scope, ordinals = np.divmod(identities, span)
         return DistributionTable(
-            scopes, identities // span, identities % span, frames, gpu, counters
+            scopes, scope.astype(np.int32), ordinals, frames.astype(np.int32), stats, counters
         )
 
 
@@ -162,14 +167,26 @@ def value_stats(
     if len(codes):
         order = np.lexsort((values, codes))
         c, v = codes[order], values[order]
-        starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
-        sizes = np.diff(np.append(starts, len(c)))
+        del order
+        first = np.empty(len(c), bool)
+        first[0] = True
+        np.not_equal(c[1:], c[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
         at = np.searchsorted(identities, c[starts])
+        del c
+        sizes = np.diff(np.append(starts, len(v)))
         count[at] = sizes
         low[at] = v[starts]
         high[at] = v[starts + sizes - 1]
-        for column, p in zip(ps, PERCENTILES, strict=True):
-            column[at] = percentiles(v, starts, sizes, p)
+        # One value: every percentile is it; the others are interpolated.
+        single = sizes == 1
+        for column in ps:
+            column[at[single]] = v[starts[single]]
+        several = np.flatnonzero(~single)
+        if len(several):
+            for column, p in zip(ps, PERCENTILES, strict=True):
+                column[at[several]] = percentiles(v, starts[several], sizes[several], p)
     return ValueStats((count, low, *ps, high), floats)
 
 

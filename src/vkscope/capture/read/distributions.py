@@ -91,11 +91,17 @@ class ValueStats:
             for n, lo, a, b, c, hi in zip(count, low, p50, p90, p99, high, strict=True)
         ]
 
-    def medians(self) -> list[float]:
-        """Each identity's p50, -1.0 where it has no value."""
-        count, p50 = _listed(self.columns[0], 0, len(self.columns[0])), self.columns[2]
-        medians = _listed(p50, 0, len(count))
-        return [m if n else -1.0 for n, m in zip(count, medians, strict=True)]
+    def highest_median(self, n: int) -> list[int]:
+        """The `n` identities (their places) with the highest p50, those without a value last
+        (as if it were -1), ties in identity order: as heapq.nlargest ranks them."""
+        count, p50 = self.columns[0], self.columns[2]
+        if hasattr(p50, "argsort"):  # numpy's columns: one sort, no Python object per identity
+            import numpy as np
+
+            keys = np.where(np.asarray(count) > 0, np.asarray(p50), -1.0)
+            return [int(i) for i in np.argsort(-keys, kind="stable")[:n]]
+        medians = [m if c else -1.0 for c, m in zip(count, p50, strict=True)]  # type: ignore[call-overload]
+        return heapq.nlargest(n, range(len(medians)), key=medians.__getitem__)
 
 
 class DistributionTable:
@@ -163,9 +169,7 @@ class DistributionTable:
     def highest_median_gpu(self, n: int) -> list[IdentityDistribution]:
         """The `n` identities with the highest median GPU time (those never timed last), ties in
         identity order."""
-        medians = self._gpu.medians()
-        chosen = heapq.nlargest(n, range(len(medians)), key=medians.__getitem__)
-        return [self[i] for i in chosen]
+        return [self[i] for i in self._gpu.highest_median(n)]
 
 
 class IdentityValues:
@@ -224,7 +228,8 @@ class IdentityValues:
         for r, key in enumerate(keys):
             rank[self._scopes[key]] = r
         span = max(self._ordinal, default=0) + 1
-        codes = [rank[s] * span + o for s, o in zip(self._scope, self._ordinal, strict=True)]
+        pairs = zip(self._scope, self._ordinal, strict=True)
+        codes = array("q", (rank[s] * span + o for s, o in pairs))
         scope, ordinal, frames = array("q"), array("q"), array("q")
         identities = array("q")  # each identity's code, ascending
         gpu = _StatColumns()
@@ -238,7 +243,7 @@ class IdentityValues:
         counters = {}
         for name, (at, values) in self._counters.items():
             column = _StatColumns()
-            for code, instances in _grouped([codes[i] for i in at]):
+            for code, instances in _grouped(array("q", (codes[i] for i in at))):
                 column.skip_to(bisect_left(identities, code))
                 column.add(Distribution.of([values[i] for i in instances]))
             column.skip_to(len(identities))
@@ -247,7 +252,7 @@ class IdentityValues:
         return DistributionTable(scopes, scope, ordinal, frames, gpu.stats(), counters)
 
 
-def _grouped(codes: list[int]) -> Iterator[tuple[int, list[int]]]:
+def _grouped(codes: array[int]) -> Iterator[tuple[int, list[int]]]:
     """The positions of `codes` grouped by code, codes ascending, each group's positions
     ascending: one sort of a list of integers (a key each), no object per group kept."""
     n = len(codes)
@@ -271,8 +276,8 @@ class _StatColumns:
 
     def __init__(self) -> None:
         self.count = array("q")
-        self.low: list[int | float] = []
-        self.high: list[int | float] = []
+        self.low = _Numbers()
+        self.high = _Numbers()
         self.p = (array("d"), array("d"), array("d"))
 
     def skip_to(self, identity: int) -> None:
@@ -295,14 +300,26 @@ class _StatColumns:
             column.append(value)
 
     def stats(self) -> ValueStats:
-        return ValueStats((self.count, _compact(self.low), *self.p, _compact(self.high)))
+        return ValueStats((self.count, self.low.values, *self.p, self.high.values))
 
 
-def _compact(values: list[int | float]) -> Numbers:
-    """Integers as an int64 array (8 bytes each, not a Python object); else as they are."""
-    if all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
-        return array("q", values)
-    return values
+class _Numbers:
+    """A column of numbers as the values stream gave them: an int64 array (8 bytes a number, not
+    a Python object) while they are integers that fit, a list from the first that is not."""
+
+    def __init__(self) -> None:
+        self.values: array[int] | list[int | float] = array("q")
+
+    def append(self, value: int | float) -> None:
+        values = self.values
+        if isinstance(values, array):
+            if type(value) is int and -(2**63) <= value < 2**63:
+                values.append(value)
+                return
+            self.values = listed = list[int | float](values)
+            listed.append(value)
+        else:
+            values.append(value)
 
 
 def distributions(
