@@ -94,12 +94,15 @@ class Costliest:
     def result(self, capture: Capture) -> list[Costly]:
         ranked = sorted(self._heap, key=lambda e: (-e[0], -e[1]))
         out = []
+        frame_ns: dict[FrameKey, int] = {}  # a long frame may hold all N: summed up once
         for value, _, v in ranked:
             key = FrameKey(v.process, v.device, v.frame)  # type: ignore[arg-type]
             found = _record(capture, v)
             if found is None:  # only a capture changed under the reader
                 continue
-            total = sum(ns for _, ns in queue_totals(capture, key).values())
+            total = frame_ns.get(key)
+            if total is None:
+                total = frame_ns[key] = sum(ns for _, ns in queue_totals(capture, key).values())
             ns = found.gpu_ns
             out.append(Costly(value, ns / total if ns is not None and total else None, key, found))
         return out
