@@ -6,6 +6,7 @@ warm-up frames, every selection, and a real lavapipe capture; each statistic to 
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sqlite3
@@ -76,8 +77,6 @@ def without_stored_columns(path: Path, to: Path) -> Path:
 
 
 def json_report(path: Path, **options: Any) -> dict[str, Any]:
-    import io
-
     out = io.StringIO()
     with open_capture(path) as capture:
         write_report(capture, JsonWriter(out), tables=("queues", "costliest", "distributions",
