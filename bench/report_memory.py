@@ -11,6 +11,12 @@ wait4) and wall time. Three captures:
               boundaries): the case that would need the most memory if a frame were held whole
   frames-none the first capture's application timed with `none` (overlapping times), for the
               comparison
+  one-frame-rows  the one-frame capture without its stored instance columns (a capture of an
+              older vkscope, or written by a host without the `fleet` extra): the report reads
+              its instances one at a time
+
+Each is finalized as the capture server finalizes it, its instance columns stored (with the
+`fleet` extra installed, as `vkscope run` does), so that the reports read them.
 
 Target: every report and analysis under 500 MB, on the median of the runs. Writes
 bench/results/report_memory.json (every run) and docs/bench/report-memory.md (`render`).
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -43,6 +50,8 @@ from bench.resultfile import (
     write_doc,
 )
 from bench.this_tree import SRC
+from vkscope.capture import store_instance_columns
+from vkscope.capture.read.stored_columns import META_KEY
 from vkscope.capture.write.client import Stream
 from vkscope.capture.write.store import CaptureStore, ingest_stream
 
@@ -110,8 +119,19 @@ def stream_chunks(workloads: int, frame_size: int | None, mode: str) -> Iterator
     yield s.data()
 
 
+def without_stored_columns(path: Path, to: Path) -> dict[str, Any]:
+    """A copy of the capture at `path` without its stored instance columns."""
+    shutil.copy(path, to)
+    with sqlite3.connect(to) as db:
+        db.execute("DELETE FROM instance_columns")
+        db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
+    with sqlite3.connect(to) as db:
+        db.execute("VACUUM")
+    return {"build_s": 0.0, "file_mb": round(to.stat().st_size / 1e6, 1)}
+
+
 def build(path: Path, workloads: int, frame_size: int | None, mode: str) -> dict[str, Any]:
-    store = CaptureStore(path)
+    store = CaptureStore(path, finishing=store_instance_columns)
     start = time.perf_counter()
     ingest_stream(store, "bench", stream_chunks(workloads, frame_size, mode))
     store.finalize()
@@ -161,9 +181,9 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
     out: list[tuple[str, str, list[str]]] = [
         ("-", "python, vkscope imports, argparse (--help)", [mod, "--help"])
     ]
+    to_null = ["-o", os.devnull]
     for shape in ("frames", "one-frame"):
         cap = str(caps[shape])
-        to_null = ["-o", os.devnull]
         out += [
             (shape, f"report (terminal, {listed} workloads listed per queue)",
              [mod, "report", cap, "--max-workloads", str(listed), *to_null]),
@@ -180,6 +200,13 @@ def runs(caps: dict[str, Path], listed: int) -> list[tuple[str, str, list[str]]]
             (shape, "vkscope html (offline page)",
              [mod, "html", cap, "-o", str(Path(cap).with_suffix(".html"))]),
         ]  # fmt: skip
+    bare = str(caps["one-frame-rows"])
+    out += [
+        ("one-frame-rows", f"report (terminal, {listed} workloads listed per queue)",
+         [mod, "report", bare, "--max-workloads", str(listed), *to_null]),
+        ("one-frame-rows", "report --format json", [mod, "report", bare, "--format", "json",
+                                                   *to_null]),
+    ]  # fmt: skip
     out.append(
         ("frames", "overlap (none against queue) --format json, every workload",
          [mod, "overlap", str(caps["frames-none"]), str(caps["frames"]), "--format", "json",
@@ -206,7 +233,13 @@ def render(report: dict[str, Any] | None) -> str:
         f"  queues, {RECORDED:,} recorded workloads resubmitted), `queue` serialization;",
         "- **one-frame**: the same workloads in one frame (a headless application without frame",
         "  boundaries);",
-        "- **frames-none**: the *frames* application timed with `none`, for `overlap`.",
+        "- **frames-none**: the *frames* application timed with `none`, for `overlap`;",
+        "- **one-frame-rows**: *one-frame* without its stored instance columns (a capture of an",
+        "  older vkscope, or of a host without the `fleet` extra), whose report reads its",
+        "  instances one at a time.",
+        "",
+        "Each is finalized as the capture server finalizes it, with its instance columns stored",
+        "(the `fleet` extra installed), which the report's summary reads.",
         "",
         f"The terminal report lists {s['listed']} workloads per queue (`--max-workloads`); it",
         "still reads every workload for its summary.",
@@ -290,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, (frame_size, mode) in shapes.items():
             captures[name] = build(caps[name], args.workloads, frame_size, mode)
             print(f"built {name}: {captures[name]}", file=sys.stderr)
+        caps["one-frame-rows"] = tmp / "one-frame-rows.vkscope"
+        captures["one-frame-rows"] = without_stored_columns(caps["one-frame"],
+                                                            caps["one-frame-rows"])  # fmt: skip
         for capture, command, cmd in runs(caps, args.listed):
             done = [measure(cmd, tmp) for _ in range(args.runs)]
             row = {

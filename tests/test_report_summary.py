@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.summary_scenes import PASSES, build
 
@@ -52,6 +52,7 @@ def by_labels(rows: list[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str
     return {(r["label_path"], r["type"], r["ordinal"]): r for r in rows}
 
 
+@settings(deadline=None)  # a timing is no test result (a loaded machine)
 @given(st.lists(st.integers(-(10**12), 10**12), min_size=1, max_size=60))
 def test_percentiles_interpolate_as_numpy_does(values: list[int]) -> None:
     ordered = sorted(values)

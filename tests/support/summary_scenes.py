@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from vkscope import protocol as m
+from vkscope.capture import store_instance_columns
 from vkscope.capture.write.client import Stream
 from vkscope.capture.write.store import CaptureStore, ingest_stream
 
@@ -72,9 +73,11 @@ def build(
     counters: bool = False,
     compiled: set[int] | None = None,
     passes: tuple[Pass, ...] = PASSES,
+    stored: bool = False,
 ) -> Path:
-    """A finished capture of `frames` frames of `passes` at `cost`."""
-    store = CaptureStore(path)
+    """A finished capture of `frames` frames of `passes` at `cost`; with its instance columns
+    stored, as the capture server stores them, where `stored`."""
+    store = CaptureStore(path, finishing=store_instance_columns if stored else None)
     ingest_stream(store, "scene", _chunks(frames, cost, counters, compiled or set(), passes))
     store.finalize()
     return path

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import chain, islice
 from typing import Any, Final
 
+from ..capture.read.distributions import IdentityDistribution
 from .context import ReportContext
 from .coverage import identity_rows
 from .rows import (
@@ -93,9 +94,9 @@ def people_tables(summary: Summary, context: ReportContext) -> Iterator[PeopleTa
         )
     if "distributions" in tables and summary.distributions and context.timing.any:
         n = max(summary.costliest.n, MIN_DISTRIBUTION_ROWS)
-        items = summary.distributions
+        items: Iterable[IdentityDistribution] = summary.distributions
         if not context.everything:
-            items = heapq.nlargest(n, items, key=lambda d: d.gpu_ns.p50 if d.gpu_ns else -1.0)
+            items = summary.distributions.highest_median_gpu(n)
         title = f"Distributions over {summary_frames(summary)}: " + (
             "every workload"
             if context.everything or len(summary.distributions) <= n

@@ -1,12 +1,19 @@
-"""What a report sums up over a whole capture, in one pass over its instances (capture/read/
-values.py): the costliest workloads, GPU time by label subtree, each queue's GPU time per frame
-and each workload identity's distribution over frames.
+"""What a report sums up over a whole capture, in one pass over its instances: the costliest
+workloads, GPU time by label subtree, each queue's GPU time per frame and each workload
+identity's distribution over frames.
+
+The pass takes the instance columns the capture stored when it was finalized, a batch at a time,
+with numpy (summary_columns.py), where it has them and the `fleet` extra is installed
+(capture/read/columnar.py); else it streams the instances one at a time (capture/read/
+values.py). Both give the same summary (tests/test_report_summary.py).
 
 Warm-up frames (capture/read/warmup.py) are left out of all of it and only counted. What is
-kept does not grow with the capture's length: the top N, one node per label path, the frames in
-flight, and for the distributions 8 bytes per value summed up (docs/bench/report-summary.md).
-The selection's type and label filters choose which workloads are summed up, except in the
-queue totals, which describe each selected queue as captured (as the frames table does).
+kept does not grow with the capture's length but for the distributions: the top N, one node per
+label path, the frames in flight, and per instance summed up its identity and values in typed
+arrays, which become a column per statistic per identity (capture/read/distributions.py;
+docs/bench/report-summary.md, docs/bench/report-memory.md). The selection's type and label
+filters choose which workloads are summed up, except in the queue totals, which describe each
+selected queue as captured (as the frames table does).
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ import heapq
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..capture import Capture, WorkloadInstance
-from ..capture.read.distributions import IdentityDistribution, IdentityValues
+from ..capture.read.columnar import stored_columns_for
+from ..capture.read.distributions import DistributionTable, IdentityValues
 from ..capture.read.quantiles import Distribution
 from ..capture.read.queries import queue_totals
 from ..capture.read.values import InstanceValue, instance_values
@@ -39,6 +48,16 @@ class Costly:
     workload: WorkloadInstance
 
 
+class Placed(NamedTuple):
+    """Where an instance ran, enough to read its record."""
+
+    process: int
+    device: int | None
+    frame: int | None
+    queue: int | None
+    id: int
+
+
 class Costliest:
     """The N instances with the most GPU time, or of one counter (`sort`); ties: the earlier
     submitted first. Holds (value, instance) pairs; `result` reads the N records."""
@@ -46,7 +65,7 @@ class Costliest:
     def __init__(self, n: int, sort: str = GPU_NS) -> None:
         self.n = n
         self.sort = sort
-        self._heap: list[tuple[int | float, int, InstanceValue]] = []
+        self._heap: list[tuple[int | float, int, Placed]] = []
         # GPU time below which an instance cannot enter the list (a shortcut for the caller)
         self.floor: int | float = 0 if sort == GPU_NS else float("-inf")
 
@@ -55,7 +74,12 @@ class Costliest:
             value: int | float | None = v.gpu_ns
         else:
             value = v.counters.get(self.sort) if v.counters else None
-        if value is None or self.n <= 0:
+        if value is not None:
+            self.offer(value, Placed(v.process, v.device, v.frame, v.queue, v.id))
+
+    def offer(self, value: int | float, v: Placed) -> None:
+        """An instance whose GPU time (or counter sorted by) is `value`."""
+        if self.n <= 0:
             return
         heap = self._heap
         if len(heap) < self.n:
@@ -70,18 +94,21 @@ class Costliest:
     def result(self, capture: Capture) -> list[Costly]:
         ranked = sorted(self._heap, key=lambda e: (-e[0], -e[1]))
         out = []
+        frame_ns: dict[FrameKey, int] = {}  # a long frame may hold all N: summed up once
         for value, _, v in ranked:
             key = FrameKey(v.process, v.device, v.frame)  # type: ignore[arg-type]
             found = _record(capture, v)
             if found is None:  # only a capture changed under the reader
                 continue
-            total = sum(ns for _, ns in queue_totals(capture, key).values())
+            total = frame_ns.get(key)
+            if total is None:
+                total = frame_ns[key] = sum(ns for _, ns in queue_totals(capture, key).values())
             ns = found.gpu_ns
             out.append(Costly(value, ns / total if ns is not None and total else None, key, found))
         return out
 
 
-def _record(capture: Capture, v: InstanceValue) -> WorkloadInstance | None:
+def _record(capture: Capture, v: Placed) -> WorkloadInstance | None:
     rows = capture.workloads(frame=v.frame, queue=v.queue, process=v.process, device=v.device)
     return next((w for w in rows if w.id == v.id), None)
 
@@ -258,7 +285,7 @@ class QueueFrames:
                 p, d, q, t.frames, t.workloads, t.timed, Distribution.of(t.per_frame.tolist()),
                 t.warmup_frames,
             )
-            for (p, d, q), t in sorted(self._queues.items(), key=lambda i: _order(i[0]))
+            for (p, d, q), t in sorted(self._queues.items(), key=lambda i: queue_order(i[0]))
         ]  # fmt: skip
         devices = {}
         for device, values in self._devices.items():
@@ -268,7 +295,8 @@ class QueueFrames:
         return queues, devices
 
 
-def _order(key: tuple[int, int | None, int | None]) -> tuple[int, int, int]:
+def queue_order(key: tuple[int, int | None, int | None]) -> tuple[int, int, int]:
+    """The order queues are listed in: by process, device and queue, None first."""
     p, d, q = key
     return (p, -1 if d is None else d, -1 if q is None else q)
 
@@ -281,7 +309,6 @@ class Summary:
         self.warmup = warmup
         self.costliest = Costliest(top, sort)
         self.labels = LabelTree()
-        self.identities = IdentityValues()
         self.queue_frames = QueueFrames(warmup)
         self.frames = 0  # steady frames with a summed-up workload
         self.workloads = 0  # summed up: selected, in steady frames
@@ -291,24 +318,37 @@ class Summary:
         self.warmup_met: set[tuple[int, int | None, int | None]] = set()  # their frames
         self.listed = 0  # workloads the report listed (its workloads or frames tables)
         self.top: list[Costly] = []
-        self.distributions: list[IdentityDistribution] = []
+        self.distributions = DistributionTable.empty()
         self.queues: list[QueueSummary] = []
         self.frame_gpu: dict[tuple[int, int | None], Distribution] = {}
         self._labels_wanted: dict[str, bool] = {}
         self._recent: dict[tuple[int, int | None], set[int | None]] = {}
 
-    def run(self, capture: Capture, *, counters: bool) -> Summary:
-        """Sums up every instance of `capture` (with their counters when `counters`).
+    def run(self, capture: Capture, *, counters: bool, stored: bool = True) -> Summary:
+        """Sums up every instance of `capture` (with their counters when `counters`): from its
+        stored columns where it has them, unless `stored` is False (see the module's
+        docstring)."""
+        names = capture.counter_names() if counters else ()
+        if stored and stored_columns_for(capture, names):
+            from .summary_columns import sum_up_columns
 
-        The loop does per frame what is the same for all of a frame's instances (instances of
-        a frame come one after another, unless devices or processes interleave).
-        """
+            sum_up_columns(self, capture, names)
+        else:
+            self._sum_up_values(capture, counters)
+            self.queues, self.frame_gpu = self.queue_frames.result()
+        self.top = self.costliest.result(capture)
+        return self
+
+    def _sum_up_values(self, capture: Capture, counters: bool) -> None:
+        """The pass one instance at a time. The loop does per frame what is the same for all of a
+        frame's instances (instances of a frame come one after another, unless devices or
+        processes interleave)."""
         selection = self.selection
         frames, queues, types = selection.frames, selection.queues, selection.types
         label = selection.label
         warmup = self.warmup.frames
         queue_frames, costliest = self.queue_frames, self.costliest
-        identities = self.identities
+        identities = IdentityValues()
         last: tuple[int, int | None, int | None] | None = None
         skip = warm = counted = False
         totals: dict[int | None, list[int]] = {}
@@ -341,7 +381,7 @@ class Summary:
                 continue
             if not counted:
                 counted = True
-                self._count_frame(key)
+                self.count_frame(key)
             self.workloads += 1
             if ns is not None:
                 self.timed += 1
@@ -349,12 +389,9 @@ class Summary:
             if ns is None or ns >= costliest.floor:
                 costliest.add(v)
             identities.add(v)
-        self.top = costliest.result(capture)
-        for labels_of, workloads, values in identities.totals():
-            self.labels.add(labels_of, workloads, len(values), sum(values))
+        for labels, workloads, timed, ns in identities.label_totals():
+            self.labels.add(labels, workloads, timed, ns)
         self.distributions = identities.result()
-        self.queues, self.frame_gpu = queue_frames.result()
-        return self
 
     def _label_wanted(self, v: InstanceValue) -> bool:
         label = self.selection.label
@@ -364,7 +401,8 @@ class Summary:
             found = self._labels_wanted[v.order[1]] = label.matches("/".join(v.labels))
         return found
 
-    def _count_frame(self, key: tuple[int, int | None, int | None]) -> None:
+    def count_frame(self, key: tuple[int, int | None, int | None]) -> None:
+        """A steady frame with a summed-up workload (said once or more)."""
         # Frames of one device come in submission order: only the last few are remembered.
         recent = self._recent.get(key[:2])
         if recent is None:

@@ -153,9 +153,12 @@ class JsonWriter:
         for name in SUMMARY_TABLES:
             if name in context.tables and (name != "identities" or context.identities):
                 columns = _columns(name, context)
-                rows = summary_rows(name, summary, context)
-                objects = ",\n".join(self._object(columns, r) for r in rows)
-                out.write(f',\n"{name}": [' + (f"\n{objects}\n" if objects else "") + "]")
+                out.write(f',\n"{name}": [')
+                sep = "\n"
+                for row in summary_rows(name, summary, context):  # a row at a time: a table
+                    out.write(sep + self._object(columns, row))  # may have a million
+                    sep = ",\n"
+                out.write("]" if sep == "\n" else "\n]")
         out.write("}\n")
 
 

@@ -1,0 +1,26 @@
+"""Whether a reader that sums up every instance may take them from the columns the capture
+stored when it was finalized (stored_columns.py) and sum them up with numpy, rather than one
+instance at a time in Python: it may where the capture has them, with every counter it wants,
+and the `fleet` extra (pyarrow, numpy) is installed. Both ways give the same answer
+(tests/test_report_summary.py); the columns are an order of magnitude quicker on a long capture
+(docs/bench/report-summary.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .reader import Capture
+
+
+def stored_columns_for(capture: Capture, counters: Sequence[str] = ()) -> bool:
+    """True where `capture`'s stored columns hold `counters` and numpy and pyarrow import.
+    Raises CorruptCaptureError where the capture says it has them in words that do not parse."""
+    try:
+        import numpy  # noqa: F401
+        import pyarrow  # noqa: F401
+
+        from .stored_columns import stored_meta
+    except ImportError:
+        return False
+    meta = stored_meta(capture)
+    return meta is not None and set(counters) <= set(meta.counters)
