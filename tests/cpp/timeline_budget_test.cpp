@@ -320,6 +320,21 @@ TEST(BudgetController, AnUncertainBaselineIsTakenMoreOftenUntilItIsKnown) {
     EXPECT_LE(runs, 60u / BudgetController::kRefreshFrames + 1) << "and only then";
 }
 
+// A frame time that scatters far more than the budget (a CPU device on a busy machine) never
+// gets a baseline within a quarter of it: baseline frames come often while the samples fill, and
+// then at their usual pace, not every few frames for good.
+TEST(BudgetController, AFrameTimeTooNoisyForTheBudgetDoesNotTurnIntoBaselineFrames) {
+    Loop loop;
+    loop.noise = 0.5;
+    const auto r = loop.run(600);
+    uint32_t baseline = 0;
+    for (uint32_t f = 300; f < 600; ++f) {
+        baseline += r.frames[f].state == BudgetState::baseline ? 1 : 0;
+    }
+    EXPECT_LE(baseline, 300 * BudgetController::kBaselineRun / BudgetController::kRefreshFrames)
+        << "about a run every " << BudgetController::kRefreshFrames << " frames";
+}
+
 TEST(BudgetController, ACostPerFrameIsHeldToo) {
     // Measuring anything costs the frame 20 us more (2.5% of it), each workload 1.5 us: a 5%
     // budget holds about ten workloads a frame; a 100% budget all of them.

@@ -239,9 +239,12 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     }
     // A baseline run: at the start, and once the last is old, where a rotation ends (so that no
     // workload waits for it), or anywhere once it is twice as old.
-    const uint32_t refresh = base_ns_ && base_error_ > budget_ * static_cast<double>(*base_ns_) / 4
-                                 ? kUncertainRefreshFrames
-                                 : kRefreshFrames;
+    // More often while the samples are too few for the budget (a first baseline off by chance
+    // would hold the count down, or up, for a long while): once there are as many as are kept,
+    // more would only make the span they cover shorter, not their error smaller.
+    const bool uncertain = base_ns_ && base_count_ < kBaseSamples &&
+                           base_error_ > budget_ * static_cast<double>(*base_ns_) / 4;
+    const uint32_t refresh = uncertain ? kUncertainRefreshFrames : kRefreshFrames;
     const bool due = since_baseline_ >= refresh && (rotated || since_baseline_ >= 2 * refresh);
     const bool wrong = base_suspect_ && since_baseline_ >= kSuspectFrames &&
                        (rotated || since_baseline_ >= 2 * kSuspectFrames);
