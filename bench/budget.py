@@ -10,7 +10,10 @@ what each adds beyond the timeline's own cost, against the run of the timeline a
 round; for a budgeted run, the frames its rotation took to measure every workload identity
 against the frames the budget implies (the full cost, from the unbudgeted run of the same round,
 over the budget, rounded up), and each identity's median GPU time against the same identity's
-in the unbudgeted capture of the round.
+in the unbudgeted capture of the round. And what the controller saw: what its measured frames
+added over its own baseline frames, and, for the first round, every frame's record (state,
+workloads measured, interval, estimates), so that what it estimated can be read beside what the
+frames cost.
 
 Every run is kept: bench/results/budget.json, and docs/bench/budget.md (`render`). The same
 measurement on a GPU is the `budget` device check (docs/bench/device.md).
@@ -47,6 +50,7 @@ from bench.resultfile import (
 from bench.workload_cost import Config, Program, command, frame_end, judged
 from harness.driver import probe
 from vkscope.capture import open_capture
+from vkscope.capture.read.records import BudgetFrame
 
 NAME = "budget"
 DOC = DOCS_DIR / "budget.md"
@@ -60,6 +64,7 @@ class Budgeted:
     key: str
     full: str
     percent: float
+    idle: str  # the same instruments under a budget of 0%
 
 
 CONFIGS = (
@@ -67,6 +72,11 @@ CONFIGS = (
     Config("timing", "`--timing queue`", run=("--timing", "queue")),
     Config(
         "timing_budget", "`--timing queue --budget 5%`", run=("--timing", "queue", "--budget", "5%")
+    ),
+    Config(
+        "timing_idle",
+        "`--timing queue --budget 0%`",
+        run=("--timing", "queue", "--budget", "0%"),
     ),
     Config(
         "statistics",
@@ -78,11 +88,16 @@ CONFIGS = (
         "`--timing queue --counters pipeline_statistics --budget 10%`",
         run=("--timing", "queue", "--counters", "pipeline_statistics", "--budget", "10%"),
     ),
+    Config(
+        "statistics_idle",
+        "`--timing queue --counters pipeline_statistics --budget 0%`",
+        run=("--timing", "queue", "--counters", "pipeline_statistics", "--budget", "0%"),
+    ),
 )
 BY_KEY = {c.key: c for c in CONFIGS}
 BUDGETED = (
-    Budgeted("timing_budget", "timing", 5.0),
-    Budgeted("statistics_budget", "statistics", 10.0),
+    Budgeted("timing_budget", "timing", 5.0, "timing_idle"),
+    Budgeted("statistics_budget", "statistics", 10.0, "statistics_idle"),
 )
 # A per-identity GPU time agrees with the unbudgeted capture's within this share, or within this
 # many ns where that is more: the `accuracy` device check's target (2% for dispatches over
@@ -105,7 +120,8 @@ def read_capture(path: Path, skip: int) -> dict[str, Any]:
     identity the frames that measured it and its GPU times there."""
     with open_capture(path) as cap:
         ends = sorted((f.number, f.cpu_ns) for f in cap.frames() if f.cpu_ns is not None)
-        states = {f.number: f.state for f in cap.budget_frames()}
+        records = sorted(cap.budget_frames(), key=lambda f: f.number)
+        states = {f.number: f.state for f in records}
         measured: dict[str, list[int]] = {}
         times: dict[str, list[int]] = {}
         for w in cap.workloads():
@@ -128,7 +144,47 @@ def read_capture(path: Path, skip: int) -> dict[str, Any]:
     }
     if states:
         out |= coverage(measured, states, skip, len(ends))
+        out["controller"] = controller_view(records, skip)
+        out["trace"] = trace(records)
     return out
+
+
+def controller_view(records: Sequence[BudgetFrame], skip: int) -> dict[str, Any]:
+    """What the controller saw from frame `skip` on: what its measured frames added over its own
+    baseline frames (medians of their times, as samples: each after a frame alike), the workloads
+    a measured frame measured, and its last estimates."""
+    after = [r for r in records if r.number >= skip and r.sample]
+    base = [r.interval_ns for r in after if r.state == "baseline"]
+    measured = [r.interval_ns for r in after if r.state == "measured"]
+    counts = [r.measured for r in records if r.number >= skip and r.state == "measured"]
+    last = records[-1]
+    return {
+        "added_percent": (statistics.median(measured) / statistics.median(base) - 1) * 100
+        if base and measured
+        else None,
+        "baseline_samples": len(base),
+        "measured_median": statistics.median(counts) if counts else None,
+        "base_us": last.base_ns / 1e3 if last.base_ns is not None else None,
+        "unit_ns": last.unit_ns,
+        "frame_us": last.frame_ns / 1e3 if last.frame_ns is not None else None,
+    }
+
+
+def trace(records: Sequence[BudgetFrame]) -> dict[str, Any]:
+    """Every frame's record, column by column (compact in the JSON)."""
+
+    def rounded(v: float | None, scale: float) -> float | None:
+        return None if v is None else round(v / scale, 1)
+
+    return {
+        "state": "".join(r.state[0] for r in records),  # w(armup), b(aseline), m(easured)
+        "sample": "".join("1" if r.sample else "0" for r in records),
+        "measured": [r.measured for r in records],
+        "interval_us": [rounded(r.interval_ns, 1e3) for r in records],
+        "base_us": [rounded(r.base_ns, 1e3) for r in records],
+        "unit_ns": [rounded(r.unit_ns, 1) for r in records],
+        "frame_us": [rounded(r.frame_ns, 1e3) for r in records],
+    }
 
 
 def coverage(
@@ -212,6 +268,8 @@ def measure(
                 run["agreement"] = agreement(run["identity_ns"], round_runs[b.full]["identity_ns"])
             for key, run in round_runs.items():
                 run.pop("identity_ns")
+                if r > 0:
+                    run.pop("trace", None)  # every frame's record of the first round only
                 out[key].append(run)
             if progress:
                 progress(f"round {r + 1} of {rounds} done")
@@ -268,8 +326,9 @@ def coverage_lines(block: Mapping[str, Any]) -> list[str]:
     rounds = block["rounds"]
     lines = [
         "| configuration | frames implied | rotation took | longest gap | never measured "
-        "| baseline frames | GPU times agree | difference, median / 90th percentile |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| baseline frames | workloads a measured frame | added over its baseline frames "
+        "| GPU times agree | difference, median / 90th percentile |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for b in BUDGETED:
         if b.key not in rounds:
@@ -284,12 +343,17 @@ def coverage_lines(block: Mapping[str, Any]) -> list[str]:
             return spread(list(values), lambda v: f"{v:.{digits}f}%")
 
         within = [100 * a["within"] / max(1, a["identities"]) for a in agree]
+        views = [run.get("controller") or {} for run in runs]
+        counts = [c["measured_median"] for c in views if c.get("measured_median") is not None]
+        own = [c["added_percent"] for c in views if c.get("added_percent") is not None]
         lines.append(
             f"| {BY_KEY[b.key].title} | {frames(implied(rounds, b))} "
             f"| {frames([r['rotation_frames'] for r in runs])} "
             f"| {frames([r['gap_frames'] for r in runs])} "
             f"| {frames([r['never_measured'] for r in runs])} "
             f"| {share([100 * (r['baseline_share'] or 0) for r in runs])} "
+            f"| {frames(counts) if counts else 'n/a'} "
+            f"| {spread(own, pct) if own else 'n/a'} "
             f"| {share(within, 0)} "
             f"| {share([a['median_diff_percent'] or 0 for a in agree])} / "
             f"{share([a['p90_diff_percent'] or 0 for a in agree])} |"
@@ -349,7 +413,10 @@ def method_line(block: Mapping[str, Any]) -> str:
         "rotation is the most frames an identity waited between two frames that measured it, "
         "baseline frames not counted; the longest gap counts them. GPU times compare each "
         "identity's median over the frames that measured it with its median in the unbudgeted "
-        "capture of the same round."
+        "capture of the same round. *Added over its baseline frames* is what the controller "
+        "saw: the median time of its measured frames over that of its own baseline frames, "
+        "which carry the instruments but measure nothing; a budget of 0% shows what that "
+        "costs beyond the timeline (no controller can see it: docs/budget.md)."
     )
 
 

@@ -99,8 +99,8 @@ def test_each_frame_measures_what_its_controller_planned_and_nothing_else(
     )
     assert [f[0] for f in frames] == list(range(40)), "one record per captured frame"
     states = [f[1] for f in frames]
-    assert states[:8] == ["warmup"] * 2 + ["baseline"] * 6
-    assert "measured" in states[8:]
+    assert states[:12] == ["warmup"] * 2 + ["baseline"] * 10
+    assert "measured" in states[12:]
     planned = {f[0]: (f[1], f[2], f[3]) for f in frames}
     measured: Counter[int] = Counter()
     seen: Counter[int] = Counter()
@@ -134,17 +134,27 @@ def test_a_budget_of_zero_measures_nothing(tmp_path: Path, workload: Path) -> No
 
 
 @pytest.mark.vulkan
-def test_a_hundred_percent_measures_every_workload_once_the_ramp_is_done(
+def test_a_hundred_percent_measures_every_frame_and_every_workload(
     tmp_path: Path, workload: Path
 ) -> None:
-    # Frames of long dispatches (about 12 ms on lavapipe), whose timing costs a small share of
-    # them whatever the machine's load adds to a frame that measures anything.
-    cap = capture(tmp_path, workload, "100", "--timing", "queue", iterations=64000)
-    frames = rows(cap, "SELECT state, measured FROM budget_frames ORDER BY number")
-    assert all(count <= WORKLOADS for _, count in frames)
-    # The count grows until frames measure them all (a machine busy with other work may make
-    # a frame look costlier now and then, and the controller measure fewer for a while).
-    assert max(count for _, count in frames[10:]) == WORKLOADS, frames
+    # Frames of long dispatches (about 6 ms on lavapipe). What timing adds to them on lavapipe
+    # (serialized work, results read back) can be more than the frame itself on a loaded
+    # machine, so 100% need not hold every workload in every frame; it holds some in every
+    # measured frame, and every workload within the capture.
+    cap = capture(tmp_path, workload, "100", "--timing", "queue", frames=48, iterations=64000)
+    frames = [
+        (str(state), int(str(count)), int(str(workloads)))
+        for state, count, workloads in rows(
+            cap, "SELECT state, measured, workloads FROM budget_frames ORDER BY number"
+        )
+    ]
+    assert all(count <= workloads for _, count, workloads in frames)
+    measured = [count for state, count, _ in frames if state == "measured"]
+    assert measured and min(measured) >= 1, frames
+    with open_capture(cap) as c:
+        coverage = list(identity_coverage(c))
+    assert len(coverage) == WORKLOADS
+    assert all(i.measured > 0 for i in coverage), [i for i in coverage if not i.measured]
 
 
 @pytest.mark.vulkan

@@ -47,7 +47,8 @@ TEST(BudgetWindow, WrapsAroundTheFrame) {
 
 // A frame loop: each frame costs `base` plus `unit` per workload measured, of this frame
 // (lag 0) or of the one before it (lag 1: the GPU's share shows when the application waits
-// for the frame later), with uniform noise of `noise` of the base.
+// for the frame later), with uniform noise of `noise` of the base, and a base that drifts by
+// `drift` of itself every frame (a GPU's clocks, the machine's load).
 struct Loop {
     double budget = 0.05;
     double base_ns = 800'000;
@@ -56,6 +57,7 @@ struct Loop {
     uint32_t workloads = 200;
     int lag = 0;
     double noise = 0.0;
+    double drift = 0.0;
     uint32_t seed = 1;
 
     struct Result {
@@ -82,13 +84,15 @@ struct Loop {
             const uint32_t shown = lag ? last : measured;
             last = measured;
             const double ns =
-                base_ns * (1 + jitter(rng)) + unit_ns * shown + (shown ? frame_ns : 0);
+                base_at(f) * (1 + jitter(rng)) + unit_ns * shown + (shown ? frame_ns : 0);
             const uint64_t interval = f == 0 ? 0 : static_cast<uint64_t>(ns);
             out.frames.push_back(c.frame_ended(interval, workloads));
             EXPECT_EQ(out.frames.back().measured, measured) << "frame " << f;
         }
         return out;
     }
+
+    double base_at(uint32_t frame) const { return base_ns * (1 + drift * frame); }
 
     // The full cost over the budget, rounded up, plus one: the frames a rotation may take.
     uint32_t rotation_target() const {
@@ -101,7 +105,9 @@ std::vector<double> spends(const Loop& loop, const Loop::Result& r, size_t first
     std::vector<double> out;
     for (size_t f = first; f < r.frames.size(); ++f) {
         if (r.frames[f].state == BudgetState::measured) {
-            out.push_back(r.frames[f].measured * loop.unit_ns / loop.base_ns);
+            const uint32_t measured = r.frames[f].measured;
+            out.push_back((measured * loop.unit_ns + (measured ? loop.frame_ns : 0)) /
+                          loop.base_at(static_cast<uint32_t>(f)));
         }
     }
     return out;
@@ -231,11 +237,102 @@ TEST(BudgetController, NoisyFramesStillHoldTheBudgetAtTheMedian) {
         auto spent = spends(loop, r, 60);
         std::sort(spent.begin(), spent.end());
         EXPECT_LE(spent[spent.size() / 2], loop.budget) << "seed " << seed;
-        EXPECT_LE(spent[spent.size() * 95 / 100], loop.budget) << "seed " << seed;
+        // (a frame that rounds its share of a workload up measures one more, and a sample that
+        // averages two frames' counts, of which the later frame's time shows one, is off by a
+        // share of a workload where the count just changed)
+        EXPECT_LE(spent[spent.size() * 95 / 100], loop.budget + 2 * loop.unit_ns / loop.base_ns)
+            << "seed " << seed;
         const auto [rotation, any] = longest_gaps(r, 60);
         EXPECT_LE(rotation, loop.rotation_target()) << "seed " << seed;
         EXPECT_LE(any, loop.rotation_target() + BudgetController::kBaselineRun) << "seed " << seed;
     }
+}
+
+// The frames' noise hides what a few workloads cost: the count never grows past what the budget
+// holds on the strength of a cost it cannot see (it once grew to every workload of the frame
+// until the cost showed above the noise, several budgets later).
+TEST(BudgetController, ACostTheNoiseHidesIsNoLicenceToMeasureEverything) {
+    Loop loop;
+    loop.noise = 0.06; // +-6% of the frame: more than the budget
+    loop.lag = 1;
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+        loop.seed = seed;
+        const auto r = loop.run(600);
+        auto spent = spends(loop, r, 60);
+        std::sort(spent.begin(), spent.end());
+        const auto [rotation, any] = longest_gaps(r, 60);
+        EXPECT_LE(spent[spent.size() / 2], loop.budget) << "seed " << seed;
+        EXPECT_LE(spent[spent.size() * 95 / 100], 1.3 * loop.budget) << "seed " << seed;
+        EXPECT_LE(spent.back(), 2 * loop.budget) << "seed " << seed;
+        EXPECT_LE(rotation, 5 * loop.rotation_target()) << "seed " << seed << ": still rotates";
+    }
+}
+
+// A frame time that drifts (a GPU's clocks settling, the machine's load changing): the baseline
+// is taken often enough, and compared with measured frames of the same span, that the drift is
+// not taken for what measuring costs, nor hides it.
+TEST(BudgetController, AFrameTimeThatDriftsIsNotTakenForTheCost) {
+    for (const double drift : {0.0001, -0.0001}) { // +-6% over the run
+        Loop loop;
+        loop.drift = drift;
+        loop.noise = 0.005;
+        loop.lag = 1;
+        const auto r = loop.run(600);
+        const auto spent = spends(loop, r, 60);
+        size_t over = 0;
+        for (const double s : spent) {
+            // (a median of baseline frames over the last few hundred frames is the frame time of
+            // a hundred frames ago: what the budget holds drifts with it, by a few percent)
+            over += s > loop.budget * 1.05 + loop.unit_ns / loop.base_ns ? 1 : 0;
+        }
+        // (most of them early, while the first baseline, taken at the start, is the only one)
+        EXPECT_LE(over, spent.size() / 10) << "drift " << drift;
+        auto sorted = spent;
+        std::sort(sorted.begin(), sorted.end());
+        EXPECT_GE(sorted[sorted.size() / 2], 0.7 * loop.budget)
+            << "drift " << drift << ": a drift read as cost would starve the rotation";
+    }
+}
+
+// A first baseline that came out wrong by chance (its frames slow) is not planned by for long:
+// while its error is large against the budget, baseline frames come every few frames.
+TEST(BudgetController, AnUncertainBaselineIsTakenMoreOftenUntilItIsKnown) {
+    Loop loop;
+    loop.noise = 0.08;
+    const auto r = loop.run(120);
+    uint32_t runs = 0;
+    for (uint32_t f = 20; f < 80; ++f) {
+        runs += r.frames[f].state == BudgetState::baseline &&
+                        r.frames[f - 1].state == BudgetState::measured
+                    ? 1
+                    : 0;
+    }
+    EXPECT_GE(runs, 60u / (2 * BudgetController::kRefreshFrames) + 3) << "more often than due";
+    loop.noise = 0.001;
+    const auto quiet = loop.run(120);
+    runs = 0;
+    for (uint32_t f = 20; f < 80; ++f) {
+        runs += quiet.frames[f].state == BudgetState::baseline &&
+                        quiet.frames[f - 1].state == BudgetState::measured
+                    ? 1
+                    : 0;
+    }
+    EXPECT_LE(runs, 60u / BudgetController::kRefreshFrames + 1) << "and only then";
+}
+
+// A frame time that scatters far more than the budget (a CPU device on a busy machine) never
+// gets a baseline within a quarter of it: baseline frames come often while the samples fill, and
+// then at their usual pace, not every few frames for good.
+TEST(BudgetController, AFrameTimeTooNoisyForTheBudgetDoesNotTurnIntoBaselineFrames) {
+    Loop loop;
+    loop.noise = 0.5;
+    const auto r = loop.run(600);
+    uint32_t baseline = 0;
+    for (uint32_t f = 300; f < 600; ++f) {
+        baseline += r.frames[f].state == BudgetState::baseline ? 1 : 0;
+    }
+    EXPECT_LE(baseline, 300 * BudgetController::kBaselineRun / BudgetController::kRefreshFrames)
+        << "about a run every " << BudgetController::kRefreshFrames << " frames";
 }
 
 TEST(BudgetController, ACostPerFrameIsHeldToo) {
@@ -253,15 +350,23 @@ TEST(BudgetController, ACostPerFrameIsHeldToo) {
             ASSERT_GE(spent, 0.8 * loop.budget) << f << ": it grows until it nears the budget";
         }
     }
+    // With a 100% budget and a cost per frame of half the frame, every frame measures, and at
+    // least half the workloads: the cost per frame counted per workload makes the rest look
+    // dearer than the budget (docs/budget.md).
     loop.budget = 1.0;
-    loop.frame_ns = 400'000; // half the frame
-    EXPECT_EQ(loop.run(200).frames.back().measured, 200u);
+    loop.frame_ns = 400'000;
+    const auto full = loop.run(400);
+    for (size_t f = 300; f < full.frames.size(); ++f) {
+        if (full.frames[f].state == BudgetState::measured) {
+            EXPECT_GE(full.frames[f].measured, 100u) << f;
+        }
+    }
 }
 
 TEST(BudgetController, AHundredPercentMeasuresEveryWorkloadOnceTheCostIsKnown) {
     Loop loop;
     loop.budget = 1.0;
-    const auto r = loop.run(40);
+    const auto r = loop.run(60);
     EXPECT_EQ(r.frames.back().rotation, 1u);
     EXPECT_EQ(r.frames.back().measured, 200u);
 }

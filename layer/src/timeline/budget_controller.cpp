@@ -53,14 +53,14 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
     // the application waits for a frame later): a time is a sample only after a frame alike.
     const bool alike = interval_ns > 0 && frames_ > 0 && previous_ == state_;
     if (alike && state_ == BudgetState::baseline) {
-        base_samples_[base_count_++ % kBaseSamples] = interval_ns;
+        base_samples_[base_count_++ % kBaseSamples] = {interval_ns, frames_};
         f.sample = true;
     } else if (alike && state_ == BudgetState::measured && f.measured + previous_count_ > 0 &&
                std::max(f.measured, previous_count_) - std::min(f.measured, previous_count_) <=
                    std::max(1u, std::max(f.measured, previous_count_) / 10)) {
         // (and measured about as many: a count that just grew shows its cost over two frames)
         const double measured = (f.measured + previous_count_) / 2.0;
-        unit_samples_[unit_count_++ % kUnitSamples] = {interval_ns, measured};
+        unit_samples_[unit_count_++ % kUnitSamples] = {interval_ns, measured, frames_};
         f.sample = true;
     }
     estimate();
@@ -97,8 +97,10 @@ void BudgetController::estimate() {
         return;
     }
     std::array<double, kBaseSamples> b{};
+    uint64_t since = std::numeric_limits<uint64_t>::max();
     for (size_t i = 0; i < bases; ++i) {
-        b[i] = static_cast<double>(base_samples_[i]);
+        b[i] = static_cast<double>(base_samples_[i].interval_ns);
+        since = std::min(since, base_samples_[i].frame);
     }
     const double base = median(b.data(), b.data() + bases);
     base_ns_ = static_cast<uint64_t>(base);
@@ -109,9 +111,24 @@ void BudgetController::estimate() {
     }
     const double base_error = 1.2533 * 1.4826 * median(b.data(), b.data() + bases) /
                               std::sqrt(static_cast<double>(bases));
+    base_error_ = base_error;
 
-    const size_t units = std::min(unit_count_, kUnitSamples);
+    // The measured frames compared with it are those of the same span of frames (the most
+    // recent three at least): a frame time that drifts (a GPU's clocks, the machine's load)
+    // then drifts alike in both, where a baseline older than the measured frames would count
+    // the drift as what measuring costs (or saves).
+    const size_t stored = std::min(unit_count_, kUnitSamples);
+    std::array<UnitSample, kUnitSamples> recent{};
+    size_t units = 0;
+    for (size_t age = 0; age < stored; ++age) {
+        const UnitSample& u = unit_samples_[(unit_count_ - 1 - age) % kUnitSamples];
+        if (units >= 3 && u.frame < since) {
+            break;
+        }
+        recent[units++] = u;
+    }
     unit_ns_.reset();
+    planned_unit_ns_ = 0;
     if (units < 3) {
         return;
     }
@@ -127,18 +144,23 @@ void BudgetController::estimate() {
     };
     std::array<Added, kUnitSamples> sorted{};
     for (size_t i = 0; i < units; ++i) {
-        sorted[i] = {static_cast<double>(unit_samples_[i].interval_ns) - base,
-                     unit_samples_[i].measured};
+        sorted[i] = {static_cast<double>(recent[i].interval_ns) - base, recent[i].measured};
     }
     const double last_unit = last_unit_;
     const double last_frame = frame_ns_;
     const auto residual = [&](const Added& x) {
         return last_unit > 0 ? x.added - last_frame - last_unit * x.measured : x.added / x.measured;
     };
-    std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(units),
-              [&](const Added& x, const Added& y) { return residual(x) < residual(y); });
+    // (Two partial sorts, linear in the samples, where a sort would cost the application's
+    // thread a few microseconds a frame.)
+    const auto by_residual = [&](const Added& x, const Added& y) {
+        return residual(x) < residual(y);
+    };
     const size_t trim = units / 5;
     const size_t kept = units - 2 * trim;
+    const auto at = [&](size_t i) { return sorted.begin() + static_cast<std::ptrdiff_t>(i); };
+    std::nth_element(at(0), at(trim), at(units), by_residual);
+    std::nth_element(at(trim), at(trim + kept), at(units), by_residual);
     const Added* first = sorted.data() + trim;
     const Added* last = first + kept;
     double added = 0;
@@ -157,60 +179,46 @@ void BudgetController::estimate() {
     }
     const double spread = std::sqrt(sxx / static_cast<double>(kept));
     if (spread >= std::max(1.0, 0.15 * mean_n) && sxy > 0) {
-        frame_ns_ = std::max(0.0, mean_a - sxy / sxx * mean_n);
+        frame_ns_ = std::clamp(mean_a - sxy / sxx * mean_n, 0.0, std::max(0.0, mean_a));
     }
     const double unit = (added - frame_ns_ * static_cast<double>(kept)) / measured;
     last_unit_ = unit;
-    // Its standard error, from the frames' scatter around the fit and the baseline's error.
+    // The standard error of what the frames add at the count they measured: the frames' scatter
+    // around the fit over the samples, and the baseline's error, which no number of measured
+    // frames averages away.
     double scatter = 0;
     for (const Added* x = first; x != last; ++x) {
         const double r = x->added - frame_ns_ - unit * x->measured;
         scatter += r * r;
     }
     const double noise = std::sqrt(scatter / static_cast<double>(kept - 1));
-    const double from_noise = noise * std::sqrt(static_cast<double>(kept)) / measured;
-    const double from_base = base_error * static_cast<double>(kept) / measured;
-    const double error = std::sqrt(from_noise * from_noise + from_base * from_base);
-    // A cost the frames' noise hides is no estimate: while it is hidden, the count grows (as
-    // when nothing is known yet) until the cost shows, or every workload is measured (a cost
-    // that never shows adds nothing to the frame a user could see either).
-    if (unit > 2 * error) {
+    // (a trimmed sample's scatter understates the frames': the trim took its tails)
+    const double from_noise = 1.5 * noise / std::sqrt(static_cast<double>(kept));
+    const double error = std::sqrt(from_noise * from_noise + base_error * base_error);
+    if (unit > 0) {
         unit_ns_ = unit;
     }
+    // The plan holds what the frames added at the counts they measured, plus its error, within
+    // the budget, counted per workload measured: a cost the frames' noise hides may be as large
+    // as the noise, and a count grown until the cost shows above the noise has long spent more
+    // than the budget. Not the fit's cost per frame and per workload: where the counts vary
+    // little the two trade against each other from sample to sample, and a plan extrapolated
+    // from them swings with the noise. Counted per workload, a cost per frame makes more
+    // workloads look dearer than they are: the count then grows to the budget by steps, each
+    // from what the frames at the counts before cost, never past it.
+    planned_unit_ns_ = (std::max(mean_a, 0.0) + kErrors * error) / mean_n;
     // Measured frames that are clearly faster than the baseline say the baseline is wrong (taken
     // while the application was still warming up, or the scene changed since): it is taken
     // again, from scratch.
-    base_suspect_ = unit + frame_ns_ / mean_n < -2 * error;
+    base_suspect_ = mean_a < -2 * error;
 }
 
 double BudgetController::allowed() const {
-    if (!base_ns_ || !unit_ns_ || *unit_ns_ <= 0) {
-        return std::numeric_limits<double>::infinity();
-    }
-    const double budget = budget_ * static_cast<double>(*base_ns_);
-    // One workload costs its own and the frame's: below that, the share of frames that measure
-    // one and average to the budget.
-    if (frame_ns_ + *unit_ns_ >= budget) {
-        return budget / (frame_ns_ + *unit_ns_);
-    }
-    return (budget - frame_ns_) / *unit_ns_;
-}
-
-uint32_t BudgetController::rotation(uint32_t positions) const {
-    if (!base_ns_ || !unit_ns_ || *base_ns_ == 0) {
+    if (!base_ns_ || planned_unit_ns_ <= 0) {
         return 0;
     }
-    // What measuring every workload would add, as a share of the frame without instruments.
-    const double full =
-        (frame_ns_ + positions * std::max(0.0, *unit_ns_)) / static_cast<double>(*base_ns_);
-    const double frames = std::ceil(full / budget_ + 0.5);
-    auto rotation =
-        static_cast<uint32_t>(std::clamp(frames, 1.0, double{BudgetWindow::kMaxPositions}));
-    // A rotation of one frame measures everything in every frame, every set with it.
-    while (rotation > 1 && std::gcd(rotation, frames_per_set_) != 1) {
-        ++rotation;
-    }
-    return rotation;
+    // Below one workload, the share of frames that measure one and average to the budget.
+    return budget_ * static_cast<double>(*base_ns_) / planned_unit_ns_;
 }
 
 BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
@@ -231,8 +239,13 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     }
     // A baseline run: at the start, and once the last is old, where a rotation ends (so that no
     // workload waits for it), or anywhere once it is twice as old.
-    const bool due =
-        since_baseline_ >= kRefreshFrames && (rotated || since_baseline_ >= 2 * kRefreshFrames);
+    // More often while the samples are too few for the budget (a first baseline off by chance
+    // would hold the count down, or up, for a long while): once there are as many as are kept,
+    // more would only make the span they cover shorter, not their error smaller.
+    const bool uncertain = base_ns_ && base_count_ < kBaseSamples &&
+                           base_error_ > budget_ * static_cast<double>(*base_ns_) / 4;
+    const uint32_t refresh = uncertain ? kUncertainRefreshFrames : kRefreshFrames;
+    const bool due = since_baseline_ >= refresh && (rotated || since_baseline_ >= 2 * refresh);
     const bool wrong = base_suspect_ && since_baseline_ >= kSuspectFrames &&
                        (rotated || since_baseline_ >= 2 * kSuspectFrames);
     if (wrong) {
@@ -242,6 +255,7 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
         unit_ns_.reset();
         frame_ns_ = 0;
         last_unit_ = 0;
+        planned_unit_ns_ = 0;
         base_suspect_ = false;
     }
     if (!base_ns_ || due) {
@@ -253,33 +267,26 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     if (positions == 0) {
         return nothing(BudgetState::measured);
     }
-    const uint32_t frames = rotation(positions);
-    // Unknown cost per workload: as many as the ramp allows. Known: the frames' share of the
-    // rotation (half a workload more: their counts, rounded down, still add up to the whole frame
-    // within it), or 90% of what the budget holds where that is more. The estimate is what a
-    // measured workload adds at the count measured now, so a cost per frame rather than per
-    // workload (reading a submission's results back) reads as a cost per workload that shrinks
-    // as the count grows: aiming at 90% of it lets the count grow until the frame's real cost
-    // nears the budget, where the rotation's share alone would stop short.
-    double wanted = positions;
-    if (frames) {
-        wanted = std::max((positions + 0.5) / frames, 0.9 * allowed());
-        uint32_t rotation = static_cast<uint32_t>(std::ceil(positions / wanted));
-        if (frames_per_set_ > 1 && rotation > 1 && std::gcd(rotation, frames_per_set_) != 1) {
-            while (std::gcd(rotation, frames_per_set_) != 1) {
-                ++rotation;
-            }
-            wanted = (positions + 0.5) / rotation;
+    // What the budget holds, as far as the estimates know (their cost plus its error); before the
+    // first estimate, the ramp's first count: a 64th of the frame.
+    const double first = std::max(1.0, positions / 64.0);
+    double wanted = planned_unit_ns_ > 0 ? allowed() : first;
+    // The rotation: the fewest frames that measure every workload within what the budget holds;
+    // each of them then measures its even share of the frame (half a workload more, so that the
+    // counts, rounded down, still add up to the whole frame within the rotation), never more
+    // than the budget holds. With VK_KHR_performance_query it is lengthened to be coprime with
+    // the passes. Below one workload a frame, the share of frames that measure one (credit_).
+    if (wanted >= 1 && wanted < positions) {
+        auto rotation = static_cast<uint32_t>(std::ceil(positions / wanted));
+        while (frames_per_set_ > 1 && rotation > 1 && std::gcd(rotation, frames_per_set_) != 1) {
+            ++rotation;
         }
+        wanted = std::min(wanted, (positions + 0.5) / rotation);
     }
-    // The count grows by at most half again per frame, from a 64th of the frame: an estimate
+    // The count grows by at most half again per frame once the cost is estimated: an estimate
     // from a few frames may be far off, and a frame that measures too much costs in full.
-    const double most = established_ > 0 ? established_ * 1.5 : std::max(1.0, positions / 64.0);
-    // And on average never more than the budget holds, as far as the estimates know (a frame
-    // that rounds its share of a workload up measures one more). Below one workload, a frame
-    // measures one or none, in the share that averages to the budget (those that measure one go
-    // over it: measuring anything costs a frame more than the budget).
-    const double next = std::min({wanted, most, allowed(), static_cast<double>(positions)});
+    const double most = established_ > 0 && planned_unit_ns_ > 0 ? established_ * 1.5 : first;
+    const double next = std::min({wanted, std::max(most, first), static_cast<double>(positions)});
     // A count that grows holds for a frame first, so that two frames in a row measure it and
     // their time is a sample of what that count costs.
     const bool grows = next > established_ + 1;

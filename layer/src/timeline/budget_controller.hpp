@@ -5,20 +5,17 @@
 // frame's workloads in the order their recordings begin them, that moves on by its size every
 // frame, so a repeating frame has every workload measured once per rotation).
 //
-// The rotation's length is chosen first: the fewest frames whose share of the full cost fits the
-// budget, with half a frame to spare (rotation = ceil(full / budget + 1/2)); each frame then
-// measures its share of the workloads. So the frames that measure every workload once are the
-// number the budget implies, give or take one, and an estimate off by less than half a budget
-// neither overspends nor lengthens the rotation by more than a frame.
-//
 // Estimates come from the frames' own times: the time between two frame ends, taken only where
 // the frame and the one before it were alike (both measured, or both not), since what a frame's
 // instruments cost the GPU may show in the next frame's time. The frame without instruments is
-// the median of the last few *baseline* frames (two frames in a row measured by nothing: at the
-// start, then every ~64 frames at the end of a rotation); what measuring adds is fitted over the
-// last measured frames' time over that baseline, trimmed of outliers, as a cost per frame that
-// measures anything plus a cost per measured workload, the latter trusted only past twice its
-// standard error.
+// the median of the last *baseline* frames (runs of frames measured by nothing: at the start,
+// then every ~24 frames at the end of a rotation, more often while the baseline is uncertain);
+// what measuring adds is what the measured frames of the same span of frames took over it,
+// trimmed of outliers, with its standard error (theirs and the baseline's).
+//
+// The plan holds that cost plus its error within the budget, counted per workload measured, so
+// that a cost the frames' noise hides never licenses measuring more; the rotation is the fewest
+// frames that measure every workload within what the budget holds, each frame its even share.
 //
 // Pure: no clock, no atomics, no Vulkan. One caller at a time (the device's Budget, under its
 // lock), at each captured frame's end.
@@ -86,15 +83,20 @@ public:
     // Frames at the start that are no sample of anything (pipelines compile, caches fill).
     static constexpr uint32_t kWarmupFrames = 2;
     // Baseline frames in a row: at the start, and later each time the baseline is refreshed.
-    static constexpr uint32_t kFirstBaselineRun = 6;
-    static constexpr uint32_t kBaselineRun = 2;
+    static constexpr uint32_t kFirstBaselineRun = 10;
+    static constexpr uint32_t kBaselineRun = 4;
     // Frames after a baseline run before the next one is due (at the end of a rotation).
-    static constexpr uint32_t kRefreshFrames = 64;
+    static constexpr uint32_t kRefreshFrames = 24;
+    // ... and while the baseline's error is more than a quarter of the budget (too few samples
+    // to plan by, or a frame time that scatters widely).
+    static constexpr uint32_t kUncertainRefreshFrames = 4;
     // Frames after a baseline run before a baseline that the measured frames contradict (they
     // are faster) is taken again.
     static constexpr uint32_t kSuspectFrames = 16;
-    static constexpr size_t kBaseSamples = 9;
-    static constexpr size_t kUnitSamples = 31;
+    static constexpr size_t kBaseSamples = 24;
+    static constexpr size_t kUnitSamples = 256;
+    // Standard errors of the estimated cost the plan adds to it.
+    static constexpr double kErrors = 1.0;
 
     // `budget`: the share of the frame without instruments that they may add (0.05 for 5%).
     // `frames_per_set`: frames one full measurement of a workload spans (performance queries'
@@ -116,16 +118,19 @@ public:
     double frame_ns() const { return frame_ns_; }
 
 private:
+    struct BaseSample {
+        uint64_t interval_ns = 0;
+        uint64_t frame = 0; // frames_ when it was taken
+    };
     struct UnitSample {
         uint64_t interval_ns = 0;
         double measured = 0; // workloads measured, averaged over the frame and the one before
+        uint64_t frame = 0;
     };
 
     void estimate();
-    // Workloads a frame may measure within the budget, from the estimates (infinite without).
+    // Workloads a frame may measure within the budget, from the estimates (0 without).
     double allowed() const;
-    // Frames a rotation takes, from the estimates; 0 without them.
-    uint32_t rotation(uint32_t positions) const;
     BudgetState plan(uint32_t positions, bool rotated);
 
     const double budget_;
@@ -142,7 +147,7 @@ private:
     bool grew_ = false;      // the count grew at the last measured frame
     uint32_t rotation_ = 0;
 
-    std::array<uint64_t, kBaseSamples> base_samples_{};
+    std::array<BaseSample, kBaseSamples> base_samples_{};
     size_t base_count_ = 0;
     std::array<UnitSample, kUnitSamples> unit_samples_{};
     size_t unit_count_ = 0;
@@ -152,6 +157,10 @@ private:
     // and the last estimate per workload, trusted or not (estimate()).
     double frame_ns_ = 0;
     double last_unit_ = 0;
+    // What the plan counts per workload: the estimate plus its error, spread over the workloads
+    // measured (estimate()); 0 before the first estimate.
+    double planned_unit_ns_ = 0;
+    double base_error_ = 0; // the baseline's standard error
     bool base_suspect_ = false;
 };
 
