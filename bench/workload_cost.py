@@ -267,7 +267,7 @@ def compare(
         for r in range(rounds):
             for c in configs:
                 order = sides if r % 2 == 0 else sides[::-1]
-                for side in order if c.layer else order[:1]:
+                for side in order if c.layer else sides[:1]:
                     out[side][c.key].append(run_once(programs[side], c, frames, warmup, Path(tmp)))
             if progress:
                 progress(f"round {r + 1} of {rounds} done")
