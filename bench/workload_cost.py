@@ -24,11 +24,20 @@ The same measurement on a real GPU is the `workload_cost` device check (docs/ben
 
   .venv/bin/python bench/workload_cost.py [--runs 7] [--workloads 200] [--frames 150]
       [--warmup 30] [--record-thread] [--no-instructions]
+
+To compare a change of the layer with the tree before it, in the same interleaved rounds (a
+change's effect on a shared machine is smaller than the drift between two separate runs), copy
+the other tree's installed package somewhere (`cp -r OTHER/.venv/lib/python3.11/site-packages/
+vkscope DIR/`) and run `--baseline DIR [--configs none,run,run_timing_queue]`: every configuration
+runs with both layers, the same workload program, and the comparison is printed (and written to
+`--compare-out`), not published.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import re
 import shutil
 import subprocess
@@ -229,6 +238,64 @@ def measure(
             if progress:
                 progress(f"round {r + 1} of {rounds} done")
     return out
+
+
+def baseline_program(program: Program, package_parent: Path) -> Program:
+    """`program` with the layer and `vkscope run` of the vkscope package in `package_parent` (a
+    copy of another tree's installed package), the same workload program."""
+    package = package_parent / "vkscope"
+    if not (package / "_layer").is_dir():
+        raise SystemExit(f"{package_parent}: no installed vkscope package (with _layer/) in it")
+    run = ("env", f"PYTHONPATH={package_parent}", sys.executable, "-m", "vkscope")
+    tools = dataclasses.replace(program.tools, layer_dir=package / "_layer", vkscope=run)
+    return dataclasses.replace(program, tools=tools)
+
+
+def compare(
+    programs: Mapping[str, Program],
+    configs: Sequence[Config],
+    rounds: int,
+    frames: int,
+    warmup: int,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Rounds]:
+    """Every configuration with every program's layer once per round, interleaved (the order of
+    the layers alternates from round to round)."""
+    out: dict[str, Rounds] = {side: {c.key: [] for c in configs} for side in programs}
+    sides = list(programs)
+    with tempfile.TemporaryDirectory(prefix="vkscope-workload-cost-") as tmp:
+        for r in range(rounds):
+            for c in configs:
+                order = sides if r % 2 == 0 else sides[::-1]
+                for side in order if c.layer else sides[:1]:
+                    out[side][c.key].append(run_once(programs[side], c, frames, warmup, Path(tmp)))
+            if progress:
+                progress(f"round {r + 1} of {rounds} done")
+    for side in sides[1:]:
+        for c in configs:
+            if not c.layer:  # one run without the layer serves both
+                out[side][c.key] = out[sides[0]][c.key]
+    return out
+
+
+def comparison_lines(measured: Mapping[str, Rounds], workloads: int) -> list[str]:
+    """Per workload, each layer beside the others: what each configuration adds to the
+    vkQueueSubmit call and to the frame (medians of the rounds, and their range)."""
+    sides = list(measured)
+    lines = [
+        "| configuration | layer | vkQueueSubmit added per workload | frame added per workload |",
+        "| --- | --- | --- | --- |",
+    ]
+    first = measured[sides[0]]
+    for key, title in titled(first):
+        if key == "none":
+            continue
+        for side in sides:
+            rounds = measured[side]
+            submit = spread(added(rounds, key, "submit_us", workloads), signed)
+            frame = spread(added(rounds, key, "frame_us", workloads), signed)
+            lines.append(f"| {title} | {side} | {submit} | {frame} |")
+    return lines
 
 
 # -- instruction counts --------------------------------------------------------------------------
@@ -610,6 +677,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="leave out the instruction counts (callgrind, several minutes)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a directory holding another tree's installed vkscope package: compare the two",
+    )
+    parser.add_argument("--configs", help="with --baseline: these configurations (comma-separated)")
+    parser.add_argument("--compare-out", type=Path, help="with --baseline: the rounds as JSON")
     parser.add_argument("--results", type=Path, default=results_path(NAME))
     parser.add_argument("--docs", type=Path, default=DOC)
     args = parser.parse_args(argv)
@@ -618,6 +692,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools = Tools.installed()
     end, frame_submits = frame_end(tools)
     program = Program(tools, args.workloads, args.record_thread, frame_submits)
+    if args.baseline is not None:
+        keys = args.configs.split(",") if args.configs else [c.key for c in CONFIGS]
+        unknown = [k for k in keys if k not in BY_KEY]
+        if unknown:
+            parser.error(f"unknown configurations: {', '.join(unknown)}")
+        chosen = [BY_KEY[k] for k in dict.fromkeys(["none", *keys])]
+        programs = {"this tree": program, "baseline": baseline_program(program, args.baseline)}
+        measured = compare(
+            programs,
+            chosen,
+            args.runs,
+            args.frames + args.warmup,
+            args.warmup,
+            progress=printer("workload cost"),
+        )
+        if args.compare_out is not None:
+            args.compare_out.write_text(json.dumps(measured, indent=1))
+        print("\n".join(comparison_lines(measured, args.workloads)))
+        return 0
     settings = {
         "runs": args.runs,
         "workloads": args.workloads,

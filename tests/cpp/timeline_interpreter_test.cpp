@@ -324,5 +324,86 @@ TEST(TimelineInterpreter, LostCountsAreReportedAsUnknown) {
     EXPECT_TRUE((*parsed)["draws_lost"].boolean);
 }
 
+// What scan() finds without interpreting a stream is what run() leaves: the submission decides
+// where its layer command buffers go from it before the driver's call, and runs the streams after.
+SubmitRecord scanned_then_run(Queue& q, const Recorder& r) {
+    QueueShape shape = q.interpreter.shape();
+    uint32_t tag_ends = 0;
+    EXPECT_TRUE(Interpreter::scan(r.stream(), false, shape, tag_ends));
+    SubmitRecord out = q.submit(r);
+    const QueueShape after = q.interpreter.shape();
+    EXPECT_EQ(shape.labels, after.labels);
+    EXPECT_EQ(shape.render_pass_open(), after.render_pass_open());
+    EXPECT_EQ(shape.depth(), after.depth());
+    EXPECT_EQ(shape.part, after.part);
+    EXPECT_EQ(tag_ends, out.deferred_tag_ends);
+    return out;
+}
+
+TEST(TimelineInterpreter, ScanLeavesTheQueueInTheShapeRunLeaves) {
+    FakeRecordSink rs;
+    Recorder labels, ends;
+    labels.begin(true, true);
+    labels.marker_begin("frame");
+    dispatch(labels, rs);
+    labels.marker_begin("cross");
+    labels.end();
+    ends.begin(true, true);
+    ends.marker_end();
+    ends.marker_end();
+    ends.marker_end(); // one more than were open
+    dispatch(ends, rs);
+    ends.end();
+    RecordOptions deferring;
+    deferring.defer_foreign_ends = true;
+    Recorder a, b, c;
+    a.begin(true, true);
+    a.marker_begin("pass");
+    a.begin_render_pass("", {.suspending = true}, rs);
+    a.end_render_pass(rs);
+    a.end();
+    b.begin(true, true, deferring);
+    b.begin_render_pass("", {.resuming = true, .suspending = true}, rs);
+    b.end_render_pass(rs);
+    b.end();
+    c.begin(true, true, deferring);
+    c.begin_render_pass("", {.resuming = true}, rs);
+    c.count_draws(1);
+    c.end_render_pass(rs);
+    c.marker_end();
+    c.end();
+
+    Queue q;
+    q.interpreter.queue_label_begin("queue", q.sink);
+    for (const Recorder* r : {&labels, &ends, &a, &b, &c, &labels}) {
+        scanned_then_run(q, *r);
+    }
+    EXPECT_EQ(q.interpreter.shape().labels, 2u);
+}
+
+TEST(TimelineInterpreter, ScanLeavesReadbacksToRun) {
+    FakeRecordSink rs;
+    Recorder indirect;
+    indirect.begin(true, true);
+    const ParameterRequest args{.buffer = 1, .offset = 0, .bytes = 12};
+    indirect.begin_workload(WorkloadType::dispatch, rs, &args);
+    indirect.end_workload(rs);
+    indirect.end();
+    Recorder counts;
+    counts.begin(true, true);
+    counts.begin_render_pass("", {}, rs);
+    counts.count_indirect_draws({.buffer = 5, .offset = 0, .bytes = 4}, 10);
+    counts.end_render_pass(rs);
+    counts.end();
+    QueueShape shape;
+    uint32_t tag_ends = 0;
+    EXPECT_FALSE(Interpreter::scan(indirect.stream(), false, shape, tag_ends));
+    shape = {};
+    EXPECT_TRUE(Interpreter::scan(indirect.stream(), true, shape, tag_ends))
+        << "outside captured frames nothing is read back";
+    shape = {};
+    EXPECT_FALSE(Interpreter::scan(counts.stream(), true, shape, tag_ends));
+}
+
 } // namespace
 } // namespace vkscope::timeline

@@ -222,6 +222,16 @@ public:
     virtual void begin_submission(const SubmissionStart& start) = 0;
     // The interpreter should pair this submission's marks (SubmitRecord::instances).
     virtual bool pairs_marks() const = 0;
+    // after_command_buffer() needs the record's workloads and paired marks. An instrument that
+    // finds what it must place in the command stream itself (SubmitRecord::stream) gets them in
+    // paired() instead; when no instrument of the queue needs them earlier, the timeline
+    // interprets the command buffers after the driver's call, so that the GPU has the
+    // application's work before the layer's per-workload work is done.
+    virtual bool pairs_before_submit() const { return true; }
+    // Each application command buffer's record, workloads listed and marks paired, in call
+    // order: before its after_command_buffer(), or after the driver's call (before submitted())
+    // when no instrument of the queue pairs_before_submit().
+    virtual void paired(const SubmitRecord&) {}
 
     // Around one application command buffer of a batch. `layer` is null where no layer command
     // buffer may go (the batch's list cannot grow, or a render pass is suspended across the

@@ -34,6 +34,69 @@ void Interpreter::queue_label_end() {
     }
 }
 
+QueueShape Interpreter::shape() const {
+    QueueShape s;
+    s.labels = stack_.size();
+    s.open = open_.has_value();
+    s.open_tagged = open_ && open_->workload->tagged;
+    s.open_counts = open_ && (!open_->counts.empty());
+    s.part = part_.get();
+    return s;
+}
+
+bool Interpreter::scan(const CommandStream& stream, bool quiet, QueueShape& shape,
+                       uint32_t& deferred_tag_ends) {
+    // Mirrors run(): what it does to stack_, open_ and part_, and where it adds readbacks.
+    // Draw counts may end up read back whatever the frame (an instance begun in a captured one).
+    if (shape.open_counts) {
+        return false;
+    }
+    for (const Command& c : stream) {
+        switch (c.op) {
+        case Op::marker_begin:
+            ++shape.labels;
+            break;
+        case Op::marker_end:
+            shape.labels -= shape.labels > 0 ? 1 : 0;
+            break;
+        case Op::render_pass_begin:
+            if (!c.part->counts.empty()) {
+                return false;
+            }
+            shape.open = true;
+            shape.open_tagged = c.workload->tagged;
+            shape.part = c.part.get();
+            break;
+        case Op::render_pass_resume:
+            if (!c.part->counts.empty()) {
+                return false;
+            }
+            shape.part = c.part.get();
+            break;
+        case Op::workload_end:
+            if (shape.part) {
+                if (!shape.part->suspending && shape.open) {
+                    if (shape.part->tag_end_deferred && shape.open_tagged) {
+                        ++deferred_tag_ends;
+                    }
+                    shape.open = false;
+                    shape.open_tagged = false;
+                }
+                shape.part = nullptr;
+            }
+            break;
+        case Op::indirect_readback:
+            if (!quiet) {
+                return false;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
 void Interpreter::run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out) {
     // A workload outside render passes begins and ends in one command buffer.
     running_ = {};

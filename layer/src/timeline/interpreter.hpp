@@ -69,13 +69,32 @@ struct SubmitRecord {
     std::vector<MarkedInstance> instances;
     // Tag labels to end right after this command buffer (RenderPassPart::tag_end_deferred).
     uint32_t deferred_tag_ends = 0;
+    // The command buffer's stream (valid during the submission call): what the instruments find
+    // their marks in before its workloads are paired (InstrumentQueue::paired()).
+    CommandStream stream;
 
     void clear() {
         workloads.clear();
         readbacks.clear();
         instances.clear();
         deferred_tag_ends = 0;
+        stream = {};
     }
+};
+
+// What decides where a submission's layer command buffers go: the labels open on the queue and a
+// render pass instance suspended across command buffers. Interpreter::scan() moves it over a
+// stream as run() moves the interpreter, without looking at the stream's workloads, so that their
+// interpretation can wait until the driver has the submission.
+struct QueueShape {
+    size_t labels = 0;
+    bool open = false;        // a render pass instance begun and not yet ended
+    bool open_tagged = false; // it has a t<tag> label open on the queue
+    bool open_counts = false; // it has draw counts to read back
+    const RenderPassPart* part = nullptr;
+
+    bool render_pass_open() const { return open; }
+    size_t depth() const { return labels + (open && open_tagged ? 1 : 0); }
 };
 
 class Interpreter {
@@ -88,6 +107,15 @@ public:
 
     // Runs one submitted command buffer's stream. `out.submit` names the submission.
     void run(const CommandStream& stream, InterpreterSink& sink, SubmitRecord& out);
+
+    // The shape run() leaves the queue in; scan() moves `shape` over `stream` the same way and
+    // counts the tag ends to defer (SubmitRecord::deferred_tag_ends). False, `shape` then
+    // unspecified, when run() must not wait for the driver's call: the stream has parameters or
+    // draw counts to read back (indirect parameters only in a captured frame, `quiet` false),
+    // whose slots must be free before the GPU runs it.
+    QueueShape shape() const;
+    static bool scan(const CommandStream& stream, bool quiet, QueueShape& shape,
+                     uint32_t& deferred_tag_ends);
 
     uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
     // A render pass instance is suspended between command buffers: nothing may run in between.

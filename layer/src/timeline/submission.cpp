@@ -71,7 +71,8 @@ void end_frame(TimelineQueue& queue, const char* reason) {
 Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
       frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
-      frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)) {
+      frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)),
+      sends_(frame_selected_ && queue.device.sending()), shape_(queue.interpreter.shape()) {
     // Layer command buffers are only reused, and results only read, once the semaphore says so.
     const bool completes = ensure_semaphore(queue_);
     can_label_ = completes && device_.label_api != LabelApi::none;
@@ -79,6 +80,7 @@ Submission::Submission(TimelineQueue& queue, const char* api)
     for (const auto& instrument : queue_.instruments) {
         instrument->begin_submission(start);
         pair_marks_ = pair_marks_ || instrument->pairs_marks();
+        after_driver_ = after_driver_ && !instrument->pairs_before_submit();
     }
     recycle();
 }
@@ -92,68 +94,58 @@ Submission::~Submission() {
 bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, bool wrappable,
                        std::vector<VkCommandBuffer>& out) {
     out.clear();
-    SubmitDescription description;
-    description.device = device_.id;
-    description.queue = queue_.id;
-    description.frame = frame_;
-    description.cpu_ns = cpu_ns_;
-    description.api = api_;
-    description.batch = index;
     // Labels that must close are closed in any frame; new ones open only in captured frames.
     const bool insert = can_label_ && wrappable;
     const bool open_labels = insert && frame_selected_;
     const size_t wrappers_before = wrappers_.size();
-    Interpreter& interpreter = queue_.interpreter;
     // Where instruments may place layer command buffers: not between the parts of a render pass
     // instance suspended in one command buffer and resumed in the next.
     const auto boundary = [&]() -> LayerCommandBuffers* {
-        return wrappable && !interpreter.render_pass_open() ? this : nullptr;
+        return wrappable && !shape_.render_pass_open() ? this : nullptr;
     };
-    // What the capture server hears of each command buffer leaves as one record (outgoing.hpp).
-    const bool sends = frame_selected_ && device_.sending();
     for (VkCommandBuffer handle : cbs) {
         const CommandBufferState* cb = find_command_buffer(handle);
-        record_.clear();
-        record_.quiet = !frame_selected_;
-        record_.describe = sends;
-        record_.submit = next_submit_id();
+        const uint64_t submit = next_submit_id();
         // A label opened before a command buffer closes only where everything opened inside it
         // is closed again: command buffers that share a split render pass or a label of the
         // application's share one s<submitID> label (SUBMIT's s_label says which).
-        close_s_label(interpreter.depth(), insert, out);
+        close_s_label(shape_.depth(), insert, out);
         if (open_labels && !queue_.s_label && cb && cb->recorder.needs_submit_label()) {
-            out.push_back(wrapper(0, record_.submit));
-            queue_.s_label = record_.submit;
-            queue_.s_label_depth = interpreter.depth();
+            out.push_back(wrapper(0, submit));
+            queue_.s_label = submit;
+            queue_.s_label_depth = shape_.depth();
         }
         for (const auto& instrument : queue_.instruments) {
             instrument->before_command_buffer(handle, boundary(), out);
         }
-        record_.pair_marks = pair_marks_;
+        if (cb && frame_selected_) {
+            cb->recorder.materialize();
+        }
+        const Interpreted what{cb, submit, index, queue_.s_label};
+        // What must be known before the driver's call is the shape the command buffer leaves
+        // the queue in; its workloads wait, unless an instrument needs them now, or their marks
+        // pair with a render pass instance an earlier command buffer began, or the GPU will
+        // write parameters the layer reads back.
+        QueueShape next = shape_;
+        uint32_t tag_ends = 0;
         std::unique_ptr<SubmitMessages> messages;
-        if (sends) {
-            messages = std::make_unique<SubmitMessages>();
-        }
-        if (cb) {
-            if (frame_selected_) {
-                cb->recorder.materialize();
+        if (after_driver_ && !shape_.render_pass_open() &&
+            (!cb || Interpreter::scan(cb->recorder.stream(), !frame_selected_, next, tag_ends))) {
+            shape_ = next;
+            waiting_.push_back(what);
+            record_.clear();
+            record_.submit = submit;
+            record_.deferred_tag_ends = tag_ends;
+            if (cb) {
+                record_.stream = cb->recorder.stream();
             }
-            const CommandStream stream = cb->recorder.stream();
-            if (pair_marks_) {
-                record_.instances.reserve(stream.size() / 2 + 1);
+        } else {
+            interpret_waiting();
+            messages = interpret(what);
+            shape_ = queue_.interpreter.shape();
+            for (Readback& r : record_.readbacks) {
+                job_.readbacks.push_back(std::move(r));
             }
-            if (messages) {
-                // Two commands a workload, most of them new in a recording submitted once.
-                record_.workloads.reserve(stream.size() / 2 + 1);
-                messages->workloads.reserve(stream.size() / 2 + 1);
-            }
-            sink_.collect(messages.get());
-            interpreter.run(stream, sink_, record_);
-        }
-        sink_.collect(nullptr);
-        description.s_label = queue_.s_label;
-        for (Readback& r : record_.readbacks) {
-            job_.readbacks.push_back(std::move(r));
         }
         out.push_back(handle);
         if (record_.deferred_tag_ends && insert) {
@@ -164,21 +156,74 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         for (const auto& instrument : queue_.instruments) {
             instrument->after_command_buffer(record_, boundary(), out);
         }
-        cut_after_.push_back(interpreter.render_pass_open() ? 0 : 1);
-        if (messages) {
-            messages->has_submit = true;
-            messages->submit = record_.submit;
-            messages->description = description;
-            messages->listed = std::move(record_.workloads);
-            device_.post(std::move(messages));
-            sink_.posted();
-        }
+        cut_after_.push_back(shape_.render_pass_open() ? 0 : 1);
+        post(std::move(messages), what);
     }
-    close_s_label(interpreter.depth(), insert, out);
+    close_s_label(shape_.depth(), insert, out);
     for (const auto& instrument : queue_.instruments) {
         instrument->end_batch(wrappable ? this : nullptr, out);
     }
     return wrappers_.size() != wrappers_before;
+}
+
+std::unique_ptr<SubmitMessages> Submission::interpret(const Interpreted& what) {
+    record_.clear();
+    record_.quiet = !frame_selected_;
+    record_.describe = sends_;
+    record_.submit = what.submit;
+    record_.pair_marks = pair_marks_;
+    // What the capture server hears of each command buffer leaves as one record (outgoing.hpp).
+    std::unique_ptr<SubmitMessages> messages;
+    if (sends_) {
+        messages = std::make_unique<SubmitMessages>();
+    }
+    if (what.cb) {
+        const CommandStream stream = what.cb->recorder.stream();
+        record_.stream = stream;
+        if (pair_marks_) {
+            record_.instances.reserve(stream.size() / 2 + 1);
+        }
+        if (messages) {
+            // Two commands a workload, most of them new in a recording submitted once.
+            record_.workloads.reserve(stream.size() / 2 + 1);
+            messages->workloads.reserve(stream.size() / 2 + 1);
+        }
+        sink_.collect(messages.get());
+        queue_.interpreter.run(stream, sink_, record_);
+        sink_.collect(nullptr);
+    }
+    for (const auto& instrument : queue_.instruments) {
+        instrument->paired(record_);
+    }
+    return messages;
+}
+
+void Submission::post(std::unique_ptr<SubmitMessages> messages, const Interpreted& what) {
+    if (!messages) {
+        return;
+    }
+    SubmitDescription& description = messages->description;
+    description.device = device_.id;
+    description.queue = queue_.id;
+    description.frame = frame_;
+    description.cpu_ns = cpu_ns_;
+    description.api = api_;
+    description.batch = what.batch;
+    description.s_label = what.s_label;
+    messages->has_submit = true;
+    messages->submit = what.submit;
+    messages->listed = std::move(record_.workloads);
+    device_.post(std::move(messages));
+    sink_.posted();
+}
+
+void Submission::interpret_waiting() {
+    for (const Interpreted& what : waiting_) {
+        post(interpret(what), what);
+        // The stream's checks (Interpreter::scan) leave nothing to read back.
+        record_.readbacks.clear();
+    }
+    waiting_.clear();
 }
 
 bool Submission::needs_signal() const {
@@ -256,6 +301,9 @@ void Submission::before_submit() {
 }
 
 void Submission::after_submit(VkResult result, bool frame_boundary) {
+    // The driver has the application's work: now its workloads (before the readback job, whose
+    // messages must come after their SUBMIT).
+    interpret_waiting();
     for (const auto& instrument : queue_.instruments) {
         instrument->submitted(result);
     }

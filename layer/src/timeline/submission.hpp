@@ -8,9 +8,11 @@
 // instruments take part at every step (instrument.hpp).
 
 #include "timeline/device.hpp"
+#include "timeline/outgoing.hpp"
 #include "timeline/server_sink.hpp"
 #include "timeline/submit_patch.hpp"
 
+#include <memory>
 #include <mutex>
 #include <span>
 #include <type_traits>
@@ -81,6 +83,21 @@ private:
     void close_s_label(size_t depth, bool insert, std::vector<VkCommandBuffer>& out);
     void recycle();
 
+    // An application command buffer of the call whose interpretation waits.
+    struct Interpreted {
+        const CommandBufferState* cb = nullptr; // null: one the layer does not know
+        uint64_t submit = 0;
+        uint32_t batch = 0;
+        uint64_t s_label = 0;
+    };
+    // Runs the command buffer's stream on the queue's interpreter into record_, and hands the
+    // record to the instruments (paired()); what the capture server hears of it is returned, for
+    // post() once the instruments are done with the record.
+    std::unique_ptr<SubmitMessages> interpret(const Interpreted& what);
+    void post(std::unique_ptr<SubmitMessages> messages, const Interpreted& what);
+    // Interprets the command buffers whose interpretation waits, in call order.
+    void interpret_waiting();
+
     TimelineQueue& queue_;
     TimelineDevice& device_;
     std::lock_guard<std::mutex> lock_;
@@ -91,6 +108,13 @@ private:
     const bool frame_selected_; // the frame is one the `frames` setting captures
     bool can_label_;            // layer command buffers with labels can be inserted
     bool pair_marks_ = false;   // some instrument resolves this submission's workloads
+    // No instrument needs a command buffer's workloads before the driver's call: they are
+    // interpreted after it (InstrumentQueue::pairs_before_submit()).
+    bool after_driver_ = true;
+    const bool sends_; // captured frame, and somewhere to send it
+    // The queue as the command buffers so far leave it, interpreted or not.
+    QueueShape shape_;
+    std::vector<Interpreted> waiting_;
     std::vector<VkCommandBuffer> wrappers_;
     ReadbackJob job_;
     SubmitRecord record_;

@@ -187,21 +187,63 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
     if (!active_) {
         return;
     }
+    ++added_;
     submits_.push_back(record.submit);
+    // Every block a timestamp of the stream is in: those the read copies (or holds).
+    const timeline::CommandStream& stream = record.stream;
+    const QueryBlock* last = nullptr;
+    for (size_t i = slot; i < stream.marks.size(); i += stream.width) {
+        auto* block = static_cast<QueryBlock*>(stream.marks[i].object());
+        if (block && block != last) {
+            reads_.add(block);
+            last = block;
+        }
+    }
+    // An instance paired already may have begun in an earlier command buffer's stream.
+    for (const timeline::MarkedInstance& instance : record.instances) {
+        const Timestamp begin = timestamp_of(instance.begin[slot]);
+        if (begin && begin.block != last && timestamp_of(instance.end[slot])) {
+            reads_.add(begin.block);
+        }
+    }
+}
+
+void SubmitTiming::paired(const timeline::SubmitRecord& record, size_t slot) {
+    if (!active_) {
+        return;
+    }
+    ++paired_;
     listed_.reserve(listed_.size() + record.workloads.size());
     for (const timeline::SubmittedWorkload& w : record.workloads) {
         listed_.emplace_back(record.submit, w.tag);
     }
     entries_.reserve(entries_.size() + record.instances.size());
     for (const timeline::MarkedInstance& instance : record.instances) {
-        append_entry(reads_, entries_, pending_, entry_of(instance, slot));
+        append_entry(seen_, entries_, read_from_, entry_of(instance, slot));
+    }
+    settle();
+}
+
+void SubmitTiming::settle() {
+    for (; settled_reads_ < read_ends_.size() && read_ends_[settled_reads_] <= paired_;
+         ++settled_reads_) {
+        closed_.reads[settled_reads_].end = static_cast<uint32_t>(entries_.size());
+        read_from_ = entries_.size();
+        seen_.clear();
+    }
+    for (; settled_batches_ < batch_ends_.size() && batch_ends_[settled_batches_] <= paired_;
+         ++settled_batches_) {
+        batches_[settled_batches_].entries = static_cast<uint32_t>(entries_.size());
+        batches_[settled_batches_].listed = static_cast<uint32_t>(listed_.size());
     }
 }
 
 void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
-    closed_.close(static_cast<uint32_t>(entries_.size()), dropped, in_place, reads);
-    pending_ = entries_.size();
+    closed_.close(0, dropped, in_place, reads);
+    read_ends_.push_back(added_);
+    closed_at_ = added_;
     reads_.clear();
+    settle();
 }
 
 void SubmitTiming::drop_pending(const char* why) {
@@ -265,8 +307,9 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
         return;
     }
     drop_pending(reason::kNotEnded);
-    batches_.push_back(Batch{static_cast<uint32_t>(entries_.size()),
-                             static_cast<uint32_t>(listed_.size()), serialization, caveat});
+    batches_.push_back(Batch{0, 0, serialization, caveat});
+    batch_ends_.push_back(added_);
+    settle();
 }
 
 timeline::CompletionJob SubmitTiming::take_job() {
@@ -278,7 +321,6 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->results = results_;
     job->family = family_;
     job->entries = std::move(entries_);
-    pending_ = 0;
     job->reads = std::move(closed_.reads);
     job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);
@@ -295,6 +337,12 @@ timeline::CompletionJob SubmitTiming::take_job() {
     held_.clear();
     in_place_entries_ = 0;
     submits_.clear();
+    added_ = closed_at_ = paired_ = 0;
+    read_ends_.clear();
+    batch_ends_.clear();
+    settled_reads_ = settled_batches_ = 0;
+    read_from_ = 0;
+    seen_.clear();
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
 }
 

@@ -4,11 +4,14 @@
 // the readback thread runs once the GPU is done: SUBMIT_DONE for every submitted command buffer,
 // then one timing annex per workload instance.
 //
-// Only what must happen before the driver's call is done here: each instance's two timestamps
-// noted (and a query run twice before a read flagged), and per command buffer which query pools
-// are read and how. Resolving each instance against its read, settling those that cannot be
-// timed and checking that every listed instance says something is the job's work, on the
-// readback thread: the application's thread spends a few instructions per workload.
+// Only what must happen before the driver's call is done then: per command buffer which query
+// pools are read and how, found in its command stream's timer queries (a few instructions per
+// workload). Each instance's two timestamps are noted (and a query run twice before a read
+// flagged) when the timeline has paired them, after the driver's call where it can
+// (InstrumentQueue::paired()); reads and batches are closed by command buffer and learn which
+// entries they end at then. Resolving each instance against its read, settling those that
+// cannot be timed and checking that every listed instance says something is the job's work, on
+// the readback thread.
 //
 // Where the values are read: when every query pool a read covers belongs to a recording that
 // runs once (ONE_TIME_SUBMIT), straight from the pools, on the host, once the GPU is done (the
@@ -43,8 +46,12 @@ public:
 
     bool active() const { return active_; }
 
-    // One application command buffer has run (its marks paired); timing's marks are at `slot`.
+    // One application command buffer is in the call; timing's marks are at `slot` of its
+    // stream's (and of its paired instances', when they are paired already).
     void add(const timeline::SubmitRecord& record, size_t slot);
+    // The same command buffer's workloads and paired instances, in call order, before or after
+    // add().
+    void paired(const timeline::SubmitRecord& record, size_t slot);
     // Reads what is pending: in place, or copied by a layer command buffer appended to `out`.
     void flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out);
     // The batch cannot take layer command buffers: what is pending is untimed.
@@ -70,18 +77,31 @@ public:
 
 private:
     void close_read(const char* dropped, bool in_place, const QueryReads* reads);
+    // Gives the reads and batches closed by the command buffers paired so far their ends.
+    void settle();
 
     TimingDevice* device_;
     QueueResults* results_;
     uint32_t family_;
     bool active_;
-    bool pending() const { return entries_.size() > pending_; }
+    bool pending() const { return added_ > closed_at_; }
 
-    // The whole submission's entries, handed to the job; those from pending_ on are not read
-    // yet, and reads_ holds their blocks and begins.
+    // The whole submission's entries, handed to the job. reads_ holds the blocks of the command
+    // buffers added since the last read closed (at closed_at_ command buffers).
     std::vector<TimingEntry> entries_;
-    size_t pending_ = 0;
     QueryReads reads_;
+    uint32_t added_ = 0;     // command buffers add()ed
+    uint32_t closed_at_ = 0; // added_ when the last read closed
+    uint32_t paired_ = 0;    // command buffers paired()
+    // The command buffers each read and each batch closed after; those settled have their
+    // entry ends.
+    std::vector<uint32_t> read_ends_;
+    std::vector<uint32_t> batch_ends_;
+    size_t settled_reads_ = 0;
+    size_t settled_batches_ = 0;
+    // Paired entries of the read being settled: from this entry on, and their begins seen.
+    size_t read_from_ = 0;
+    QueryReads seen_;
     ClosedReads closed_;
     std::vector<Batch> batches_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_; // (submit, tag) of every SUBMIT's list
