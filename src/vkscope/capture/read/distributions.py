@@ -20,6 +20,7 @@ import msgspec
 from .identity import IdentityOrder, WorkloadIdentity
 from .quantiles import Distribution
 from .reader import Capture
+from .timer_floor import QueueFloors, TimerFloor, near_floor
 from .values import InstanceValue, instance_values
 from .warmup import WarmUp, warmup_frames
 
@@ -33,6 +34,15 @@ class IdentityDistribution(msgspec.Struct, frozen=True):
     frames: int  # steady frames it ran in
     gpu_ns: Distribution | None  # over the frames it was timed in; None: never timed
     counters: dict[str, Distribution]  # per counter, over the frames it has a value in
+    # The timer's floor of its queue family (timer_floor.py): what its GPU time may hold of the
+    # timer's own cost, and the time up to which a GPU time is near the floor; None: unknown.
+    gpu_ns_uncertainty: float | None = None
+    near_floor_ns: float | None = None
+
+    @property
+    def near_floor(self) -> bool | None:
+        """Whether its median GPU time is near the timer's floor; None when either is unknown."""
+        return near_floor(self.gpu_ns.p50 if self.gpu_ns else None, self.near_floor_ns)
 
     def value(self, name: str) -> Distribution | None:
         """The distribution of GPU time (`gpu_ns`) or of one counter."""
@@ -40,20 +50,23 @@ class IdentityDistribution(msgspec.Struct, frozen=True):
 
 
 class _Gathered:
-    __slots__ = ("counters", "frames", "gpu_ns", "labels")
+    __slots__ = ("counters", "floor", "frames", "gpu_ns", "labels")
 
     def __init__(self, labels: tuple[str, ...]) -> None:
         self.labels = labels
         self.frames = 0
         self.gpu_ns = array("q")
         self.counters: dict[str, array[float]] = {}
+        self.floor: TimerFloor | None = None  # the highest floor of the queues it ran on
 
 
 class IdentityValues:
-    """Gathers the values of each identity, one instance at a time (`add`), and sums them up."""
+    """Gathers the values of each identity, one instance at a time (`add`), and sums them up.
+    With `floors`, each identity keeps the timer's floor of its queue's family."""
 
-    def __init__(self) -> None:
+    def __init__(self, floors: QueueFloors | None = None) -> None:
         self._found: dict[IdentityOrder, _Gathered] = {}
+        self.floors = floors
 
     def __len__(self) -> int:
         return len(self._found)
@@ -63,6 +76,10 @@ class IdentityValues:
         if found is None:
             found = self._found[v.order] = _Gathered(v.labels)
         found.frames += 1
+        if self.floors:
+            floor = self.floors.of(v.process, v.device, v.queue)
+            if floor is not None and (found.floor is None or _higher(floor, found.floor)):
+                found.floor = floor
         if v.gpu_ns is not None:
             found.gpu_ns.append(v.gpu_ns)
         if v.counters:
@@ -88,15 +105,25 @@ class IdentityValues:
                 d = Distribution.of(g.counters[name].tolist())
                 if d is not None:
                     counters[name] = d
+            floor = g.floor
             out.append(
                 IdentityDistribution(
                     WorkloadIdentity(queue, g.labels, type_text or None, ordinal),
                     g.frames,
                     Distribution.of(g.gpu_ns.tolist()),
                     counters,
+                    floor.uncertainty_ns if floor else None,
+                    floor.near_ns if floor else None,
                 )
             )
         return out
+
+
+def _higher(a: TimerFloor, b: TimerFloor) -> bool:
+    return (a.floor_ns or 0.0, a.uncertainty_ns or 0.0) > (
+        b.floor_ns or 0.0,
+        b.uncertainty_ns or 0.0,
+    )
 
 
 def distributions(
@@ -105,7 +132,7 @@ def distributions(
     """Per identity of the capture, its GPU time and counters over the steady frames (warm-up
     frames by the automatic rule unless `warmup` says otherwise), in identity order."""
     warmup = warmup if warmup is not None else warmup_frames(capture)
-    gathered = IdentityValues()
+    gathered = IdentityValues(capture.queue_floors())
     for v in warmup.steady(instance_values(capture, counters=counters)):
         gathered.add(v)
     return gathered.result()
