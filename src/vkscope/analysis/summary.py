@@ -309,6 +309,7 @@ class Summary:
         warmup = self.warmup.frames
         queue_frames, costliest = self.queue_frames, self.costliest
         identities = self.identities
+        identities.floors = capture.queue_floors()
         last: tuple[int, int | None, int | None] | None = None
         skip = warm = counted = False
         totals: dict[int | None, list[int]] = {}
