@@ -460,3 +460,25 @@ def test_details_give_the_workloads_distribution_over_frames(
     assert "(warm-up)" in loaded.js("vkscope.frames()[0].name")
     assert "Warm-up frames (1 frame left out (0: first frame))" in loaded.page.inner_text("#notes")
     assert loaded.errors == []
+
+
+def test_times_near_the_timer_s_floor_are_marked(tmp_path: Path, load: Any) -> None:
+    from test_timer_floor import TINY_NS, floor_stream
+
+    cap = capture_from(tmp_path, floor_stream(frames=3), name="floor.vkscope")
+    out = tmp_path / "floor.html"
+    write_html(cap, out)
+    loaded = load(out)
+    work = instances(cap)
+    tiny = next(w for w in work if w.gpu_ns == TINY_NS)
+    big = next(w for w in work if w.gpu_ns != TINY_NS)
+    assert loaded.js("(id) => vkscope.nearFloor(id)", tiny.id) is True
+    assert loaded.js("(id) => vkscope.nearFloor(id)", big.id) is False
+    notes = loaded.page.inner_text("#notes")
+    assert "The timer's floor" in notes and "3 workloads within 4\u00d7 it are marked near" in notes
+    click_workload(loaded, tiny.id)
+    details = loaded.page.inner_text("#details")
+    assert "near the timer's floor" in details and "its own cost: down to 0 ns" in details
+    click_workload(loaded, big.id)
+    assert "near the timer's floor" not in loaded.page.inner_text("#details")
+    assert loaded.errors == []

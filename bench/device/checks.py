@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The checks no CI run reaches, on a machine with a real GPU: every scenario under the layer in
 every timing mode with the validation layer below reporting nothing, the `full` chain across two
-queues with a wait-before-signal, a ray-tracing capture, timer accuracy against the application's
-own timestamps, frame time per mode, the cost of short frames (`vkscope run` included),
-recording cost per call, the host's GPU sampler through NVML (gpu_state_check.py), and the GPU
-tests of pytest.
+queues with a wait-before-signal, a ray-tracing capture, the timer's floor (floor_check.py), timer
+accuracy against the application's own timestamps, frame time per mode, the cost of short frames
+(`vkscope run` included), recording cost per call, the host's GPU sampler through NVML
+(gpu_state_check.py), and the GPU tests of pytest.
 
 Each check is named (CHECKS below, in the order they run), writes its part of the results file
 as soon as it ends, and fails loudly: a FAILED line, its reasons in the JSON, exit status 1. A
@@ -29,8 +29,8 @@ run.sh brings up. A device run, in one go:
      nvidia-ml-py, at the versions in .venv) and .device (the package installed from this tree,
      rebuilt first, and the commit it was built from);
   2. on the device, carry [".gl", ".whl", ".device"], timeout 600:
-       bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing accuracy \
-           frame_time frame_cost record_cost gpu_state
+       bash bench/device/run.sh --bring-up scenarios driver two_queue_chain ray_tracing floor \
+           accuracy frame_time frame_cost record_cost gpu_state
        bash bench/device/run.sh --bring-up workload_cost
        bash bench/device/run.sh --bring-up budget
        bash bench/device/run.sh --bring-up pytest
@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import frame_cost, samplers_cost
-from bench.device import budget_check, workload_check
+from bench.device import budget_check, floor_check, workload_check
 from bench.device.device_context import Context, Outcome, run_check, timing_analysis
 from bench.device.device_render import render
 from bench.device.gpu_state_check import check_gpu_state
@@ -543,6 +543,7 @@ CHECKS = (
     Check("handover", ("timeline_semaphore",), check_handover),
     Check("two_queue_chain", ("second_queue", "timeline_semaphore"), check_two_queue_chain),
     Check("ray_tracing", ("ray_tracing",), check_ray_tracing),
+    Check("floor", (), floor_check.check_floor),
     Check("accuracy", (), check_accuracy),
     Check("frame_time", (), check_frame_time),
     Check("frame_cost", (), check_frame_cost),
@@ -614,6 +615,7 @@ def merge(files: Sequence[Path]) -> int:
         merged = {**r, "checks": {**merged["checks"], **r["checks"]}}
     # The per-workload costs of other devices stay (workload_check.py).
     workload_check.fold(previous, merged, merged.get("commit"), merged["date"])
+    workload_check.fold(previous, merged, merged.get("commit"), merged["date"], floor_check.NAME)
     merged["settings"] = {
         "quick": any(r["settings"]["quick"] for r in runs),
         "checks": [c.name for c in CHECKS if c.name in merged["checks"]],

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench import samplers_cost
-from bench.device import budget_check, workload_check
+from bench.device import budget_check, floor_check, workload_check
 from bench.device import gpu_state_check as gpu_state
 from bench.frame_cost import app_table, method_text, verdict_lines
 from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
@@ -25,6 +25,7 @@ TITLES = {
     "handover": "CPU-sampled counters through the event handover, validation below",
     "two_queue_chain": "`full` across two queues with a wait-before-signal",
     "ray_tracing": "A ray-tracing capture",
+    "floor": "The timer's floor",
     "accuracy": "Timer accuracy against the application's own timestamps",
     "frame_time": "Frame time per mode",
     "frame_cost": "Short frames: what each configuration adds",
@@ -389,6 +390,7 @@ SECTIONS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "handover": handover_section,
     "two_queue_chain": two_queue_section,
     "ray_tracing": ray_tracing_section,
+    "floor": floor_check.section,
     "accuracy": accuracy_section,
     "frame_time": frame_time_section,
     "frame_cost": frame_cost_section,

@@ -56,17 +56,22 @@ def check_workload_cost(ctx: Context, out: Outcome) -> None:
 
 
 def fold(
-    previous: Mapping[str, Any] | None, merged: dict[str, Any], commit: str | None, date: str
+    previous: Mapping[str, Any] | None,
+    merged: dict[str, Any],
+    commit: str | None,
+    date: str,
+    name: str = NAME,
 ) -> None:
-    """In `merged` (the results being written), the check's blocks of this run stamped with its
-    commit and date, and those of other devices kept from `previous` results."""
-    part = merged["checks"].get(NAME)
+    """In `merged` (the results being written), the blocks of check `name` (this one, or another
+    kept per device: floor_check.py) of this run stamped with its commit and date, and those of
+    other devices kept from `previous` results."""
+    part = merged["checks"].get(name)
     if part is None or "devices" not in part:
         return
     for block in part["devices"].values():
         block.setdefault("commit", commit)
         block.setdefault("date", date)
-    old = ((previous or {}).get("checks") or {}).get(NAME) or {}
+    old = ((previous or {}).get("checks") or {}).get(name) or {}
     for device, block in (old.get("devices") or {}).items():
         part["devices"].setdefault(device, block)
 
@@ -77,15 +82,23 @@ def section(part: Mapping[str, Any]) -> list[str]:
         "bench/workload_cost.py's measurement (docs/bench/workload-cost.md) on each device the "
         "check ran on, the targets judged for a GPU."
     ]
-    blocks = sorted(part.get("devices", {}).values(), key=lambda b: b.get("date", ""), reverse=True)
-    for block in blocks:
-        commit = (block.get("commit") or "unknown")[:10]
-        lines += [
-            "",
-            f"### {block['device']} ({block['driver_info']})",
-            "",
-            f"Measured {block.get('date', 'at an unknown date')}, commit `{commit}`.",
-            "",
-            *workload_cost.block_lines(block, block["cpu_device"]),
-        ]
+    for block in newest_first(part):
+        lines += [*block_heading(block), *workload_cost.block_lines(block, block["cpu_device"])]
     return lines
+
+
+def newest_first(part: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The blocks of a check kept per device (fold), the newest first."""
+    return sorted(part.get("devices", {}).values(), key=lambda b: b.get("date", ""), reverse=True)
+
+
+def block_heading(block: Mapping[str, Any]) -> list[str]:
+    """A device block's heading on the page: the device, and when and where it was measured."""
+    commit = (block.get("commit") or "unknown")[:10]
+    return [
+        "",
+        f"### {block['device']} ({block['driver_info']})",
+        "",
+        f"Measured {block.get('date', 'at an unknown date')}, commit `{commit}`.",
+        "",
+    ]

@@ -5,9 +5,13 @@
 
 #include "context.h"
 #include "errors.h"
+#include "janitor.h"
+#include "kernels.h"
 #include "options.h"
+#include "pipelines.h"
 #include "resources.h"
 #include "scenario.h"
+#include "shaders.h"
 
 #include <chrono>
 #include <cstdio>
@@ -73,6 +77,9 @@ bool runCycle(const Options& options, const std::vector<const ScenarioInfo*>& se
             }
         }
     } teardown{runs};
+    // What --compile-at-frame creates; released (first) before the device goes away.
+    Janitor compiled;
+    compiled.attach(ctx.device);
     auto failRun = [&](Run& run, const char* what) {
         fail(run.info->name, what);
         run.failed = true;
@@ -99,6 +106,10 @@ bool runCycle(const Options& options, const std::vector<const ScenarioInfo*>& se
         if (options.timeFramesFrom && frame == *options.timeFramesFrom) {
             timedFrom = Clock::now();
             cpuFrom = processCpuMs();
+        }
+        if (options.compileAtFrame && frame == *options.compileAtFrame) {
+            // Kept until the cycle ends, like a scenario's objects.
+            createComputeProgram(ctx, compiled, spirv::addComp(), 1, sizeof(AddPush));
         }
         for (Run& run : runs) {
             if (!run.scenario) {

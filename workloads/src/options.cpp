@@ -32,7 +32,8 @@ const char* usageText() {
            "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n"
            "                        [--time-frames FROM] [--workloads N] [--submits N]\n"
            "                        [--floor none|timestamps|pipeline_statistics]\n"
-           "                        [--record-thread] [--numbered-frames]\n";
+           "                        [--record-thread] [--numbered-frames]\n"
+           "                        [--compile-at-frame N]\n";
 }
 
 std::string parseOptions(int argc, char** argv, Options& out) {
@@ -103,6 +104,11 @@ std::string parseOptions(int argc, char** argv, Options& out) {
             uint32_t from = 0;
             error = v ? parseCount(arg, v, 0, 999999, from) : needsValue(v);
             out.timeFramesFrom = from;
+        } else if (arg == "--compile-at-frame") {
+            const char* v = value();
+            uint32_t at = 0;
+            error = v ? parseCount(arg, v, 0, 999999, at) : needsValue(v);
+            out.compileAtFrame = at;
         } else if (arg == "--cycles") {
             const char* v = value();
             error = v ? parseCount(arg, v, 1, 100000, out.cycles) : needsValue(v);

@@ -43,6 +43,9 @@ struct Options {
     // game: label each frame `Frame N` rather than `Frame`, so that every workload under the
     // label is a workload of its own frame (a frame whose workloads change from frame to frame).
     bool numberedFrames = false;
+    // Create a compute pipeline (and its shader module) at the start of this frame, as an
+    // engine that compiles shaders as it streams in content does: a warm-up frame to vkscope.
+    std::optional<uint32_t> compileAtFrame;
 };
 
 // Parses argv into `out`. Returns an empty string on success, otherwise the usage error.

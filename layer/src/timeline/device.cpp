@@ -171,6 +171,12 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
                                               q.flags, q.queueFamilyIndex, i};
                 next.GetDeviceQueue2(handle, &info, &queue);
             }
+            // Got below the loader: until the application gets it too, the queue has no loader
+            // dispatch, and an instrument that submits on it now (the timer's floor) would
+            // reach a layer below, such as validation, with a handle it cannot look up.
+            if (queue && set_loader_data) {
+                set_loader_data(handle, queue);
+            }
             const uint32_t flags =
                 q.queueFamilyIndex < family_count ? families[q.queueFamilyIndex].queueFlags : 0;
             auto tq = std::make_unique<TimelineQueue>(*this, queue, queue_id++, q.queueFamilyIndex,

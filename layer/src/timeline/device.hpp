@@ -157,6 +157,11 @@ public:
 
     std::atomic<uint64_t> frame{0};
     std::atomic<uint64_t> submissions{0};
+    // What the application compiled since the last frame ended, taken by the FRAME message (the
+    // host leaves such frames out of distributions as warm-up): pipelines and shader objects,
+    // and shader modules.
+    std::atomic<uint64_t> pipelines_created{0};
+    std::atomic<uint64_t> modules_created{0};
     // The `frames` setting, and whether the current frame is one it captures.
     const FrameSelection frames;
     std::atomic<bool> frame_selected{true};

@@ -1,13 +1,15 @@
 // The application's objects whose properties describe workloads: buffers (sizes, and the
 // TRANSFER_SRC usage indirect parameters need to be copied), images and views (formats, samples,
 // extents), render passes and framebuffers, and the compute shaders whose work-group size the
-// dispatches report.
+// dispatches report; and how many pipelines, shader objects and shader modules each frame
+// created (warm-up frames, docs/timing.md).
 
 #include "timeline/device.hpp"
 
 #include "timeline/spirv_reader.hpp"
 
 #include <cstring>
+#include <span>
 
 namespace vkscope {
 namespace {
@@ -17,6 +19,18 @@ using timeline::TimelineDevice;
 
 const DeviceDispatch& next_of(VkDevice device) {
     return find_device(device)->next;
+}
+
+// Counts the pipelines or shader objects a creation made (null entries: not made) for the frame
+// they were made in.
+template <typename Handle> void count_created(TimelineDevice& tl, std::span<const Handle> made) {
+    uint64_t n = 0;
+    for (const Handle h : made) {
+        n += h != VK_NULL_HANDLE ? 1 : 0;
+    }
+    if (n) {
+        tl.pipelines_created.fetch_add(n, std::memory_order_relaxed);
+    }
 }
 
 // The work-group size of a compute stage, whether its SPIR-V is a module or inlined.
@@ -223,6 +237,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateShaderModule(
     const VkResult result =
         next_of(device).CreateShaderModule(device, pCreateInfo, pAllocator, pShaderModule);
     TimelineDevice* tl = timeline_of(device);
+    if (result == VK_SUCCESS && tl) {
+        tl->modules_created.fetch_add(1, std::memory_order_relaxed);
+    }
     // Kept because the application may destroy the module as soon as its pipelines exist.
     if (result == VK_SUCCESS && tl &&
         is_spirv({reinterpret_cast<const uint8_t*>(pCreateInfo->pCode), pCreateInfo->codeSize})) {
@@ -249,6 +266,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateComputePipelines(
     const VkResult result = next_of(device).CreateComputePipelines(
         device, pipelineCache, createInfoCount, pCreateInfos, pAllocator, pPipelines);
     TimelineDevice* tl = timeline_of(device);
+    if (tl) {
+        count_created(*tl, std::span<const VkPipeline>(pPipelines, createInfoCount));
+    }
     // Some pipelines may exist even when the call failed (VK_PIPELINE_COMPILE_REQUIRED).
     for (uint32_t i = 0; tl && i < createInfoCount; ++i) {
         if (pPipelines[i]) {
@@ -256,6 +276,37 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateComputePipelines(
                 key(pPipelines[i]),
                 std::make_unique<timeline::ComputeShaderInfo>(
                     timeline::ComputeShaderInfo{stage_local_size(*tl, pCreateInfos[i].stage)}));
+        }
+    }
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateGraphicsPipelines(
+    VkDevice device, VkPipelineCache pipelineCache, uint32_t createInfoCount,
+    const VkGraphicsPipelineCreateInfo* pCreateInfos, const VkAllocationCallbacks* pAllocator,
+    VkPipeline* pPipelines) {
+    const VkResult result = next_of(device).CreateGraphicsPipelines(
+        device, pipelineCache, createInfoCount, pCreateInfos, pAllocator, pPipelines);
+    if (TimelineDevice* tl = timeline_of(device)) {
+        count_created(*tl, std::span<const VkPipeline>(pPipelines, createInfoCount));
+    }
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateRayTracingPipelinesKHR(
+    VkDevice device, VkDeferredOperationKHR deferredOperation, VkPipelineCache pipelineCache,
+    uint32_t createInfoCount, const VkRayTracingPipelineCreateInfoKHR* pCreateInfos,
+    const VkAllocationCallbacks* pAllocator, VkPipeline* pPipelines) {
+    const VkResult result = next_of(device).CreateRayTracingPipelinesKHR(
+        device, deferredOperation, pipelineCache, createInfoCount, pCreateInfos, pAllocator,
+        pPipelines);
+    // A deferred creation compiles on the threads that join the operation: counted as it
+    // starts, in the frame that asked for it.
+    if (TimelineDevice* tl = timeline_of(device)) {
+        if (result == VK_OPERATION_DEFERRED_KHR || result == VK_OPERATION_NOT_DEFERRED_KHR) {
+            tl->pipelines_created.fetch_add(createInfoCount, std::memory_order_relaxed);
+        } else {
+            count_created(*tl, std::span<const VkPipeline>(pPipelines, createInfoCount));
         }
     }
     return result;
@@ -277,6 +328,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkCreateShadersEXT(VkDevice device, uint32
     const VkResult result = next_of(device).CreateShadersEXT(device, createInfoCount, pCreateInfos,
                                                              pAllocator, pShaders);
     TimelineDevice* tl = timeline_of(device);
+    if (tl) {
+        count_created(*tl, std::span<const VkShaderEXT>(pShaders, createInfoCount));
+    }
     for (uint32_t i = 0; tl && i < createInfoCount; ++i) {
         const VkShaderCreateInfoEXT& info = pCreateInfos[i];
         if (!pShaders[i] || info.stage != VK_SHADER_STAGE_COMPUTE_BIT) {

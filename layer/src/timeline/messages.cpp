@@ -84,6 +84,25 @@ std::string device_frame(uint64_t device, const DeviceDescription& d) {
     if (d.budget) {
         json.field("budget", *d.budget);
     }
+    if (!d.timer_floors.empty()) {
+        json.key("timer_floor").begin_array();
+        for (const TimerFloorDescription& f : d.timer_floors) {
+            json.begin_object().field("family", f.family);
+            for (const auto& [name, ticks] :
+                 {std::pair{"back_to_back", &f.back_to_back}, std::pair{"empty", &f.empty}}) {
+                json.key(name).begin_array();
+                for (uint64_t t : *ticks) {
+                    json.uinteger(t);
+                }
+                json.end_array();
+            }
+            if (f.reason) {
+                json.field("reason", f.reason);
+            }
+            json.end_object();
+        }
+        json.end_array();
+    }
     json.end_object();
     return frame(MessageType::Device, device, json);
 }
@@ -176,7 +195,7 @@ std::string draws_annex(std::optional<uint64_t> draws) {
 }
 
 std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason, bool captured,
+                        const char* reason, bool captured, FrameCompiles compiled,
                         const std::optional<BudgetFrame>& budget) {
     JsonWriter json;
     json.begin_object()
@@ -184,7 +203,9 @@ std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, 
         .field("queue", queue)
         .field("cpu_ns", cpu_ns)
         .field("reason", reason)
-        .field("captured", captured);
+        .field("captured", captured)
+        .field("pipelines", compiled.pipelines)
+        .field("shader_modules", compiled.shader_modules);
     if (budget) {
         const BudgetFrame& b = *budget;
         json.key("budget")

@@ -28,6 +28,15 @@ struct ClockDescription {
     uint64_t max_deviation_ns = 0;
 };
 
+// The timer's floor of one queue family (timing feature only), in ticks as measured
+// (instruments/timing/floor.hpp).
+struct TimerFloorDescription {
+    uint32_t family = 0;
+    std::vector<uint64_t> back_to_back; // between two timestamps written one after the other
+    std::vector<uint64_t> empty;        // what an empty workload reads in the device's mode
+    const char* reason = nullptr;       // why nothing was measured (both lists then empty)
+};
+
 struct DeviceDescription {
     std::string name;
     uint32_t vendor_id = 0;
@@ -40,6 +49,7 @@ struct DeviceDescription {
     std::optional<ClockDescription> clock;
     std::string pci;              // domain:bus:device.function; empty without VK_EXT_pci_bus_info
     std::optional<double> budget; // percent of the frame (the budget setting)
+    std::vector<TimerFloorDescription> timer_floors;
 };
 
 struct SubmitDescription {
@@ -70,8 +80,14 @@ bool append_annex_frame(std::string& out, uint64_t submit, uint64_t tag, std::st
 // The annex of a render pass instance whose draws are only known once its parts have run: their
 // total, or (nullopt) that some of them could not be counted.
 std::string draws_annex(std::optional<uint64_t> draws);
+// What the application compiled since the previous frame ended (warm-up frames).
+struct FrameCompiles {
+    uint64_t pipelines = 0; // pipelines and shader objects
+    uint64_t shader_modules = 0;
+};
+
 std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
-                        const char* reason, bool captured = true,
+                        const char* reason, bool captured = true, FrameCompiles compiled = {},
                         const std::optional<BudgetFrame>& budget = std::nullopt);
 // `query_pools`: the timing feature's pool count, sent only when some device timed.
 std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools = std::nullopt);

@@ -63,8 +63,11 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     if (device.budget) {
         budget = device.budget->frame_ended(now, was_selected);
     }
+    const FrameCompiles compiled{device.pipelines_created.exchange(0, std::memory_order_relaxed),
+                                 device.modules_created.exchange(0, std::memory_order_relaxed)};
     if (device.sending()) {
-        device.post(frame_frame(frame, device.id, queue.id, now, reason, was_selected, budget));
+        device.post(
+            frame_frame(frame, device.id, queue.id, now, reason, was_selected, compiled, budget));
     }
 }
 

@@ -15,6 +15,7 @@ from ..capture.read.gpu_join import GpuJoin, GpuSummary
 from ..capture.read.gpu_state import DeviceGpu, GpuSampling
 from ..capture.read.queries import frame_counts
 from ..capture.read.records import CounterDetail
+from ..capture.read.timer_floor import NEAR_FLOOR_FACTOR, TimerFloor
 from ..capture.read.warmup import WarmUp
 from .coverage import CoverageCounts, coverage_counts
 from .selection import Selection, SelectionError
@@ -96,10 +97,17 @@ class ReportContext:
     # Each identity with its coverage, streamed anew at each call; None when the report has no
     # identities table (one is shown for a capture under a budget, or when asked for alone).
     identities: Callable[[], Iterator[IdentityCoverage]] | None = None
+    # The timer's floor of each device's queue families (docs/timing.md).
+    timer_floors: tuple[TimerFloor, ...] = ()
 
     def impacted(self) -> frozenset[str]:
         """The counters whose values other work running at the same time affects."""
         return frozenset(n for n, d in self.counter_info.items() if d.concurrently_impacted)
+
+    @property
+    def has_floor(self) -> bool:
+        """Some queue family's floor is known: GPU times can be near it."""
+        return any(f.near_ns is not None for f in self.timer_floors)
 
     @property
     def ranked(self) -> bool:
@@ -160,6 +168,8 @@ class ReportContext:
                 ],
                 "kept": [{"process": p, "device": d} for p, d in self.warmup.kept],
             },
+            "timer_floors": [f.as_json() for f in self.timer_floors],
+            "near_floor_factor": NEAR_FLOOR_FACTOR,
             "budget": self.budget.as_json() if self.budget else None,
             "coverage": self.coverage.as_json() if self.coverage else None,
             "timing": {
@@ -248,4 +258,5 @@ def report_context(
         budget=budget,
         coverage=coverage,
         identities=identities,
+        timer_floors=tuple(capture.timer_floors()),
     )

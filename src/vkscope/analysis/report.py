@@ -155,7 +155,7 @@ class TerminalWriter:
         context = self._context
         assert context is not None
         columns = workload_columns(context.counters, context.impacted())
-        shown = brief(columns, context.timing.any)
+        shown = brief(columns, context.timing.any, context.has_floor)
         type_at = shown.index(_TYPE)
         limit = self._max_rows
         table: Table | None = None
@@ -190,7 +190,7 @@ class TerminalWriter:
         if "frames" in context.tables:
             self._frames_table()
         for t in people_tables(summary, context):
-            shown = brief(t.columns, context.timing.any)
+            shown = brief(t.columns, context.timing.any, context.has_floor)
             console.print(Text(t.title, style="italic"))  # as wide as the console, not the table
             table = _rich_table(t.columns, shown)
             cells_of = command_buffer_cells if t.name == "command_buffers" else people_cells
@@ -207,7 +207,7 @@ class TerminalWriter:
     def _frames_table(self) -> None:
         context = self._context
         assert context is not None
-        shown = brief(FRAMES, context.timing.any)
+        shown = brief(FRAMES, context.timing.any, context.has_floor)
         table = _rich_table(FRAMES, shown, "Frames and queues")
         for row in self._frame_rows:
             table.add_row(*map(Text, people_cells(FRAMES, row, shown)))

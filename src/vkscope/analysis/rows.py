@@ -30,7 +30,8 @@ from .summary import Costly, LabelRow, QueueSummary, Summary
 class Column:
     name: str
     # text, int, ns (a duration), time (a timestamp), share, object (JSON only: a mapping),
-    # counter (one counter's value: a column for people and CSV; JSON has the `counters` object)
+    # counter (one counter's value: a column for people and CSV; JSON has the `counters` object),
+    # near (whether a GPU time is near the timer's floor: NEAR_MARK for people, else empty)
     kind: str = "text"
     wide: bool = False  # in CSV and JSON only
     title: str = ""  # heading for people; the name when empty
@@ -38,6 +39,10 @@ class Column:
     @property
     def heading(self) -> str:
         return self.title or self.name
+
+
+# What people's tables show for a GPU time near the timer's floor (the report explains it).
+NEAR_MARK: Final = "near"
 
 
 def show(column: Column, value: Any) -> str:
@@ -52,6 +57,8 @@ def show(column: Column, value: Any) -> str:
         return f"{value:,}"
     if column.kind == "counter" and isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.3g}"
+    if column.kind == "near":
+        return NEAR_MARK if value else ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
@@ -80,6 +87,10 @@ WORKLOADS: Final = (
     Column("gpu_begin_ns", "time", wide=True),
     Column("gpu_end_ns", "time", wide=True),
     Column("gpu_ns", "ns", title="GPU time"),
+    # What the GPU time may hold of the timer's own cost, and whether it is near the timer's
+    # floor (capture/read/timer_floor.py): empty where its queue family's floor is unknown.
+    Column("gpu_ns_uncertainty", "ns", wide=True),
+    Column("near_floor", "near", title="floor"),
     Column("share", "share", title="share"),
     Column("timing", wide=True),
     Column("timing_reason", wide=True),
@@ -198,6 +209,8 @@ DISTRIBUTIONS: Final = (
     Column("frames", "int"),
     Column("timed", "int", wide=True),
     *_distribution_columns("gpu"),
+    Column("gpu_ns_uncertainty", "ns", wide=True),
+    Column("near_floor", "near", title="floor"),  # of its median
     Column("counters", "object", wide=True),
 )
 
@@ -212,6 +225,8 @@ COSTLIEST: Final = (
     Column("label_path", title="labels"),
     Column("details", wide=True),
     Column("gpu_ns", "ns", title="GPU time"),
+    Column("gpu_ns_uncertainty", "ns", wide=True),
+    Column("near_floor", "near", title="floor"),
     Column("share", "share", title="of frame"),
     Column("counters", "object", wide=True),
 )
@@ -288,7 +303,8 @@ def workload_rows(
         yield (
             *context, index, w.id, w.submit_id, w.tag_id, w.type or "unknown", w.label_path,
             size, draws, dispatch, nbytes, describe(w), w.gpu_begin_ns, w.gpu_end_ns, gpu_ns,
-            frame.share(w), w.timing, w.timing_reason, w.serialization, values,
+            w.gpu_ns_uncertainty, w.near_floor, frame.share(w), w.timing, w.timing_reason,
+            w.serialization, values,
             w.counters_reason, w.counters_missing or None,
             derived_metrics(values, w.metadata, gpu_ns), *_workload_state(state),
             *(values.get(n) for n in counters),
@@ -350,7 +366,8 @@ def distribution_rows(items: Iterable[IdentityDistribution]) -> Iterator[tuple[A
         counters = {name: msgspec.structs.asdict(c) for name, c in d.counters.items()}
         yield (
             i.queue, i.label_path, i.type or "unknown", i.ordinal, d.frames,
-            d.gpu_ns.count if d.gpu_ns else 0, *_statistics(d.gpu_ns), counters or None,
+            d.gpu_ns.count if d.gpu_ns else 0, *_statistics(d.gpu_ns), d.gpu_ns_uncertainty,
+            d.near_floor, counters or None,
         )  # fmt: skip
 
 
@@ -363,7 +380,8 @@ def costliest_rows(
         values = w.counters
         yield (
             rank, c.key.frame, c.key.process, c.key.device, w.queue, w.id, w.type or "unknown",
-            w.label_path, describe(w), w.gpu_ns, c.share, values,
+            w.label_path, describe(w), w.gpu_ns, w.gpu_ns_uncertainty, w.near_floor, c.share,
+            values,
             *(values.get(n) for n in counters),
         )  # fmt: skip
 
@@ -377,11 +395,11 @@ def label_rows(rows: Iterator[LabelRow]) -> Iterator[tuple[Any, ...]]:
         )  # fmt: skip
 
 
-def brief(columns: tuple[Column, ...], timed: bool = True) -> list[int]:
-    """Indexes of the columns people see; without timing in the capture, no time columns."""
-    return [
-        i for i, c in enumerate(columns) if not c.wide and (timed or c.kind not in ("ns", "share"))
-    ]
+def brief(columns: tuple[Column, ...], timed: bool = True, floors: bool = True) -> list[int]:
+    """Indexes of the columns people see; without timing in the capture, no time columns, and
+    without the timer's floor (`floors`), no near-floor column."""
+    hidden = ("ns", "share", "near") if not timed else () if floors else ("near",)
+    return [i for i, c in enumerate(columns) if not c.wide and c.kind not in hidden]
 
 
 def people_cells(columns: tuple[Column, ...], row: tuple[Any, ...], shown: list[int]) -> list[str]:

@@ -336,6 +336,7 @@ class Summary:
         else:
             self._sum_up_values(capture, counters)
             self.queues, self.frame_gpu = self.queue_frames.result()
+        self.distributions.with_floors(capture.queue_floors())
         self.top = self.costliest.result(capture)
         return self
 

@@ -5,6 +5,7 @@ escapes the whole line as its format needs (shown_text.py)."""
 
 from __future__ import annotations
 
+from ..capture.read.timer_floor import NEAR_FLOOR_FACTOR, Spread
 from ..capture_summary import FrameCounts
 from ..shown_text import shortened
 from .context import ReportContext
@@ -12,7 +13,7 @@ from .coverage import budget_lines
 from .describe import duration_text
 from .frames import FrameWork, QueueWork
 from .gpu_text import gpu_lines
-from .rows import IMPACTED_MARK
+from .rows import IMPACTED_MARK, NEAR_MARK
 from .spans import Span
 
 
@@ -44,6 +45,37 @@ def _timing(context: ReportContext) -> list[tuple[str, str]]:
     return lines
 
 
+def floor_lines(context: ReportContext) -> list[tuple[str, str]]:
+    """The timer's floor of each queue family timed (docs/timing.md, "The timer's floor")."""
+    lines: list[tuple[str, str]] = []
+    several = len({(f.process, f.device) for f in context.timer_floors}) > 1
+    for f in context.timer_floors:
+        where = f"family {f.family}" + (f" of device {f.device}" if several else "")
+        if f.empty is None or f.floor_ns is None:
+            lines.append(("timer floor", f"{where}: not measured ({f.reason or 'no samples'})"))
+            continue
+        b2b = f.back_to_back
+        pair = f"; back-to-back timestamps {_spread_text(b2b)}" if b2b else ""
+        lines.append((
+            "timer floor",
+            f"{where}: {duration_text(f.floor_ns)} (an empty workload {_spread_text(f.empty)}"
+            f"{pair}; period {duration_text(f.period_ns or 0)})",
+        ))  # fmt: skip
+    if any(f.near_ns is not None for f in context.timer_floors):
+        lines.append((
+            "",
+            f"GPU times within {NEAR_FLOOR_FACTOR}x their family's floor are marked "
+            f"`{NEAR_MARK}` (floor column): at least 1/{NEAR_FLOOR_FACTOR} of such a time is the "
+            "timer's own; each time's uncertainty is in JSON and CSV (gpu_ns_uncertainty)",
+        ))  # fmt: skip
+    return lines
+
+
+def _spread_text(s: Spread) -> str:
+    low, mid, high = (duration_text(v) for v in (s.min_ns, s.median_ns, s.max_ns))
+    return f"min {low}, median {mid}, max {high}"
+
+
 def header_lines(context: ReportContext) -> list[tuple[str, str]]:
     lines = [("status", _status(context))]
     for p in context.processes:
@@ -63,6 +95,7 @@ def header_lines(context: ReportContext) -> list[tuple[str, str]]:
         ("dropped", f"{context.dropped:,} messages dropped by the layer"),
         ("messages", f"{context.messages:,} received; {bad}"),
         *_timing(context),
+        *floor_lines(context),
         *gpu_lines(context.gpu),
     ]
     if context.budget is not None and context.coverage is not None:

@@ -178,7 +178,7 @@ class MarkdownWriter:
     ) -> list[int]:
         context = self._context
         assert context is not None
-        shown = brief(columns, context.timing.any)
+        shown = brief(columns, context.timing.any, context.has_floor)
         right = {"int", "ns", "share", "time", "counter"}
         out.write("| " + " | ".join(_md(columns[i].heading) for i in shown) + " |\n")
         out.write(
@@ -207,7 +207,7 @@ class MarkdownWriter:
         if "workloads" not in context.tables:
             return
         columns = workload_columns(context.counters, context.impacted())
-        out, shown = self._out, brief(columns, context.timing.any)
+        out, shown = self._out, brief(columns, context.timing.any, context.has_floor)
         wrote = False
         for row in workload_rows(frame, queue, rows, context.counters):
             if not wrote:  # headings only above rows: a filter may leave a queue empty

@@ -33,7 +33,10 @@ INSTANCE_COLUMNS_SINCE: Final = 10
 # 11: the cost budget: devices.budget_percent, and `budget_frames` (what the budget's controller
 # saw and decided at each captured frame's end, from FRAME messages); a budgeted capture's
 # instances left out of a frame say so in their timing and counters reasons.
-SCHEMA_VERSION: Final = 11
+# 12: the timer's floor: `timer_floors` (per device and queue family, what back-to-back timestamps
+# and empty workloads read, from DEVICE messages), and frames.pipelines and frames.shader_modules
+# (what the application compiled in each frame, for the warm-up rule).
+SCHEMA_VERSION: Final = 12
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -151,7 +154,24 @@ CREATE TABLE frames (
     queue INTEGER,
     cpu_ns INTEGER,
     reason TEXT,
-    captured INTEGER
+    captured INTEGER,
+    pipelines INTEGER,
+    shader_modules INTEGER
+);
+CREATE TABLE timer_floors (
+    process INTEGER NOT NULL,
+    device INTEGER NOT NULL,
+    family INTEGER NOT NULL,
+    period_ns REAL,
+    samples INTEGER NOT NULL,
+    back_to_back_min_ns REAL,
+    back_to_back_median_ns REAL,
+    back_to_back_max_ns REAL,
+    empty_min_ns REAL,
+    empty_median_ns REAL,
+    empty_max_ns REAL,
+    reason TEXT,
+    PRIMARY KEY (process, device, family)
 );
 CREATE TABLE budget_frames (
     process INTEGER NOT NULL,

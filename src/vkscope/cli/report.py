@@ -77,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="leave out the first N frames of each device as warm-up, and no others (default: "
-        "the application's first frame; 0: none)",
+        "the application's first frame and frames that compiled pipelines or shaders; 0: none)",
     )
     parser.add_argument(
         "--max-frames", type=int, metavar="N", help="terminal, with --all: list the first N frames"

@@ -26,6 +26,7 @@ from ..capture.read.queries import (
     merge_by_identity,
 )
 from ..capture.read.records import IdentifiedValue
+from ..capture.read.timer_floor import QueueFloors, near_floor
 from ..capture.read.warmup import WarmUp, warmup_frames
 from .clocks import ClockError, Clocks, clocks_of
 from .stats import (
@@ -60,6 +61,9 @@ class Side:
     frames: int  # frames it ran in, timed or not
     summary: Summary  # over the frames it was timed in
     left_out: int = 0  # frames a cost budget left it out of (docs/budget.md)
+    # Its median GPU time is near the timer's floor (capture/read/timer_floor.py); None: no
+    # floor known, or a counter compared.
+    near_floor: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +135,10 @@ class Diff:
             streams = (
                 w.steady(by_identity(c, metric)) for c, w in zip(captures, warmups, strict=True)
             )
-            self._verdicts.fill(_verdict_rows(merge_by_identity(*streams), rule, scale))
+            floors = [c.queue_floors() if metric == GPU_NS else None for c in captures]
+            self._verdicts.fill(
+                _verdict_rows(merge_by_identity(*streams), rule, scale, (floors[BASE], floors[NEW]))
+            )
             self.counts = self._counts()
             self.queues = self._verdicts.queues()
         except (CaptureError, sqlite3.Error) as exc:
@@ -252,9 +259,11 @@ def _verdict_rows(
     identities: Iterator[tuple[IdentityOrder, list[list[IdentifiedValue]]]],
     rule: Rule,
     new_scale: float = 1.0,
+    floors: tuple[QueueFloors | None, QueueFloors | None] = (None, None),
 ) -> Iterator[tuple[Any, ...]]:
     """One verdict row per identity (verdicts.COLUMNS), each summed up the moment the next
-    identity starts; the new capture's values times `new_scale`."""
+    identity starts; the new capture's values times `new_scale`; each side's median judged
+    against the timer's floor of its queue family in `floors` (GPU times only)."""
     for key, (base_values, new_values) in identities:
         frames = (len(base_values), len(new_values))
         base = summarize([v.value for v in base_values if v.value is not None])  # type: ignore[misc]
@@ -276,16 +285,40 @@ def _verdict_rows(
             v.delta_ns if v else None, v.delta_pct if v else None, v.bound_ns if v else None,
             base.min_ns, base.p90_ns, base.p99_ns, base.max_ns,
             new.min_ns, new.p90_ns, new.p99_ns, new.max_ns,
+            _near(floors[BASE], base_values, base.median_ns),
+            _near(floors[NEW], new_values, new.median_ns),
         )  # fmt: skip
+
+
+def _near(
+    floors: QueueFloors | None, values: list[IdentifiedValue], median_ns: float | None
+) -> bool | None:
+    """Whether an identity's median is near the timer's floor of the queue it ran on."""
+    if not floors or not values:
+        return None
+    v = values[0]
+    return near_floor(median_ns, floors.bounds(v.process, v.device, v.queue)[1])
 
 
 def _row(r: tuple[Any, ...]) -> Row:
     kind, status = r[0], r[1]
     identity = Identity(queue=r[2], labels=labels_of(r[3]), type=r[4] or None, ordinal=r[5])
-    base = Side(r[6], Summary(r[7], r[8], r[9], *r[19:23]), r[10]) if kind != ADDED else None
-    new = Side(r[11], Summary(r[12], r[13], r[14], *r[23:27]), r[15]) if kind != REMOVED else None
+    base = (
+        Side(r[6], Summary(r[7], r[8], r[9], *r[19:23]), r[10], _bool(r[27]))
+        if kind != ADDED
+        else None
+    )
+    new = (
+        Side(r[11], Summary(r[12], r[13], r[14], *r[23:27]), r[15], _bool(r[28]))
+        if kind != REMOVED
+        else None
+    )
     verdict = Verdict(status, r[16], r[17], r[18]) if kind == MATCHED else None
     return Row(kind, identity, base, new, verdict)
+
+
+def _bool(value: int | None) -> bool | None:
+    return None if value is None else bool(value)
 
 
 __all__ = [

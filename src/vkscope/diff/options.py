@@ -86,7 +86,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=at_least(0),
         metavar="N",
         help="leave out the first N frames of each capture as warm-up, and no others (default: "
-        "the application's first frame; docs/timing.md)",
+        "the first frame and frames that compiled pipelines or shaders; docs/timing.md)",
     )
     parser.add_argument(
         "--normalize-clock",

@@ -114,6 +114,8 @@ def _side_json(side: Side) -> dict[str, Any]:
     out = {"frames": side.frames, **_summary_json(side.summary)}
     if side.left_out:  # a cost budget left it out of some frames
         out["left_out"] = side.left_out
+    if side.near_floor is not None:
+        out["near_floor"] = side.near_floor
     return out
 
 
@@ -268,6 +270,9 @@ def _identity(row: Row, queues: bool) -> Text:
     text = Text(f"{ident.type or 'unknown'} #{ident.ordinal}")
     if queues:
         text.append(f" · queue {ident.queue}", style="dim")
+    near = [n for n, side in (("base", row.base), ("new", row.new)) if side and side.near_floor]
+    if near:
+        text.append(f" · near the timer's floor ({' and '.join(near)})", style="yellow")
     text.append("\n")
     path = terminal_text(ident.label_path) if ident.labels else "(no labels)"
     text.append(path, style="cyan" if ident.labels else "dim")

@@ -37,16 +37,18 @@ CREATE TABLE result (
     n_min REAL,
     n_p90 REAL,
     n_p99 REAL,
-    n_max REAL
+    n_max REAL,
+    b_near INTEGER,
+    n_near INTEGER
 )
 """
 COLUMNS: Final = (
     "kind, status, qk, path, type, ordinal, b_frames, b_samples, b_median, b_noise, b_left_out, "
     "n_frames, n_samples, n_median, n_noise, n_left_out, delta, delta_pct, bound, "
-    "b_min, b_p90, b_p99, b_max, n_min, n_p90, n_p99, n_max"
+    "b_min, b_p90, b_p99, b_max, n_min, n_p90, n_p99, n_max, b_near, n_near"
 )
 _IDENTITY_ORDER: Final = "qk, path, type, ordinal"
-_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 27)})"
+_INSERT: Final = f"INSERT INTO result VALUES ({', '.join('?' * 29)})"
 BATCH: Final = 10_000  # verdict rows per INSERT
 
 

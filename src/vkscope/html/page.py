@@ -25,6 +25,7 @@ from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
 from ..capture.read.coverage import budget_summary, identity_coverage
 from ..capture.read.identity import WorkloadIdentity
 from ..capture.read.quantiles import Distribution
+from ..capture.read.timer_floor import NEAR_FLOOR_FACTOR, TimerFloor
 from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
 from ..outputs import text_output
@@ -53,6 +54,19 @@ _NEVER_SHOWN: Final = 200  # never-measured identities a budgeted capture's page
 _NONE: Final = -(2**63)  # stands for None in the integer columns
 
 _encode = msgspec.json.Encoder().encode
+
+
+def _floor_info(f: TimerFloor | None) -> dict[str, Any] | None:
+    """The timer's floor of a queue's family, as the page reads it (docs/timing.md)."""
+    if f is None:
+        return None
+    return {
+        "family": f.family,
+        "floor_ns": f.floor_ns,
+        "uncertainty_ns": f.uncertainty_ns,
+        "near_ns": f.near_ns,
+        "factor": NEAR_FLOOR_FACTOR,
+    }
 
 
 def write_html(capture_path: Path | str, out_path: Path | str) -> None:
@@ -404,6 +418,7 @@ class _Builder:
         known = {(q.process, q.device, q.id): q for q in self.capture.queues()}
         several = len({p for p, _, _ in keys}) > 1
         names = {p.process: p.name for p in self.capture.processes() if p.name}
+        floors = self.capture.queue_floors()
         queues = []
         for old in order:
             process, device, queue = keys[old]
@@ -421,6 +436,7 @@ class _Builder:
                 "family": info.family if info else None,
                 "index": info.index if info else None,
                 "flags": list(info.flags) if info else [],
+                "floor": _floor_info(floors.of(process, device, queue)),
             })  # fmt: skip
         for i, r in enumerate(rows):
             rows[i] = renumber[r]

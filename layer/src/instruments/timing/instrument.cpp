@@ -181,6 +181,7 @@ TimingInstrument::TimingInstrument(const timeline::InstrumentDevice& d, DeviceTi
 
 void TimingInstrument::describe(timeline::DeviceDescription& d) const {
     d.clock = timeline::ClockDescription{device.calibrated(), device.first_max_deviation_ns()};
+    d.timer_floors = floors_;
 }
 
 std::unique_ptr<timeline::InstrumentRecording>
@@ -190,6 +191,23 @@ TimingInstrument::make_recording(const timeline::CommandBufferState& cb) {
 
 std::unique_ptr<timeline::InstrumentQueue>
 TimingInstrument::make_queue(timeline::TimelineQueue& queue) {
+    // Queues are made as the device is created, before the application has it: its first queue
+    // of each family is the layer's alone for the measurement.
+    const bool measured = std::any_of(floors_.begin(), floors_.end(), [&](const FloorSamples& f) {
+        return f.family == queue.family;
+    });
+    if (!measured) {
+        if (const char* untimed = device.untimed_family(queue.family)) {
+            FloorSamples none;
+            none.family = queue.family;
+            none.reason = untimed;
+            floors_.push_back(std::move(none));
+        } else {
+            floors_.push_back(measure_floor(timing::FloorTarget{
+                device.handle, &device.next, queue.device.set_loader_data, queue.handle,
+                queue.family, device.valid_bits(queue.family), device.mode}));
+        }
+    }
     return std::make_unique<TimingQueue>(device, queue, slot_);
 }
 

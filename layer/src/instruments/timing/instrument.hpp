@@ -5,9 +5,11 @@
 
 #include "core/settings.hpp"
 #include "instruments/timing/device.hpp"
+#include "instruments/timing/floor.hpp"
 #include "timeline/instrument.hpp"
 
 #include <memory>
+#include <vector>
 
 namespace vkscope::timing {
 
@@ -24,6 +26,9 @@ public:
 
 private:
     const size_t slot_;
+    // The timer's floor of each queue family the device has a queue of, measured on its first
+    // queue as the device is created (make_queue); described in the DEVICE message.
+    std::vector<FloorSamples> floors_;
 };
 
 // Timing for a device created with `settings`; null when the setting turns it off.

@@ -36,6 +36,10 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
 - 10 -> 11: the cost budget. An older file was captured without one: `devices.budget_percent`
   reads as NULL and `budget_frames` as an empty table, and every instance was left to its
   instruments (none says `budget`).
+- 11 -> 12: the timer's floor and what each frame compiled. An older file has no floors:
+  `timer_floors` reads as an empty table (its workloads' times carry no uncertainty and none is
+  marked near the floor), and `frames.pipelines` and `frames.shader_modules` read as NULL (the
+  warm-up rule then knows only the first frame).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -63,12 +67,13 @@ TABLES_ADDED: Final[dict[int, tuple[str, ...]]] = {
     9: ("gpus", "device_gpus", "gpu_samples"),
     INSTANCE_COLUMNS_SINCE: ("instance_columns",),
     11: ("budget_frames",),
+    12: ("timer_floors",),
 }
 # Of those, the ones readers query: an older file gets an empty one (the journal is read only
 # where a file has one).
 _READ_EMPTY: Final = (
     "device_counters", "command_buffer_counters", "tags", "gpus", "device_gpus", "gpu_samples",
-    "budget_frames",
+    "budget_frames", "timer_floors",
 )  # fmt: skip
 
 # Columns that a file older than the version given reads through an expression of its own.
@@ -95,6 +100,7 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
     },
     9: {"devices": ("pci",)},
     11: {"devices": ("budget_percent",)},
+    12: {"frames": ("pipelines", "shader_modules")},
 }
 
 

@@ -29,6 +29,7 @@ import msgspec
 from .identity import WorkloadIdentity, labels_of
 from .quantiles import Distribution
 from .reader import Capture
+from .timer_floor import QueueFloors, TimerFloor, near_floor
 from .values import InstanceValue, instance_values
 from .warmup import WarmUp, warmup_frames
 
@@ -45,6 +46,15 @@ class IdentityDistribution(msgspec.Struct, frozen=True):
     frames: int  # steady frames it ran in
     gpu_ns: Distribution | None  # over the frames it was timed in; None: never timed
     counters: dict[str, Distribution]  # per counter, over the frames it has a value in
+    # The timer's floor of its queue family (timer_floor.py): what its GPU time may hold of the
+    # timer's own cost, and the time up to which a GPU time is near the floor; None: unknown.
+    gpu_ns_uncertainty: float | None = None
+    near_floor_ns: float | None = None
+
+    @property
+    def near_floor(self) -> bool | None:
+        """Whether its median GPU time is near the timer's floor; None when either is unknown."""
+        return near_floor(self.gpu_ns.p50 if self.gpu_ns else None, self.near_floor_ns)
 
     def value(self, name: str) -> Distribution | None:
         """The distribution of GPU time (`gpu_ns`) or of one counter."""
@@ -123,6 +133,18 @@ class DistributionTable:
         self._frames = frames
         self._gpu = gpu
         self._counters = dict(sorted(counters.items()))
+        self._floors: dict[int, TimerFloor] = {}  # by queue family
+
+    def with_floors(self, floors: QueueFloors) -> DistributionTable:
+        """The table whose rows carry the timer's floor of their queue's family."""
+        self._floors = floors.by_family()
+        return self
+
+    def _floor(self, queue: str) -> TimerFloor | None:
+        family, dot, _ = queue.partition(".")
+        if not self._floors or not dot or not family.isdigit():
+            return None  # "id N" or "?": a queue whose family is unknown
+        return self._floors.get(int(family))
 
     @classmethod
     def empty(cls) -> DistributionTable:
@@ -163,7 +185,17 @@ class DistributionTable:
                 if (found := column[k]) is not None:
                     values[name] = found
             identity = WorkloadIdentity(queue, labels, type_, ordinal)
-            out.append(IdentityDistribution(identity, frames, gpu[k], values))
+            floor = self._floor(queue)
+            out.append(
+                IdentityDistribution(
+                    identity,
+                    frames,
+                    gpu[k],
+                    values,
+                    floor.uncertainty_ns if floor else None,
+                    floor.near_ns if floor else None,
+                )
+            )
         return out
 
     def highest_median_gpu(self, n: int) -> list[IdentityDistribution]:
@@ -347,8 +379,10 @@ def distribution_table(
         if stored_columns_for(capture, names):
             from .distribution_columns import stored_distributions
 
-            return stored_distributions(capture, warmup, names)
+            return stored_distributions(capture, warmup, names).with_floors(
+                capture.queue_floors()
+            )
     gathered = IdentityValues()
     for v in warmup.steady(instance_values(capture, counters=counters)):
         gathered.add(v)
-    return gathered.result()
+    return gathered.result().with_floors(capture.queue_floors())

@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgspec
 
 from ..schema import from_sql_id
+from .gpu_time import usable_gpu_ns
 from .identity import (
     FrameKeyTuple,
     Ordinals,
@@ -28,6 +29,7 @@ from .identity import (
     queue_key,
 )
 from .records import WorkloadInstance
+from .timer_floor import QueueFloors, near_floor
 
 _SELECT: Final = """
 SELECT i.id, i.process, i.submit_id, i.tag_id, i.ordinal, s.device, s.queue, s.frame,
@@ -111,7 +113,8 @@ class Instances:
     the submit row; None when the stream is one frame. `workloads`: the capture's cache of
     decoded WORKLOADs, which its streams share (a report reads a frame's queues one by one).
     `queues`: the identity's queue (identity.queue_key) of each (process, device, queue id) the
-    capture lists.
+    capture lists. `floors`: the timer's floor of each queue (timer_floor.py), which gives each
+    GPU time its uncertainty and says whether it is near the floor.
     """
 
     def __init__(
@@ -119,9 +122,11 @@ class Instances:
         ends: Iterator[tuple[Any, ...]] | None,
         workloads: WorkloadCache,
         queues: dict[tuple[int, int | None, int | None], str],
+        floors: QueueFloors | None = None,
     ) -> None:
         self._workloads = workloads
         self._queues = queues
+        self._floors = floors if floors else None
         self._ordinals = Ordinals()
         self._ends = ends
         self._next_end: tuple[Any, ...] | None = next(ends, None) if ends is not None else None
@@ -164,7 +169,14 @@ class Instances:
         ordinal = self._ordinals.next(frame, (r[6], r[10] or "[]", r[8] or ""))
         queue = self._queues.get((r[1], r[5], r[6])) or queue_key(None, None, r[6])
         identity = WorkloadIdentity(queue, labels, r[8] or None, ordinal)
+        uncertainty = near = None
+        if self._floors is not None:
+            gpu_ns = usable_gpu_ns(r[14], r[15])
+            if gpu_ns is not None:
+                uncertainty, near_ns = self._floors.bounds(r[1], r[5], r[6])
+                near = near_floor(gpu_ns, near_ns)
         return WorkloadInstance(
             r[0], r[1], from_sql_id(r[2]), from_sql_id(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
             labels, metadata, r[13], r[14], r[15], r[16], r[17], r[18], r[19], identity,
+            uncertainty, near,
         )  # fmt: skip

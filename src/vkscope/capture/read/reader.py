@@ -47,6 +47,7 @@ from .records import (
     Submit,
     WorkloadInstance,
 )
+from .timer_floor import QueueFloors, TimerFloor
 
 _decode_counters = msgspec.json.Decoder(dict[str, int | float]).decode
 _SUBMITS: Final = (
@@ -146,6 +147,7 @@ class Capture:
         self._queue_keys: dict[tuple[int, int | None, int | None], str] | None = None
         self._khr_joined = False  # khr counters joined over their passes (performance_query.py)
         self._read_only = ReadOnly()
+        self._queue_floors: QueueFloors | None = None
 
     def __enter__(self) -> Capture:
         return self
@@ -224,13 +226,14 @@ class Capture:
 
     def frames(self) -> list[Frame]:
         sql = (
-            "SELECT process, device, number, queue, cpu_ns, reason, captured FROM frames "
-            "ORDER BY id"
+            "SELECT process, device, number, queue, cpu_ns, reason, captured, pipelines, "
+            "shader_modules FROM frames ORDER BY id"
         )
         return [
-            Frame(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] is None else bool(r[6]))
+            Frame(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] is None else bool(r[6]), r[7],
+                  r[8])
             for r in self._rows(sql)
-        ]
+        ]  # fmt: skip
 
     def budget_frames(self) -> list[BudgetFrame]:
         """What each device's cost budget controller saw and decided, frame by frame (empty for
@@ -341,7 +344,7 @@ class Capture:
                 for q in self.queues()
             }
         ends = self._rows(query.ends_sql, query.ends_params) if query.ends_sql else None
-        instances = Instances(ends, self._decoded_workloads, self._queue_keys)
+        instances = Instances(ends, self._decoded_workloads, self._queue_keys, self.queue_floors())
         record = instances.record
         r: tuple[Any, ...] = ()
         try:
@@ -351,6 +354,17 @@ class Capture:
             raise CorruptCaptureError(
                 self.path, f"damaged: the JSON of workload instance {r[0]} does not parse ({exc})"
             ) from None
+
+    def timer_floors(self) -> list[TimerFloor]:
+        """The timer's floor of each device's queue families (timer_floor.py; docs/timing.md);
+        empty before schema 12 and without timing."""
+        return list(self.queue_floors().floors)
+
+    def queue_floors(self) -> QueueFloors:
+        """The timer's floor of the family of each queue, read once."""
+        if self._queue_floors is None:
+            self._queue_floors = QueueFloors(self)
+        return self._queue_floors
 
     def submits(self) -> Iterator[Submit]:
         """Every SUBMIT in the order it came, streamed."""

@@ -136,6 +136,10 @@ class Frame:
     cpu_ns: int | None
     reason: str | None
     captured: bool | None = None  # whether the frame selection captured it; None: not said
+    # What the application created in it (schema 12 on; None before): pipelines and shader
+    # objects, and shader modules. A frame that created any is a warm-up frame (warmup.py).
+    pipelines: int | None = None
+    shader_modules: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +197,10 @@ class WorkloadInstance(msgspec.Struct, frozen=True, gc=False):
     submit_cpu_complete_ns: int | None = None  # when the layer saw its submission complete
     # Which workload it is, in its frame and across frames and captures (identity.py).
     identity: WorkloadIdentity | None = None
+    # What its GPU time may hold of the timer's own cost, and whether that time is near the
+    # timer's floor (timer_floor.py); None without a GPU time or a floor of its queue family.
+    gpu_ns_uncertainty: float | None = None
+    near_floor: bool | None = None
 
     @property
     def label_path(self) -> str:

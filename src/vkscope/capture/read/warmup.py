@@ -4,7 +4,11 @@ their times say how the application started rather than what a frame costs.
 The rule (docs/timing.md, "Warm-up frames"), per process and device:
 
 - the application's first frame (frame number 0): its work runs on cold caches, touches memory
-  for the first time and waits on what the driver does lazily at first use.
+  for the first time and waits on what the driver does lazily at first use;
+- every frame in which the application created pipelines (or shader objects) or shader modules
+  (schema 12 on: frames.pipelines, frames.shader_modules): a driver compiles them on threads of
+  the application's process, and many finish compiling, or upload what they compiled, at first
+  use, on the GPU's time as much as the CPU's.
 
 If the rule would leave a process and device with no other frame (a capture of one frame, or of
 frames that all compiled something), none of its frames is left out, and `kept` says so.
@@ -24,6 +28,7 @@ from .reader import Capture
 FIRST_FRAMES: Final = 1  # frame numbers below this are warm-up under the automatic rule
 
 FIRST: Final = "first frame"
+COMPILED: Final = "compiled"  # the reason of a frame that created pipelines or shader modules
 
 _COUNTS: Final = """
 SELECT process, device, count(DISTINCT frame) FROM submits WHERE frame IS NOT NULL
@@ -31,6 +36,14 @@ GROUP BY process, device
 """
 _EARLY: Final = """
 SELECT DISTINCT process, device, frame FROM submits WHERE frame IS NOT NULL AND frame < ?
+"""
+# Frames with work in which the application compiled something (NULL before schema 12).
+_COMPILED: Final = """
+SELECT f.process, f.device, f.number, total(f.pipelines), total(f.shader_modules) FROM frames f
+WHERE (f.pipelines > 0 OR f.shader_modules > 0) AND EXISTS (
+    SELECT 1 FROM submits s WHERE s.frame = f.number AND s.process = f.process
+    AND s.device IS f.device)
+GROUP BY f.process, f.device, f.number
 """
 _FIRST_N: Final = """
 SELECT process, device, frame FROM (
@@ -90,6 +103,15 @@ class WarmUp:
         )
 
 
+def _compiled_reason(pipelines: int, modules: int) -> str:
+    said = [
+        f"{n:,} {what}{'s' if n != 1 else ''}"
+        for n, what in ((pipelines, "pipeline"), (modules, "shader module"))
+        if n
+    ]
+    return f"{COMPILED}: {' and '.join(said)} created"
+
+
 def _processes(kept: tuple[tuple[int, int | None], ...]) -> str:
     return ", ".join(f"process {p} device {d}" for p, d in kept)
 
@@ -106,6 +128,9 @@ def warmup_frames(capture: Capture, first: int | None = None) -> WarmUp:
     _, early = capture.execute(_EARLY, (FIRST_FRAMES,))
     for p, d, f in early:
         found[(p, d, f)] = FIRST
+    _, compiled = capture.execute(_COMPILED)
+    for p, d, f, pipelines, modules in compiled:
+        found.setdefault((p, d, f), _compiled_reason(int(pipelines), int(modules)))
     per_device: dict[tuple[int, int | None], int] = {}
     for p, d, _ in found:
         per_device[(p, d)] = per_device.get((p, d), 0) + 1

@@ -81,7 +81,7 @@ class JournalBuild:
         self._source = source
         self._final = final
         self._workloads = WorkloadRows(target)
-        self._insert_frame = f"INSERT INTO {target}.frames VALUES (NULL,?,?,?,?,?,?,?)"
+        self._insert_frame = f"INSERT INTO {target}.frames VALUES (NULL,?,?,?,?,?,?,?,?,?)"
         self._insert_budget = (
             f"INSERT INTO {target}.budget_frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
         )
@@ -150,7 +150,17 @@ class JournalBuild:
         entries = journal.frames(row_id, journal.FRAMES, runs)
         decoded = self._decode(conn_id, entries, m.FRAME)
         rows = [
-            (process, f.device, tag, f.queue, f.cpu_ns, f.reason, f.captured)
+            (
+                process,
+                f.device,
+                tag,
+                f.queue,
+                f.cpu_ns,
+                f.reason,
+                f.captured,
+                f.pipelines,
+                f.shader_modules,
+            )
             for (tag, _, _), f in zip(entries, decoded, strict=True)
             if f is not None
         ]

@@ -44,9 +44,11 @@ class Stream:
         clock: str | None = None,
         max_deviation_ns: int | None = None,
         budget: float | None = None,
+        timer_floor: list[dict[str, Any]] | None = None,
     ) -> bytes:
         """A DEVICE; `clock` (a clock domain) adds the `clock` object that timing sends, `budget`
-        the cost budget (percent) its instruments are held to."""
+        the cost budget (percent) its instruments are held to, `timer_floor` the timer's floor
+        of its families (protocol TimerFloor: ticks of 1 ns)."""
         qs = [
             {"id": q, "family": q, "index": 0, "flags": ["graphics", "compute", "transfer"],
              "timestamp_valid_bits": 64}
@@ -59,6 +61,8 @@ class Stream:
             body["clock"] = {"domain": clock, "max_deviation_ns": max_deviation_ns}
         if budget is not None:
             body["budget"] = budget
+        if timer_floor is not None:
+            body["timer_floor"] = timer_floor
         return self.add(m.DEVICE, device, body)
 
     def labels(self, stack_id: int, labels: list[str], device: int = 1) -> bytes:
@@ -121,12 +125,19 @@ class Stream:
         *,
         captured: bool | None = None,
         budget: dict[str, Any] | None = None,
+        pipelines: int | None = None,
+        shader_modules: int | None = None,
     ) -> bytes:
-        """A FRAME; `budget`: the cost budget controller's record of it (protocol BudgetFrame)."""
+        """A FRAME; `budget`: the cost budget controller's record of it (protocol BudgetFrame);
+        `pipelines`, `shader_modules`: what the application created in it."""
         body: dict[str, Any] = {"device": device, "queue": queue, "cpu_ns": cpu_ns,
                                 "reason": "present"}  # fmt: skip
         if captured is not None:
             body["captured"] = captured
+        if pipelines is not None:
+            body["pipelines"] = pipelines
+        if shader_modules is not None:
+            body["shader_modules"] = shader_modules
         if budget is not None:
             body["budget"] = budget
         return self.add(m.FRAME, number, body)

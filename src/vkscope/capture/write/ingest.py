@@ -21,6 +21,7 @@ from ... import protocol as m
 from ...protocol import header_bytes, split_run
 from .. import schema
 from . import journal
+from .timer_floor import floor_rows
 from .wire import (
     INVALID_PAYLOAD,
     OVERSIZE,
@@ -34,6 +35,7 @@ SQL: Final = {
     "labels": "INSERT OR REPLACE INTO label_stacks VALUES (?,?,?,?,?)",
     "devices": "INSERT OR REPLACE INTO devices VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "queues": "INSERT OR REPLACE INTO queues VALUES (?,?,?,?,?,?,?)",
+    "timer_floors": "INSERT OR REPLACE INTO timer_floors VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     "device_counters": "INSERT INTO device_counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "command_buffer_counters": "INSERT INTO command_buffer_counters VALUES (?,?,?,?,?)",
     "logs": "INSERT INTO logs VALUES (NULL,?,?,?)",
@@ -378,6 +380,9 @@ class Rows:
         clock = (d.clock.domain, d.clock.max_deviation_ns) if d.clock else (None, None)
         identity = (conn.process, msg.tag, d.name, d.vendor_id, d.device_id)
         self.lists["devices"].append((*identity, *driver, *clock, d.pci, d.budget))
+        self.lists["timer_floors"].extend(
+            floor_rows(conn.process, msg.tag, d.timestamp_period_ns, d.timer_floor or ())
+        )
         self.announced.append((conn, msg.tag, d))
         encode = msgspec.json.encode
         self.lists["queues"].extend(

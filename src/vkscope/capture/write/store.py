@@ -227,7 +227,10 @@ class CaptureStore:
         db = self._db
         db.execute("BEGIN")
         try:
-            tables = ("labels", "devices", "device_counters", "queues", "command_buffer_counters")
+            tables = (
+                "labels", "devices", "device_counters", "queues", "timer_floors",
+                "command_buffer_counters",
+            )  # fmt: skip
             for name in tables:
                 self._insert(name)
             journal = self.rows.take_journal()

@@ -80,6 +80,13 @@
   const x1 = new Float64Array(N);
   const onLine = new Uint8Array(N);  // 1: it has a place on the timeline
   const gpu = new Float64Array(N);  // GPU time in ns, NaN when not measured
+  // The timer's floor of each workload's queue family (docs/timing.md): a GPU time up to
+  // near_ns is near the floor, and each carries the family's uncertainty.
+  const floorOf = (i) => (D.queues[qOf[i]] || {}).floor || null;
+  const nearFloor = (i) => {
+    const fl = floorOf(i);
+    return !Number.isNaN(gpu[i]) && fl !== null && fl.near_ns !== null && gpu[i] <= fl.near_ns;
+  };
   const indexOfId = new Map();
   for (let i = 0; i < N; i++) {
     indexOfId.set(W.id[i], i);
@@ -302,6 +309,17 @@
     if (D.frames.some((f) => f.warmup)) {
       notes.push('Warm-up frames (' + esc(D.warmup.said) + ') are marked in the frame picker and ' +
         'left out of each workload\'s GPU time over frames in the details.');
+    }
+    const floors = D.queues.map((q) => q.floor).filter((fl) => fl);
+    if (floors.length) {
+      const seen = new Map(floors.map((fl) => [fl.family, fl]));
+      const text = Array.from(seen.values()).map((fl) => 'queue family ' + fl.family + ' ' + fmtNs(fl.floor_ns) +
+        ' (uncertainty ' + fmtNs(fl.uncertainty_ns) + ')').join(', ');
+      let near = 0;
+      for (let i = 0; i < N; i++) near += nearFloor(i) ? 1 : 0;
+      notes.push('The timer\'s floor (what an empty workload reads between the layer\'s timestamps): ' + esc(text) +
+        '. ' + plural(near, 'workload') + ' within ' + floors[0].factor + '× it ' + (near === 1 ? 'is' : 'are') +
+        ' marked <span class="near-floor">near</span> in the table and the details.');
     }
     if (N === 0) notes.push('This capture holds no workloads: nothing was submitted while it ran.');
     else if (!TIMED) {
@@ -1130,8 +1148,16 @@
       const why = reason || timing || (TIMED ? 'not timed' : 'timing was off');
       row('GPU time', '<span class="null">' + esc(why) + '</span>');
     } else {
-      row('GPU time', '<b>' + fmtNs(gpu[i]) + '</b>' + (f.gpu > 0
+      const fl = floorOf(i);
+      const within = fl && fl.uncertainty_ns !== null
+        ? ' <span class="dim">(its own cost: down to ' + fmtNs(Math.max(0, gpu[i] - fl.uncertainty_ns)) + ')</span>' : '';
+      row('GPU time', '<b>' + fmtNs(gpu[i]) + '</b>' + within + (f.gpu > 0
         ? ' <span class="dim">(' + (100 * gpu[i] / f.gpu).toFixed(1) + '% of the frame\'s)</span>' : ''));
+      if (nearFloor(i)) {
+        row('timer floor', '<span class="near-floor">near the timer\'s floor</span> <span class="dim">(within ' +
+          fl.factor + '× the floor of ' + fmtNs(fl.floor_ns) + ' on queue family ' + fl.family +
+          ': the time says little beyond "short")</span>');
+      }
       row('GPU begin', fmtNs(W.b[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
       row('GPU end', fmtNs(W.e[i] - (f.x0 <= f.x1 ? f.x0 : 0)) + ' <span class="dim">into the frame</span>');
     }
@@ -1212,6 +1238,7 @@
       text: (i) => (Number.isNaN(gpu[i]) ? '—' : fmtNs(W.b[i] - frames[fOf[i]].x0)),
     },
     { key: 'gpu', title: 'GPU time', num: true, value: (i) => (Number.isNaN(gpu[i]) ? null : gpu[i]), text: (i) => fmtNs(gpu[i]) },
+    { key: 'floor', title: 'Floor', value: (i) => (nearFloor(i) ? 1 : 0), text: (i) => (nearFloor(i) ? 'near' : '') },
     ...(COUNTERS.length ? [COUNTER_COLUMN] : []),
   ];
   const COLUMN = Object.fromEntries(COLUMNS.map((c) => [c.key, c]));
@@ -1471,6 +1498,8 @@
     counters() { return COUNTERS.slice(); },
     // Workload `id`'s identity across frames, with its GPU time over the steady frames.
     identityOf(id) { const i = indexOf(id); return i < 0 ? null : D.identities[ixOf[i]]; },
+    // Whether workload `id`'s GPU time is near the timer's floor of its queue family.
+    nearFloor(id) { const i = indexOf(id); return i < 0 ? null : nearFloor(i); },
     counterChart() { return counterSums().map((v, k) => ({ frame: frames[k].number, value: v })); },
     setCounter,
     labelTree() {
