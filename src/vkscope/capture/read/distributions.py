@@ -379,9 +379,7 @@ def distribution_table(
         if stored_columns_for(capture, names):
             from .distribution_columns import stored_distributions
 
-            return stored_distributions(capture, warmup, names).with_floors(
-                capture.queue_floors()
-            )
+            return stored_distributions(capture, warmup, names).with_floors(capture.queue_floors())
     gathered = IdentityValues()
     for v in warmup.steady(instance_values(capture, counters=counters)):
         gathered.add(v)

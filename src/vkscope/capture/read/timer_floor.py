@@ -138,8 +138,9 @@ class QueueFloors:
 
     def by_family(self) -> dict[int, TimerFloor]:
         """The floor of each queue family, as identities name queues ("family.index",
-        identity.py): the highest of that family's floors over the capture's processes and devices, so that a time is marked near
-        the floor on the device where the floor is highest (the cautious reading)."""
+        identity.py): the highest of that family's floors over the capture's processes and
+        devices, so that a time is marked near the floor where the floor is highest (the
+        cautious reading)."""
         out: dict[int, TimerFloor] = {}
         for floor in self.floors:
             if floor.floor_ns is None:
@@ -161,4 +162,7 @@ class QueueFloors:
 
 
 def _higher(a: TimerFloor, b: TimerFloor) -> bool:
-    return (a.floor_ns or 0.0, a.uncertainty_ns or 0.0) > (b.floor_ns or 0.0, b.uncertainty_ns or 0.0)
+    return (a.floor_ns or 0.0, a.uncertainty_ns or 0.0) > (
+        b.floor_ns or 0.0,
+        b.uncertainty_ns or 0.0,
+    )
