@@ -463,7 +463,7 @@ def test_details_give_the_workloads_distribution_over_frames(
 
 
 def test_times_near_the_timer_s_floor_are_marked(tmp_path: Path, load: Any) -> None:
-    from test_timer_floor import TINY_NS, floor_stream
+    from support.floor_scenes import TINY_NS, floor_stream
 
     cap = capture_from(tmp_path, floor_stream(frames=3), name="floor.vkscope")
     out = tmp_path / "floor.html"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from support.captures import capture_from
 from support.diff_scenes import diff, diff_json
+from support.floor_scenes import BIG_NS, TINY_NS, floor_stream
 from support.perfetto import ReadTrace
 
 from vkscope.analysis.report import default_tables, write_report, writer_for
@@ -22,38 +23,6 @@ from vkscope.capture.read.timer_floor import NEAR_FLOOR_FACTOR
 from vkscope.capture.write.client import Stream
 from vkscope.export import export_perfetto
 from vkscope.html import page_data
-
-FRAME_NS = 1_000_000
-# Ticks of 1 ns: back to back 8-12 ns; empty workloads 100 ns at the median, 300 ns at most.
-FLOOR = {"family": 0, "back_to_back": [8] * 15 + [10] * 16 + [12],
-         "empty": [90] * 15 + [100] * 16 + [300]}  # fmt: skip
-TINY_NS, BIG_NS = 250, 50_000  # within 4x the 100 ns floor, and far past it
-
-
-def floor_stream(
-    frames: int = 6, *, compiled: dict[int, int] | None = None, floor: bool = True
-) -> Stream:
-    """One queue, a frame of a tiny dispatch then a big one; `compiled`: frame -> pipelines
-    the application created in it."""
-    s = Stream()
-    s.hello(process="game", pid=4242)
-    s.device(1, clock="clock_monotonic", max_deviation_ns=10,
-             timer_floor=[FLOOR] if floor else None)  # fmt: skip
-    s.labels(1, ["Frame"])
-    tag = 100
-    for f in range(frames):
-        tags = [tag + 1, tag + 2]
-        tag += 2
-        s.workload(tags[0], "dispatch", api="vkCmdDispatch")
-        s.workload(tags[1], "dispatch", api="vkCmdDispatch")
-        begin = f * FRAME_NS
-        submit = s.submit([(t, 1) for t in tags], frame=f, cpu_ns=begin)
-        s.timing(submit, tags[0], begin + 1_000, begin + 1_000 + TINY_NS)
-        s.timing(submit, tags[1], begin + 2_000, begin + 2_000 + BIG_NS)
-        s.frame(f, cpu_ns=begin + FRAME_NS - 1, pipelines=(compiled or {}).get(f, 0),
-                shader_modules=0)  # fmt: skip
-    s.goodbye()
-    return s
 
 
 def floor_capture(tmp_path: Path, name: str = "floor.vkscope", **options: object) -> Path:
