@@ -42,32 +42,34 @@ unit_tests() {
     (cd "$dir" && ctest --output-on-failure)
 }
 
-sanitized_pid=""
+unit_pid=""
 if [ -f tests/cpp/CMakeLists.txt ]; then
-    echo "== C++ unit tests"
-    # The plain build is optimized as the layer ships; the sanitizer builds are unoptimized
-    # (Debug), which finds the same faults: with ASan and UBSan, -O2 took four times as long to
-    # compile (377 s against 95 s here). They build and run while pytest runs, whose lavapipe
+    # All three builds (the plain one optimized as the layer ships; the sanitizer builds
+    # unoptimized, Debug, which finds the same faults: with ASan and UBSan, -O2 took four times as
+    # long to compile, 377 s against 95 s here) build and run while pytest runs, whose lavapipe
     # runs leave part of a 2-core machine idle, to keep CI's whole run under its 20 minutes;
     # their output follows pytest's.
-    unit_tests none
-    sanitized_log=$(mktemp)
-    (unit_tests address,undefined && unit_tests thread) >"$sanitized_log" 2>&1 &
-    sanitized_pid=$!
+    unit_log=$(mktemp)
+    (unit_tests none && unit_tests address,undefined && unit_tests thread) >"$unit_log" 2>&1 &
+    unit_pid=$!
 fi
 
 echo "== pytest"
+# Two workers by default (pytest-xdist; one per core here): many tests wait on processes,
+# sockets and signals rather than compute. A module's tests stay on one worker, so a module's
+# fixtures (a Spark session, a capture several tests read) are built once. PYTEST_WORKERS=0 runs
+# them in this process.
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
-if [ -n "$sanitized_pid" ]; then
-    echo "== C++ unit tests under ASan/UBSan and TSan"
-    if ! wait "$sanitized_pid"; then
-        cat "$sanitized_log"
-        echo "test.sh: the C++ unit tests under a sanitizer failed" >&2
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@" || status=$?
+if [ -n "$unit_pid" ]; then
+    echo "== C++ unit tests: plain, under ASan/UBSan and TSan"
+    if ! wait "$unit_pid"; then
+        cat "$unit_log"
+        echo "test.sh: the C++ unit tests failed" >&2
         status=1
     else
-        grep -E "tests passed|Total Test time" "$sanitized_log" || true
+        grep -E "tests passed|Total Test time" "$unit_log" || true
     fi
-    rm -f "$sanitized_log"
+    rm -f "$unit_log"
 fi
 exit "$status"
