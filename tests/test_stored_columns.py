@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from support.counted_captures import counted_capture
 
-from harness.env import base_env, run, vkscope_cli
 from vkscope.capture import CorruptCaptureError, open_capture
 from vkscope.capture.read.column_store import restore_instance_columns
 from vkscope.capture.read.columns import CHECKED_AS_READ, instance_batches
@@ -28,17 +28,7 @@ pytestmark = pytest.mark.vulkan
 @pytest.fixture(scope="module")
 def captured(workload: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Compute, render passes and secondaries, timed and counted, several frames."""
-    folder = tmp_path_factory.mktemp("stored")
-    cap = folder / "counted.vkscope"
-    res = run(
-        [vkscope_cli(), "run", "-o", cap, "--timing", "queue", "--counters",
-         "pipeline_statistics", "--no-trace", "--no-html", "--no-report", "--", workload,
-         "--scenario", "compute", "--scenario", "renderpass", "--scenario", "secondary",
-         "--scenario", "game", "--frames", "3", "--quiet"],
-        base_env(), cwd=folder,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    return cap
+    return counted_capture(workload, tmp_path_factory.mktemp("stored"), frames=3)
 
 
 def _table(

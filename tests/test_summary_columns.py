@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.counted_captures import counted_capture, without_stored_columns
 from support.summary_scenes import build
 
-from harness.env import base_env, run, vkscope_cli
 from vkscope.analysis.report import write_report
 from vkscope.analysis.selection import Selection
 from vkscope.analysis.writers import JsonWriter
@@ -28,7 +26,6 @@ from vkscope.capture.read.columnar import stored_columns_for
 from vkscope.capture.read.distribution_columns import value_stats
 from vkscope.capture.read.distributions import distribution_table
 from vkscope.capture.read.quantiles import Distribution
-from vkscope.capture.read.stored_columns import META_KEY
 from vkscope.cli import main
 
 
@@ -63,17 +60,6 @@ def test_counter_statistics_are_quantiles_to_the_bit(groups: list[list[int | flo
     assert found == [*expected, None]
     for d, e in zip(found, expected, strict=False):
         assert (type(d.min), type(d.max)) == (type(e.min), type(e.max))
-
-
-def without_stored_columns(path: Path, to: Path) -> Path:
-    """A copy of `path` as a capture never finished (or written without pyarrow) is left."""
-    shutil.copy(path, to)
-    with sqlite3.connect(to) as db:
-        db.execute("DELETE FROM instance_columns")
-        db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
-    with open_capture(to) as capture:
-        assert not stored_columns_for(capture)
-    return to
 
 
 def json_report(path: Path, **options: Any) -> dict[str, Any]:
@@ -142,15 +128,7 @@ def test_the_people_tables_are_the_same(
 
 @pytest.mark.vulkan
 def test_a_lavapipe_capture_sums_up_alike(workload: Path, tmp_path: Path) -> None:
-    cap = tmp_path / "counted.vkscope"
-    res = run(
-        [vkscope_cli(), "run", "-o", cap, "--timing", "queue", "--counters",
-         "pipeline_statistics", "--no-trace", "--no-html", "--no-report", "--", workload,
-         "--scenario", "compute", "--scenario", "renderpass", "--scenario", "secondary",
-         "--scenario", "game", "--frames", "4", "--quiet"],
-        base_env(), cwd=tmp_path,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
+    cap = counted_capture(workload, tmp_path, frames=4)
     rows = without_stored_columns(cap, tmp_path / "rows.vkscope")
     with open_capture(cap) as capture:
         assert stored_columns_for(capture, capture.counter_names())

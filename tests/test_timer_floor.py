@@ -14,7 +14,7 @@ from pathlib import Path
 
 from support.captures import capture_from
 from support.diff_scenes import diff, diff_json
-from support.floor_scenes import BIG_NS, TINY_NS, floor_stream
+from support.floor_scenes import BIG_NS, TINY_NS, floor_stream, two_device_floor_stream
 from support.perfetto import ReadTrace
 
 from vkscope.analysis.report import default_tables, write_report, writer_for
@@ -139,6 +139,23 @@ def test_diff_marks_identities_near_the_floor(tmp_path: Path) -> None:
     code, text, _ = diff(base, new, limit=None)
     assert code == 0
     assert "near the timer's floor (base and new)" in text
+
+
+def test_an_identity_on_two_devices_is_judged_by_one_rule_in_every_reader(tmp_path: Path) -> None:
+    # The identity's instances ran on a device whose floor its median is far past and on one
+    # whose floor it is near: the instances carry their own device's mark, and the identity,
+    # in the distributions as in the diff, is judged against the higher of its family's floors.
+    path = capture_from(tmp_path, two_device_floor_stream(), name="two.vkscope")
+    with open_capture(path) as cap:
+        marks = {w.device: w.near_floor for w in cap.workloads()}
+        (spread,) = list(distributions(cap))
+    assert marks == {1: False, 2: True}
+    assert spread.near_floor is True
+    code, doc = diff_json(path, path)
+    assert code == 0
+    assert [(c["base"]["near_floor"], c["new"]["near_floor"]) for c in doc["changes"]] == [
+        (True, True)
+    ]
 
 
 def test_frames_that_compiled_are_warm_up_frames(tmp_path: Path) -> None:

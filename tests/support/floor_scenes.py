@@ -37,3 +37,29 @@ def floor_stream(
                 shader_modules=0)  # fmt: skip
     s.goodbye()
     return s
+
+
+# A second device whose family 0 has ten times the floor (median 1,000 ns: near up to 4,000 ns).
+HIGH_FLOOR = {"family": 0, "back_to_back": [8] * 32, "empty": [900] * 15 + [1000] * 16 + [1200]}
+BETWEEN_NS = 2_000  # past 4x the first device's floor, within 4x the second's
+
+
+def two_device_floor_stream(frames: int = 6) -> Stream:
+    """Two devices in one process, family 0 on each with its own floor; one dispatch of
+    BETWEEN_NS a frame, on the low-floor device in even frames and on the high-floor one in odd
+    frames: one identity whose instances ran on both."""
+    s = Stream()
+    s.hello(process="game", pid=4242)
+    s.device(1, clock="clock_monotonic", max_deviation_ns=10, timer_floor=[FLOOR])
+    s.device(2, clock="clock_monotonic", max_deviation_ns=10, timer_floor=[HIGH_FLOOR])
+    tag = 100
+    for f in range(frames):
+        device = 1 + f % 2
+        tag += 1
+        s.workload(tag, "dispatch", device=device, api="vkCmdDispatch")
+        begin = f * FRAME_NS
+        submit = s.submit([(tag, 1)], frame=f, device=device, cpu_ns=begin)
+        s.timing(submit, tag, begin + 1_000, begin + 1_000 + BETWEEN_NS)
+        s.frame(f, device=device, cpu_ns=begin + FRAME_NS - 1, pipelines=0, shader_modules=0)
+    s.goodbye()
+    return s

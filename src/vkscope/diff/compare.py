@@ -293,11 +293,12 @@ def _verdict_rows(
 def _near(
     floors: QueueFloors | None, values: list[IdentifiedValue], median_ns: float | None
 ) -> bool | None:
-    """Whether an identity's median is near the timer's floor of the queue it ran on."""
+    """Whether an identity's median is near the timer's floor of its queue's family (the rule
+    the distributions follow: QueueFloors.of_identity_queue)."""
     if not floors or not values:
         return None
-    v = values[0]
-    return near_floor(median_ns, floors.bounds(v.process, v.device, v.queue)[1])
+    floor = floors.of_identity_queue(values[0].queue_key)
+    return near_floor(median_ns, floor.near_ns if floor else None)
 
 
 def _row(r: tuple[Any, ...]) -> Row:

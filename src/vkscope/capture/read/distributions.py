@@ -133,18 +133,15 @@ class DistributionTable:
         self._frames = frames
         self._gpu = gpu
         self._counters = dict(sorted(counters.items()))
-        self._floors: dict[int, TimerFloor] = {}  # by queue family
+        self._floors: QueueFloors | None = None
 
     def with_floors(self, floors: QueueFloors) -> DistributionTable:
         """The table whose rows carry the timer's floor of their queue's family."""
-        self._floors = floors.by_family()
+        self._floors = floors
         return self
 
     def _floor(self, queue: str) -> TimerFloor | None:
-        family, dot, _ = queue.partition(".")
-        if not self._floors or not dot or not family.isdigit():
-            return None  # "id N" or "?": a queue whose family is unknown
-        return self._floors.get(int(family))
+        return None if not self._floors else self._floors.of_identity_queue(queue)
 
     @classmethod
     def empty(cls) -> DistributionTable:

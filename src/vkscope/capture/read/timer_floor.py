@@ -126,6 +126,7 @@ class QueueFloors:
         by_family = {(f.process, f.device, f.family): f for f in timer_floors(capture)}
         self.floors = list(by_family.values())
         self._queues: dict[tuple[int, int | None, int | None], TimerFloor] = {}
+        self._by_family: dict[int, TimerFloor] | None = None
         if by_family:
             _, rows = capture.execute(_QUEUES)
             for p, d, q, family in rows:
@@ -149,6 +150,17 @@ class QueueFloors:
             if held is None or _higher(floor, held):
                 out[floor.family] = floor
         return out
+
+    def of_identity_queue(self, queue_key: str) -> TimerFloor | None:
+        """The floor an identity's times are judged against, its queue named as identities name
+        queues ("family.index"): its family's floor from by_family(). The one rule for every
+        reader of an identity's median or distribution (per-instance marks use `bounds`)."""
+        if self._by_family is None:
+            self._by_family = self.by_family()
+        family, dot, _ = queue_key.partition(".")
+        if not self._by_family or not dot or not family.isdigit():
+            return None  # "id N" or "?": a queue whose family is unknown
+        return self._by_family.get(int(family))
 
     def of(self, process: int, device: int | None, queue: int | None) -> TimerFloor | None:
         return self._queues.get((process, device, queue))
