@@ -128,20 +128,44 @@ def _nulls(array: pa.Array) -> Bools:
     return np.asarray(array.is_null().to_numpy(zero_copy_only=False), bool)
 
 
-def _device_names(
-    process: pa.Array, device: pa.Array, devices: dict[tuple[int, int], str | None]
-) -> pa.Array:
+class _Runs:
+    """A batch's runs of instances of one frame (process, device and frame), as instances in
+    submission order come: what every instance of a run shares is worked out once per run."""
+
+    def __init__(self, b: pa.RecordBatch) -> None:
+        keys: list[npt.NDArray[Any]] = []
+        for name in ("process", "device", "frame"):
+            keys += [_ints(b.column(name)), _nulls(b.column(name))]
+        change = np.zeros(b.num_rows, bool)
+        change[:1] = True
+        for column in keys:
+            change[1:] |= column[1:] != column[:-1]
+        self.starts = np.flatnonzero(change)
+        self.counts = np.diff(np.append(self.starts, b.num_rows))
+        # process, whether it is NULL, device, whether NULL, frame, whether NULL
+        self.keys = [k[self.starts] for k in keys]
+
+    def repeat(self, per_run: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Each instance's value, from its run's."""
+        return np.repeat(per_run, self.counts)
+
+
+def _device_names(runs: _Runs, devices: dict[tuple[int, int], str | None]) -> pa.Array:
     """Each instance's device name, by its process and device (none: device 0)."""
     names = pa.array(list(devices.values()), pa.string())
     if not devices:
-        return pa.DictionaryArray.from_arrays(pa.nulls(len(process), pa.int32()), names)
+        n = int(runs.counts.sum())
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), names)
+    process, no_process, device = runs.keys[:3]
     keys = np.array([p * (1 << 32) + d for p, d in devices], np.int64)
     order = np.argsort(keys)
-    key = _ints(process) * (1 << 32) + _ints(device)
+    key = process * (1 << 32) + device  # a NULL device is 0 here
     at = np.minimum(np.searchsorted(keys[order], key), len(keys) - 1)
     index = order[at]
-    missing = (keys[index] != key) | _nulls(process)
-    return pa.DictionaryArray.from_arrays(arrow_numbers(index.astype(np.int32), missing), names)
+    missing = (keys[index] != key) | no_process
+    return pa.DictionaryArray.from_arrays(
+        arrow_numbers(runs.repeat(index.astype(np.int32)), runs.repeat(missing)), names
+    )
 
 
 def _identity(b: pa.RecordBatch) -> pa.Array:
@@ -168,9 +192,8 @@ def _identity(b: pa.RecordBatch) -> pa.Array:
     codes = np.asarray(keys.indices.to_numpy(), np.int32)
     # Each distinct key's first instance: where its code exceeds every code before it.
     first = np.flatnonzero(codes > np.maximum.accumulate(np.concatenate(([-1], codes[:-1]))))
-    rows = arrow_numbers(first)
-    kind, path, queue = (p.take(rows).to_pylist() for p in parts)
-    ordinals = ordinal.take(rows).to_pylist()
+    kind, path, queue = (_texts_at(p, first) for p in parts)
+    ordinals = ordinal.take(arrow_numbers(first)).to_pylist()
     texts = [
         None if p is None or q is None else identity_text(k, p, q, o)  # as joining NULL gives
         for k, p, q, o in zip(kind, path, queue, ordinals, strict=True)
@@ -178,34 +201,34 @@ def _identity(b: pa.RecordBatch) -> pa.Array:
     return pa.DictionaryArray.from_arrays(arrow_numbers(codes, null), pa.array(texts, pa.string()))
 
 
+def _texts_at(column: pa.DictionaryArray, rows: Ints) -> list[str | None]:
+    """A dictionary-encoded text column's values at a few rows (DictionaryArray.to_pylist makes
+    a scalar object of each value first)."""
+    values = column.dictionary.to_pylist()
+    indices = column.indices.take(arrow_numbers(rows)).to_pylist()
+    return [None if i is None else values[i] for i in indices]
+
+
 FrameTally = dict[tuple[int, int | None, int | None], tuple[int, int, int]]
 
 
 class _Tally:
-    """Each (process, device, frame)'s instances, timed instances and GPU ns: summed by runs of
-    one frame within a batch, as instances in submission order come, then the runs of every
-    batch by their frame (numpy, not a group-by, whose engine takes longer to import than a
-    small capture takes to count)."""
+    """Each (process, device, frame)'s instances, timed instances and GPU ns: summed by runs
+    within a batch, then the runs of every batch by their frame (numpy, not a group-by, whose
+    engine takes longer to import than a small capture takes to count)."""
 
     def __init__(self) -> None:
         self._runs: list[list[npt.NDArray[Any]]] = []
 
-    def add(self, b: pa.RecordBatch) -> None:
+    def add(self, b: pa.RecordBatch, runs: _Runs) -> None:
         if not b.num_rows:
             return
-        keys: list[npt.NDArray[Any]] = [_ints(b.column("process"))]  # NULL: process 0
-        for name in ("device", "frame"):
-            keys += [_ints(b.column(name)), _nulls(b.column(name))]
-        change = np.zeros(b.num_rows, bool)
-        change[0] = True
-        for column in keys:
-            change[1:] |= column[1:] != column[:-1]
-        starts = np.flatnonzero(change)
+        process, no_process, *keys = runs.keys
         gpu = b.column("gpu_ns")
         timed = (~_nulls(gpu)).astype(np.int64)
-        counts = np.diff(np.append(starts, b.num_rows))
-        sums = [counts, np.add.reduceat(timed, starts), np.add.reduceat(_ints(gpu), starts)]
-        self._runs.append([*(k[starts] for k in keys), *sums])
+        starts = runs.starts
+        sums = [runs.counts, np.add.reduceat(timed, starts), np.add.reduceat(_ints(gpu), starts)]
+        self._runs.append([np.where(no_process, 0, process), *keys, *sums])  # NULL: process 0
 
     def frames(self) -> FrameTally:
         """(process, device, frame) -> (instances, timed instances, GPU ns)."""
@@ -246,9 +269,10 @@ def _instances(
     for b in instance_batches(capture, names, dictionaries=True):
         n = b.num_rows
         columns: dict[str, pa.Array] = {name: _constant(value, n) for name, value in base.items()}
+        runs = _Runs(b)
         columns.update(
             process=b.column("process"),
-            device=_device_names(b.column("process"), b.column("device"), devices),
+            device=_device_names(runs, devices),
             identity=_identity(b),
             ordinal=b.column("ordinal").cast(pa.int32()),
         )
@@ -261,7 +285,7 @@ def _instances(
         for name, column in counters.items():
             columns[column] = b.column(name)
         writer.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
-        tally.add(b)
+        tally.add(b, runs)
     return tally.frames()
 
 
