@@ -213,7 +213,7 @@ class Dataset:
         staging.rmdir()
         added = tables.get("captures")
         if added is None:
-            added = pq.read_table(self.root / "captures" / part / f"{capture_id}.parquet")
+            added = _read(self.root / "captures" / part / f"{capture_id}.parquet")
         self._added.append(added)
 
     @property
@@ -231,8 +231,10 @@ class Dataset:
     def _index_ids(self) -> set[str] | None:
         """The capture ids the index holds; None where it is missing, unreadable or holds one
         twice."""
+        if not self.index_path.is_file():
+            return None
         try:
-            ids = pq.read_table(self.index_path, columns=["capture_id"]).column(0).to_pylist()
+            ids = _read(self.index_path, ["capture_id"]).column(0).to_pylist()
         except (OSError, pa.ArrowException):
             return None
         found = set(ids)
@@ -251,13 +253,13 @@ class Dataset:
             self.index_path.unlink(missing_ok=True)
             return
         rows: dict[str, pa.Table] = {}
-        for table in [pq.read_table(self.index_path)] if held else []:
+        for table in [_read(self.index_path)] if held else []:
             rows.update(_rows_by_id(table))
         for table in added:
             rows.update(_rows_by_id(table))
         order = sorted(files, key=lambda cid: files[cid].parts)  # as the files list them
         table = pa.concat_tables(
-            [_conformed(rows[cid] if cid in rows else pq.read_table(files[cid])) for cid in order]
+            [_conformed(rows[cid] if cid in rows else _read(files[cid])) for cid in order]
         )
         staged = self.root / f"{INDEX}.tmp"
         pq.write_table(table, staged, compression="zstd")
@@ -265,6 +267,13 @@ class Dataset:
 
     def bytes_on_disk(self, table: str) -> int:
         return sum(p.stat().st_size for p in self.files(table))
+
+
+def _read(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file (not pq.read_table, whose first call imports pyarrow.dataset: more than
+    an export of a small capture costs otherwise)."""
+    with pq.ParquetFile(path) as f:
+        return f.read(columns=columns)
 
 
 def _rows_by_id(table: pa.Table) -> dict[str, pa.Table]:
