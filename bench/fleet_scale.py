@@ -253,6 +253,15 @@ def export_capture(path: Path, frames: int, per_frame: int) -> dict[str, Any]:
     }
 
 
+def short_commit(rev: str) -> str:
+    """The commit `rev` names, abbreviated: a branch moves, the results name what was measured."""
+    out = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short=7", f"{rev}^{{commit}}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.strip()
+
+
 def baseline_tree(rev: str, tmp: Path) -> tuple[Path, int]:
     """The src/ of commit `rev`, with its generated protocol module, to measure beside this
     tree's; and the capture schema version it reads."""
@@ -311,6 +320,7 @@ def measure_export(
     trees = {"this tree": (SRC, capture), "this tree, row path": (SRC, rows_capture)}
     same_schema = False
     if baseline:
+        baseline = short_commit(baseline)
         src, version = baseline_tree(baseline, tmp)
         same_schema = version == SCHEMA_VERSION
         old = as_version(capture, tmp / f"schema-{version}.vkscope", version)
