@@ -253,6 +253,15 @@ def export_capture(path: Path, frames: int, per_frame: int) -> dict[str, Any]:
     }
 
 
+def short_commit(rev: str) -> str:
+    """The commit `rev` names, abbreviated: a branch moves, the results name what was measured."""
+    out = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short=7", f"{rev}^{{commit}}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.strip()
+
+
 def baseline_tree(rev: str, tmp: Path) -> tuple[Path, int]:
     """The src/ of commit `rev`, with its generated protocol module, to measure beside this
     tree's; and the capture schema version it reads."""
@@ -300,7 +309,8 @@ def measure_export(
     tmp: Path, runs: int, frames: int, per_frame: int, baseline: str | None = None
 ) -> dict[str, Any]:
     """The export of one capture by this tree from its stored columns and from its rows (the
-    same capture without them), and by `baseline`, runs interleaved."""
+    same capture without them), and by `baseline`, runs interleaved. A baseline of this tree's
+    schema version exports both too; an older one, the capture as its version holds it."""
     from vkscope.capture.schema import SCHEMA_VERSION
 
     capture = tmp / "export.vkscope"
@@ -308,10 +318,17 @@ def measure_export(
     instances = finalize["instances"]
     rows_capture = as_version(capture, tmp / "rows.vkscope", SCHEMA_VERSION)
     trees = {"this tree": (SRC, capture), "this tree, row path": (SRC, rows_capture)}
+    same_schema = False
     if baseline:
+        baseline = short_commit(baseline)
         src, version = baseline_tree(baseline, tmp)
+        same_schema = version == SCHEMA_VERSION
         old = as_version(capture, tmp / f"schema-{version}.vkscope", version)
-        trees = {f"baseline {baseline}": (src, old), **trees}
+        if same_schema:
+            trees = {f"baseline {baseline}": (src, capture),
+                     f"baseline {baseline}, row path": (src, old), **trees}  # fmt: skip
+        else:
+            trees = {f"baseline {baseline}": (src, old), **trees}
     done: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for n in range(runs):
         for name, (src, path) in trees.items():  # interleaved: each round runs every tree once
@@ -348,8 +365,16 @@ def measure_export(
         "row_path_runs": done["this tree, row path"],
         "same_as_row_path": same["this tree, row path"],
         "same_as_baseline": same.get(f"baseline {baseline}"),
+        "same_as_baseline_row_path": same.get(f"baseline {baseline}, row path"),
         "baseline": (
-            {"commit": baseline, "runs": done[f"baseline {baseline}"]} if baseline else None
+            {
+                "commit": baseline,
+                "stored_columns": same_schema,  # whether "runs" read its stored columns
+                "runs": done[f"baseline {baseline}"],
+                "row_path_runs": done.get(f"baseline {baseline}, row path"),
+            }
+            if baseline
+            else None
         ),
     }
 
@@ -626,7 +651,19 @@ def render(report: dict[str, Any] | None) -> str:
                 export.get("same_as_row_path"),
             )
         baseline = export.get("baseline")
-        if baseline:
+        if baseline and baseline.get("stored_columns"):
+            name = f"baseline `{baseline['commit']}`"
+            rows[:0] = [
+                (f"{name}, row path", baseline["row_path_runs"]),
+                (f"{name}, stored columns", baseline["runs"]),
+            ]
+            lines += _compared(
+                "The baseline is another commit of the same capture schema, exporting the same "
+                "two captures in the same run, its runs interleaved with this tree's; from both "
+                "it wrote ",
+                export.get("same_as_baseline") and export.get("same_as_baseline_row_path"),
+            )
+        elif baseline:
             rows.insert(0, (f"baseline `{baseline['commit']}`", baseline["runs"]))
             lines += _compared(
                 "The baseline is an older commit's export of the same capture as that commit's "

@@ -55,12 +55,19 @@ if [ -f tests/cpp/CMakeLists.txt ]; then
 fi
 
 echo "== pytest"
-# Two workers by default (pytest-xdist; one per core here): many tests wait on processes,
-# sockets and signals rather than compute. A module's tests stay on one worker, so a module's
-# fixtures (a Spark session, a capture several tests read) are built once. PYTEST_WORKERS=0 runs
-# them in this process.
+# Two workers (pytest-xdist; one per core here): most tests wait on processes, sockets and
+# signals rather than compute. A module's tests stay on one worker, so a module's fixtures (a
+# Spark session, a capture several tests read) are built once. Tests marked `solo` assert a rate
+# or a deadline that a test beside them would move: they run afterwards, one at a time.
+# Arguments (`-k`, `-m`, paths) run just those tests, in this process.
 status=0
-.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@" || status=$?
+if [ $# -gt 0 ]; then
+    .venv/bin/python -m pytest "$@" || status=$?
+else
+    .venv/bin/python -m pytest -n 2 --dist loadfile -m "not solo" || status=$?
+    echo "== pytest: the tests that run alone"
+    .venv/bin/python -m pytest -m solo || status=$?
+fi
 if [ -n "$unit_pid" ]; then
     echo "== C++ unit tests: plain, under ASan/UBSan and TSan"
     if ! wait "$unit_pid"; then

@@ -217,6 +217,7 @@ def test_killed_at_a_random_point_of_a_million_workloads(
     assert described >= seen, f"killed after {delay:.3f} s: {seen} workloads were committed"
 
 
+@pytest.mark.solo
 def test_killed_while_finalizing_a_million_workloads(tmp_path: Path, long_stream: bytes) -> None:
     capture, sock_path = tmp_path / "killed.vkscope", tmp_path / "s.sock"
     delay = random.uniform(0.05, 1.5)  # finalizing takes seconds

@@ -96,6 +96,7 @@ def report(path: Path, *args: str) -> str:
     return res.stdout
 
 
+@pytest.mark.solo
 def test_the_samples_are_stored_with_the_gpu_and_how_it_was_matched(captures: Captures) -> None:
     with open_capture(captures.moving) as capture:
         (gpu,) = capture.gpus()

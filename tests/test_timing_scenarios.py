@@ -66,6 +66,7 @@ def test_timing_read_detect_copies_on_a_cpu_device_only(timed: Runner, tmp_path:
     assert all(f"one-time recordings' timestamps {way}" in line for line in lines), lines
 
 
+@pytest.mark.solo
 def test_compute_dispatches_measure_one_four_sixteen(timed: Runner) -> None:
     res, capture = timed("--scenario", "compute", "--frames", "8", timing="queue")
     scenario_ran(res, "compute")

@@ -72,7 +72,7 @@ class DuckDBEngine:
 
     def _view(self, dataset: Dataset, table: str) -> None:
         schema = table_schema(dataset, table)
-        files = dataset.files(table)
+        files = dataset.sources(table)
         if not files:
             self.register(table, schema.empty_table())
             return
@@ -196,7 +196,7 @@ class SparkEngine:
 
     def _view(self, dataset: Dataset, table: str) -> None:
         schema = table_schema(dataset, table)
-        files = [str(p) for p in dataset.files(table)]
+        files = [str(p) for p in dataset.sources(table)]
         if not files:
             self.register(table, schema.empty_table())
             return

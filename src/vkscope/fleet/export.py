@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -25,12 +26,16 @@ import pyarrow.parquet as pq
 from ..capture import Capture, CaptureError, open_capture
 from ..capture.read.columns import CHECKED_AS_READ, instance_batches
 from ..capture.read.gpu_join import GpuJoin
+from ..capture.read.numpy_arrow import arrow_numbers
 from ..capture.read.records import FrameKey
 from .identity import identity_text, queue_names
 from .layout import Dataset, Manifest
 from .schema import CAPTURES, DATASET_VERSION, FRAMES, counter_column, instances_schema
 
 SUFFIX: Final = ".vkscope"
+
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
 
 
 @dataclass
@@ -93,74 +98,159 @@ def _written(schema: pa.Schema) -> pa.Schema:
     )
 
 
+# Text columns with statistics: those that hold one value per capture (what engines skip a
+# file by). The others span nearly every value in every capture's file, so their minimum and
+# maximum would skip nothing, and the writer finds them by hashing every instance's index into
+# its column's dictionary (a tenth of the export's time).
+_TEXT_STATISTICS: Final = ("capture_id", "partition", "device")
+
+
+def _with_statistics(schema: pa.Schema) -> list[str]:
+    return [f.name for f in schema if f.type != pa.string() or f.name in _TEXT_STATISTICS]
+
+
 def _constant(value: Any, n: int) -> pa.Array:
     return pa.DictionaryArray.from_arrays(
-        pa.repeat(pa.scalar(0, pa.int32()), n), pa.array([value], pa.string())
+        arrow_numbers(np.zeros(n, np.int32)), pa.array([value], pa.string())
     )
 
 
-def _device_names(
-    process: pa.Array, device: pa.Array, devices: dict[tuple[int, int], str | None]
-) -> pa.Array:
-    """Each instance's device name, by its process and device (none: device 0). In Arrow: an
-    array made from numpy would import numpy.ma, a tenth of a second of a small export."""
-    key = pc.add(pc.multiply(process, 1 << 32), pc.fill_null(device, 0))
-    keys = pa.array([p * (1 << 32) + d for p, d in devices], pa.int64())
-    index = pc.index_in(key, value_set=keys)
-    return pa.DictionaryArray.from_arrays(index, pa.array(list(devices.values()), pa.string()))
+def _ints(array: pa.Array) -> Ints:
+    """An integer column's values as int64 (0 where NULL: callers mask them by is_null)."""
+    if array.null_count:
+        array = pc.fill_null(array, 0)
+    return np.asarray(array.to_numpy(), np.int64)
+
+
+def _nulls(array: pa.Array) -> Bools:
+    if not array.null_count:
+        return np.zeros(len(array), bool)
+    return np.asarray(array.is_null().to_numpy(zero_copy_only=False), bool)
+
+
+class _Runs:
+    """A batch's runs of instances of one frame (process, device and frame), as instances in
+    submission order come: what every instance of a run shares is worked out once per run."""
+
+    def __init__(self, b: pa.RecordBatch) -> None:
+        keys: list[npt.NDArray[Any]] = []
+        for name in ("process", "device", "frame"):
+            keys += [_ints(b.column(name)), _nulls(b.column(name))]
+        change = np.zeros(b.num_rows, bool)
+        change[:1] = True
+        for column in keys:
+            change[1:] |= column[1:] != column[:-1]
+        self.starts = np.flatnonzero(change)
+        self.counts = np.diff(np.append(self.starts, b.num_rows))
+        # process, whether it is NULL, device, whether NULL, frame, whether NULL
+        self.keys = [k[self.starts] for k in keys]
+
+    def repeat(self, per_run: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Each instance's value, from its run's."""
+        return np.repeat(per_run, self.counts)
+
+
+def _device_names(runs: _Runs, devices: dict[tuple[int, int], str | None]) -> pa.Array:
+    """Each instance's device name, by its process and device (none: device 0)."""
+    names = pa.array(list(devices.values()), pa.string())
+    if not devices:
+        n = int(runs.counts.sum())
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), names)
+    process, no_process, device = runs.keys[:3]
+    keys = np.array([p * (1 << 32) + d for p, d in devices], np.int64)
+    order = np.argsort(keys)
+    key = process * (1 << 32) + device  # a NULL device is 0 here
+    at = np.minimum(np.searchsorted(keys[order], key), len(keys) - 1)
+    index = order[at]
+    missing = (keys[index] != key) | no_process
+    return pa.DictionaryArray.from_arrays(
+        arrow_numbers(runs.repeat(index.astype(np.int32)), runs.repeat(missing)), names
+    )
 
 
 def _identity(b: pa.RecordBatch) -> pa.Array:
-    """identity_text of every instance of the batch (its text columns dictionary-encoded), in
-    Arrow: written once per distinct identity (a frame's few hundred, repeated in every frame)
-    and referred to by every instance."""
+    """identity_text of every instance of the batch (its text columns dictionary-encoded):
+    written once per distinct identity (a frame's few hundred, repeated in every frame) and
+    referred to by every instance. Each instance's (ordinal, type, label path, queue) is one
+    integer, made of the ordinal and the text columns' dictionary indices (numpy)."""
     parts = [b.column(n) for n in ("type", "label_path", "queue")]
-    key = b.column("ordinal")
-    for part in parts:  # a number per (ordinal, type, label path, queue)
-        indices = pc.fill_null(part.indices, len(part.dictionary)).cast(pa.int64())
-        key = pc.add_checked(pc.multiply_checked(key, len(part.dictionary) + 1), indices)
-    keys = pc.dictionary_encode(key)
-    first = pc.index_in(keys.dictionary, value_set=key)  # each distinct key's first instance
-    kind, path, queue = (p.dictionary.take(p.indices.take(first)).to_pylist() for p in parts)
-    ordinal = b.column("ordinal").take(first).to_pylist()
+    ordinal = b.column("ordinal")
+    null = _nulls(ordinal)  # NULL, as the text made of a NULL ordinal would be
+    key = _ints(ordinal) * 2 + null
+    bound = int(key.max()) + 1 if len(key) else 1
+    for part in parts:
+        size = len(part.dictionary) + 1  # the last: NULL
+        if bound * size >= 1 << 62:  # renumbered densely first: at most rows x size
+            key = _ints(pc.dictionary_encode(arrow_numbers(key)).indices)
+            bound = len(key) + 1
+        indices = part.indices
+        if indices.null_count:
+            indices = pc.fill_null(indices, size - 1)
+        key = key * size + np.asarray(indices.to_numpy(), np.int64)
+        bound *= size
+    keys = pc.dictionary_encode(arrow_numbers(key))  # numbered in order of first appearance
+    codes = np.asarray(keys.indices.to_numpy(), np.int32)
+    # Each distinct key's first instance: where its code exceeds every code before it.
+    first = np.flatnonzero(codes > np.maximum.accumulate(np.concatenate(([-1], codes[:-1]))))
+    kind, path, queue = (_texts_at(p, first) for p in parts)
+    ordinals = ordinal.take(arrow_numbers(first)).to_pylist()
     texts = [
         None if p is None or q is None else identity_text(k, p, q, o)  # as joining NULL gives
-        for k, p, q, o in zip(kind, path, queue, ordinal, strict=True)
+        for k, p, q, o in zip(kind, path, queue, ordinals, strict=True)
     ]
-    return pa.DictionaryArray.from_arrays(keys.indices, pa.array(texts, pa.string()))
+    return pa.DictionaryArray.from_arrays(arrow_numbers(codes, null), pa.array(texts, pa.string()))
 
 
-def _tally(
-    b: pa.RecordBatch, per_frame: dict[tuple[int, int | None, int | None], list[int]]
-) -> None:
-    """Adds the batch's instances, timed instances and GPU ns to their (process, device, frame):
-    by runs of one frame, as instances in submission order come (numpy, not a group-by, whose
+def _texts_at(column: pa.DictionaryArray, rows: Ints) -> list[str | None]:
+    """A dictionary-encoded text column's values at a few rows (DictionaryArray.to_pylist makes
+    a scalar object of each value first)."""
+    values = column.dictionary.to_pylist()
+    indices = column.indices.take(arrow_numbers(rows)).to_pylist()
+    return [None if i is None else values[i] for i in indices]
+
+
+FrameTally = dict[tuple[int, int | None, int | None], tuple[int, int, int]]
+
+
+class _Tally:
+    """Each (process, device, frame)'s instances, timed instances and GPU ns: summed by runs
+    within a batch, then the runs of every batch by their frame (numpy, not a group-by, whose
     engine takes longer to import than a small capture takes to count)."""
-    if not b.num_rows:
-        return
-    keys = [b.column(n) for n in ("process", "device", "frame")]
-    values = [np.asarray(pc.fill_null(k, -1).to_numpy(zero_copy_only=False)) for k in keys]
-    nulls = [np.asarray(k.is_null().to_numpy(zero_copy_only=False)) for k in keys]
-    change = np.zeros(b.num_rows, bool)
-    change[0:1] = True
-    for column in (*values, *nulls):
-        change[1:] |= column[1:] != column[:-1]
-    starts = np.flatnonzero(change)
-    gpu = b.column("gpu_ns")
-    timed = np.asarray(gpu.is_valid().to_numpy(zero_copy_only=False), np.int64)
-    ns = np.asarray(pc.fill_null(gpu, 0).to_numpy(zero_copy_only=False), np.int64)
-    counts = np.diff(np.append(starts, b.num_rows))
-    for start, count, t, total in zip(
-        starts.tolist(), counts.tolist(), np.add.reduceat(timed, starts).tolist(),
-        np.add.reduceat(ns, starts).tolist(), strict=True,
-    ):  # fmt: skip
-        process, device, frame = (
-            None if m[start] else int(v[start]) for v, m in zip(values, nulls, strict=True)
-        )
-        tally = per_frame.setdefault((int(process or 0), device, frame), [0, 0, 0])
-        tally[0] += count
-        tally[1] += t
-        tally[2] += total
+
+    def __init__(self) -> None:
+        self._runs: list[list[npt.NDArray[Any]]] = []
+
+    def add(self, b: pa.RecordBatch, runs: _Runs) -> None:
+        if not b.num_rows:
+            return
+        process, no_process, *keys = runs.keys
+        gpu = b.column("gpu_ns")
+        timed = (~_nulls(gpu)).astype(np.int64)
+        starts = runs.starts
+        sums = [runs.counts, np.add.reduceat(timed, starts), np.add.reduceat(_ints(gpu), starts)]
+        self._runs.append([np.where(no_process, 0, process), *keys, *sums])  # NULL: process 0
+
+    def frames(self) -> FrameTally:
+        """(process, device, frame) -> (instances, timed instances, GPU ns)."""
+        if not self._runs:
+            return {}
+        runs = [np.concatenate(c) for c in zip(*self._runs, strict=True)]
+        keys = runs[:5]
+        order = np.lexsort(keys[::-1])
+        new = np.zeros(len(order), bool)
+        new[0] = True
+        for column in keys:
+            ordered = column[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(new)
+        sums = [np.add.reduceat(c[order], starts).tolist() for c in runs[5:]]
+        process, device, no_device, frame, no_frame = (k[order[starts]].tolist() for k in keys)
+        return {
+            (p, None if nd else d, None if nf else f): (n, t, ns)
+            for p, d, nd, f, nf, n, t, ns in zip(
+                process, device, no_device, frame, no_frame, *sums, strict=True
+            )
+        }
 
 
 def _instances(
@@ -169,19 +259,20 @@ def _instances(
     base: dict[str, str],
     devices: dict[tuple[int, int], str | None],
     counters: dict[str, str],
-) -> dict[tuple[int, int | None, int | None], list[int]]:
+    sampled: GpuJoin,
+) -> FrameTally:
     """Writes every instance, read as columns (capture/read/columns.py); returns, per
     (process, device, frame): instances, timed instances, GPU ns."""
     schema = writer.schema
     names = list(counters)
-    sampled = GpuJoin(capture)
-    per_frame: dict[tuple[int, int | None, int | None], list[int]] = {}
+    tally = _Tally()
     for b in instance_batches(capture, names, dictionaries=True):
         n = b.num_rows
         columns: dict[str, pa.Array] = {name: _constant(value, n) for name, value in base.items()}
+        runs = _Runs(b)
         columns.update(
             process=b.column("process"),
-            device=_device_names(b.column("process"), b.column("device"), devices),
+            device=_device_names(runs, devices),
             identity=_identity(b),
             ordinal=b.column("ordinal").cast(pa.int32()),
         )
@@ -194,8 +285,8 @@ def _instances(
         for name, column in counters.items():
             columns[column] = b.column(name)
         writer.write_table(pa.table([columns[f.name] for f in schema], schema=schema))
-        _tally(b, per_frame)
-    return per_frame
+        tally.add(b, runs)
+    return tally.frames()
 
 
 def _tables(
@@ -224,17 +315,22 @@ def _tables(
         manifest.counters.setdefault(column, {"name": name, "unit": details[name].unit})
     schema = instances_schema(sorted(set(counters.values())))
     writer = pq.ParquetWriter(
-        staging / "instances.parquet", _written(schema), compression="zstd", store_schema=False
+        staging / "instances.parquet",
+        _written(schema),
+        compression="zstd",
+        store_schema=False,
+        write_statistics=_with_statistics(schema),
     )
+    sampled = GpuJoin(capture)
     try:
         per_frame = _instances(
-            capture, writer, {"capture_id": cid, "partition": part}, devices, counters
+            capture, writer, {"capture_id": cid, "partition": part}, devices, counters, sampled
         )
     finally:
         writer.close()
     queues = queue_names(capture.queues())
     listed = capture.frames()
-    tallies = [per_frame.get((f.process, f.device, f.number), [0, 0, 0]) for f in listed]
+    tallies = [per_frame.get((f.process, f.device, f.number), (0, 0, 0)) for f in listed]
     frames: dict[str, list[Any]] = {  # a column at a time: a capture has thousands of frames
         "capture_id": [cid] * len(listed),
         "partition": [part] * len(listed),
@@ -269,7 +365,7 @@ def _tables(
         "instances": instances,
         "timed_instances": sum(t[1] for t in per_frame.values()),
         "tags": list(tags.items()),
-        "clocks": _clocks(capture),
+        "clocks": _clocks(sampled),
         **row,
     }
     tables = {
@@ -291,7 +387,7 @@ def _clock_changed(sampled: GpuJoin, b: pa.RecordBatch) -> pa.Array:
     return pc.coalesce(said, host)
 
 
-def _clocks(capture: Capture) -> str | None:
+def _clocks(sampled: GpuJoin) -> str | None:
     """The GPUs' clocks, power and throttle reasons during the captured frames, as the host
     sampled them (docs/gpu-state.md); None where it sampled none."""
     gpus = [
@@ -302,7 +398,7 @@ def _clocks(capture: Capture) -> str | None:
             "state": g.state.as_json() if g.state else None,  # over the captured frames
             "warnings": g.warnings(),
         }
-        for g in GpuJoin(capture).summaries()
+        for g in sampled.summaries()
     ]
     return json.dumps({"gpus": gpus}, sort_keys=True) if gpus else None
 

@@ -46,6 +46,7 @@ import pyarrow.json as pa_json
 from ..errors import CaptureError, CorruptCaptureError
 from .gpu_time import gpu_ns_sql
 from .identity import QUEUE_SQL, QUEUES_JOIN
+from .numpy_arrow import arrow_bools, arrow_numbers
 from .reader import Capture
 from .stored_columns import stored_batches, stored_meta
 
@@ -122,12 +123,29 @@ def _untext(array: pa.Array) -> pa.Array:
     )
 
 
-def _timing(arrays: pa.Array) -> list[pa.Array]:
+def _timing(arrays: pa.Array, dictionaries: bool) -> list[pa.Array]:
     """The timing, timing_reason and serialization columns, from their JSON arrays: each
     distinct array decoded once (a capture has a few)."""
     encoded = pc.dictionary_encode(arrays)
     decoded = [_decode(v) for v in encoded.dictionary.to_pylist()]  # text: the columns' affinity
-    return [pa.array([d[n] for d in decoded], pa.string()).take(encoded.indices) for n in range(3)]
+    columns = (pa.array([d[n] for d in decoded], pa.string()) for n in range(3))
+    return [_Texts(c).of(encoded.indices, dictionaries) for c in columns]
+
+
+class _Texts:
+    """A text column of a small table (or of a batch's distinct values), dictionary-encoded
+    once: the values of the rows an instance batch refers to, as text or dictionary-encoded."""
+
+    def __init__(self, values: pa.Array) -> None:
+        self.values = values
+        self.encoded = pc.dictionary_encode(values)
+
+    def of(self, rows: pa.Array, dictionaries: bool) -> pa.Array:
+        """The values at `rows` (NULL where a row is NULL)."""
+        if not dictionaries:
+            return self.values.take(rows)
+        encoded = self.encoded
+        return pa.DictionaryArray.from_arrays(encoded.indices.take(rows), encoded.dictionary)
 
 
 def _ints(array: pa.Array | pa.ChunkedArray, null: int = 0) -> Ints:
@@ -317,26 +335,24 @@ def instance_batches(
         return
     rows = _Rows(capture, capture.reads_file_directly(_READ), batch_rows)
     with contextlib.closing(rows):
-        for batch in _Instances(capture, rows, counters).batches():
-            yield _dictionaries(batch) if dictionaries else batch
-
-
-def _dictionaries(batch: pa.RecordBatch) -> pa.RecordBatch:
-    columns = [pc.dictionary_encode(c) if c.type == pa.string() else c for c in batch.columns]
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+        yield from _Instances(capture, rows, counters, dictionaries).batches()
 
 
 class _Instances:
     """The small tables, held while the instances stream past them."""
 
-    def __init__(self, capture: Capture, rows: _Rows, counters: Sequence[str]) -> None:
+    def __init__(
+        self, capture: Capture, rows: _Rows, counters: Sequence[str], dictionaries: bool
+    ) -> None:
         self._rows = rows
         self._counters = list(counters)
+        self._dictionaries = dictionaries
         i64, text = pa.int64(), pa.string()
         # Submits: where their instances ran, and the frame and queue they count ordinals in.
         s = rows.table(_SUBMITS, (i64, i64, i64, i64, i64, text))
         self._submit_row = _ints(s[0])
-        self._process, self._device, self._queue_id, self._frame, self._queue = s[1:]
+        self._process, self._device, self._queue_id, self._frame = s[1:5]
+        self._queue = _Texts(s[5])
         process, no_device, device = _ints(s[1]), _nulls(s[2]), _ints(s[2])
         frames, n_frames = _codes(process, no_device, device, _nulls(s[4]), _ints(s[4]))
         self._scope, n_scopes = _codes(frames, _nulls(s[3]), _ints(s[3]))
@@ -347,10 +363,10 @@ class _Instances:
             (i64, i64, text, *(i64 for _ in EXTRACTED)),
         )
         self._workloads = _Lookup((_ints(w[0]),), _ints(w[1]))
-        self._type = _untext(w[2])
+        self._type = _Texts(_untext(w[2]))
         # TYPE_SQL: "" for a type the layer never gave, as for a tagID never described (last).
         types = pc.dictionary_encode(
-            pa.concat_arrays([pc.fill_null(self._type, ""), pa.array([""])])
+            pa.concat_arrays([pc.fill_null(self._type.values, ""), pa.array([""])])
         )
         self._type_code = _ints(types.indices)
         n_types = len(types.dictionary)
@@ -358,9 +374,9 @@ class _Instances:
         # Label stacks: each path (a code of the scope); past the last, an instance without.
         ls = rows.table(_LABEL_STACKS, (i64, i64, i64, text, text))
         self._stacks = _Lookup((_ints(ls[0]), _ints(ls[1])), _ints(ls[2]))
-        self._labels_json = pa.concat_arrays([ls[3], pa.array(["[]"])])
-        self._label_path = pa.concat_arrays([ls[4], pa.array([""])])
-        paths = pc.dictionary_encode(self._labels_json)
+        self._labels_json = _Texts(pa.concat_arrays([ls[3], pa.array(["[]"])]))
+        self._label_path = _Texts(pa.concat_arrays([ls[4], pa.array([""])]))
+        paths = self._labels_json.encoded
         self._path_code = _ints(paths.indices)
         self._n_paths, self._n_types = len(paths.dictionary), n_types
         frame_of_scope = np.zeros(n_scopes, np.int64)
@@ -389,10 +405,10 @@ class _Instances:
         inside = submits[at] == rows
         if inside.all():
             return b, at
-        return [c.filter(pa.array(inside)) for c in b], at[inside]
+        return [c.filter(arrow_bools(inside)) for c in b], at[inside]
 
     def _columns(self, b: list[pa.Array], at: Ints) -> list[pa.Array]:
-        sub = pa.array(at)
+        sub = arrow_numbers(at)
         process = _ints(self._process.take(sub))
         workload = self._workloads.find((process,), _ints(b[2]))
         stack = self._stacks.find((process, self._label_device[at]), _ints(b[3]))
@@ -401,21 +417,22 @@ class _Instances:
         scopes = (self._scope[at] * self._n_paths + self._path_code[stack]) * self._n_types + kind
         ordinals = self._ordinals.count(scopes, int(self._submit_row[at[-1]]))
         undescribed = workload < 0
-        described = pa.array(workload, mask=undescribed if undescribed.any() else None)
-        labels = pa.array(stack)
+        described = arrow_numbers(workload, undescribed)
+        labels = arrow_numbers(stack)
+        text = self._dictionaries
         return [
             b[0],
-            pa.array(process),
+            arrow_numbers(process),
             self._device.take(sub),
             self._frame.take(sub),
             self._queue_id.take(sub),
-            self._queue.take(sub),
-            self._label_path.take(labels),
-            self._labels_json.take(labels),
-            self._type.take(described),
-            pa.array(ordinals),
+            self._queue.of(sub, text),
+            self._label_path.of(labels, text),
+            self._labels_json.of(labels, text),
+            self._type.of(described, text),
+            arrow_numbers(ordinals),
             b[4],
-            *_timing(b[5]),
+            *_timing(b[5], text),
             *(c.take(described) for c in self._extracted),
             b[6].cast(pa.bool_()),
             *self._counter_columns(_untext(b[7])),
@@ -429,7 +446,7 @@ class _Instances:
         parsed = counter_values(values, self._counters)
         index = np.full(len(text), -1, np.int64)
         index[np.asarray(valid.to_numpy(zero_copy_only=False), bool)] = np.arange(len(values))
-        at = pa.array(index, mask=index < 0)
+        at = arrow_numbers(index, index < 0)
         return [column.take(at) for column in parsed]
 
 

@@ -425,6 +425,8 @@ class GpuJoin:
 
     def summaries(self) -> list[GpuSummary]:
         """Each sampled GPU over the captured frames of the devices that run on it."""
+        if not self.gpus:  # nothing sampled: no frame's window to read
+            return []
         windows: dict[int, list[tuple[int, int]]] = {g: [] for g in self.gpus}
         for process, device, _, begin, end, captured in self._capture.execute(_WINDOWS)[1]:
             gpu = self.gpu_of(process, device)

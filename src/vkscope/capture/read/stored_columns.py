@@ -113,9 +113,14 @@ def _decoded(column: pa.Array) -> pa.Array:
     return column.dictionary_decode() if isinstance(column, pa.DictionaryArray) else column
 
 
+# One thread: a blob's columns decompress in a few milliseconds, less than handing them to the
+# thread pool costs in CPU time (readers are measured per core: docs/bench/fleet.md).
+_READ_OPTIONS: Final = pa.ipc.IpcReadOptions(use_threads=False)
+
+
 def _batch(capture: Capture, where: str, data: bytes) -> pa.RecordBatch:
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(data))
+        reader = pa.ipc.open_stream(pa.py_buffer(data), options=_READ_OPTIONS)
         batches = list(reader)
         if len(batches) != 1:
             raise ValueError(f"{len(batches)} record batches, not one")
