@@ -30,7 +30,9 @@ change's effect on a shared machine is smaller than the drift between two separa
 the other tree's installed package somewhere (`cp -r OTHER/.venv/lib/python3.11/site-packages/
 vkscope DIR/`) and run `--baseline DIR [--configs none,run,run_timing_queue]`: every configuration
 runs with both layers, the same workload program, and the comparison is printed (and written to
-`--compare-out`), not published.
+`--compare-out`), not published. `--instructions-only` counts instructions instead of timing
+frames (with or without `--baseline`), which a loaded machine does not move: the quick check of
+a change to the layer's hot paths.
 """
 
 from __future__ import annotations
@@ -119,6 +121,13 @@ CONFIGS = (
     Config("run_timing_none", "`vkscope run --timing none`", run=("--timing", "none")),
     Config("run_timing_queue", "`vkscope run --timing queue`", run=("--timing", "queue")),
     Config("run_timing_full", "`vkscope run --timing full`", run=("--timing", "full")),
+    # A budget that leaves every workload out: what the instruments cost while idle, which should
+    # be (nearly) the timeline's own cost.
+    Config(
+        "run_timing_queue_budget0",
+        "`vkscope run --timing queue --budget 0%`",
+        run=("--timing", "queue", "--budget", "0%"),
+    ),
     Config(
         "run_statistics",
         "`vkscope run --counters pipeline_statistics`",
@@ -133,7 +142,14 @@ CONFIGS = (
 )
 BY_KEY = {c.key: c for c in CONFIGS}
 # Counted with callgrind: the baseline and what the targets are about.
-INSTRUCTION_CONFIGS = ("none", "timeline", "run", "run_timing_queue", "run_statistics")
+INSTRUCTION_CONFIGS = (
+    "none",
+    "timeline",
+    "run",
+    "run_timing_queue",
+    "run_timing_queue_budget0",
+    "run_statistics",
+)
 # What callgrind counts: the program's entry points around its vkQueueSubmit and around its
 # recording of a frame (workloads/src/profiled.h), everything they call included.
 PROFILED = {"submit": "wl_profiled_submit", "record": "wl_profiled_record"}
@@ -549,6 +565,30 @@ def instruction_lines(block: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def instruction_comparison_lines(
+    counted: Mapping[str, Mapping[str, Mapping[str, float]]], workloads: int
+) -> list[str]:
+    """Instructions per workload in the vkQueueSubmit call and in recording, each layer beside the
+    others, and what each configuration adds over the run without the layer."""
+    lines = [
+        "| configuration | layer | vkQueueSubmit | added | recording | added |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    first = next(iter(counted.values()))
+    for key, title in titled(first):
+        for side, per_frame in counted.items():
+            base = per_frame.get("none", {"submit": 0.0, "record": 0.0})
+            counts = per_frame[key]
+            cells = []
+            for part in ("submit", "record"):
+                cells.append(f"{counts[part] / workloads:,.0f}")
+                cells.append(f"{(counts[part] - base[part]) / workloads:+,.0f}")
+            lines.append(f"| {title} | {side} | " + " | ".join(cells) + " |")
+            if key == "none":
+                break  # one program without the layer serves every side
+    return lines
+
+
 def dropped_lines(block: Mapping[str, Any]) -> list[str]:
     dropped = sorted(
         {BY_KEY[k].title for k, runs in block["rounds"].items() for r in runs if r.get("dropped")}
@@ -607,6 +647,8 @@ def devices_lines(results: Mapping[str, Any] | None) -> list[str]:
         "|---" * (len(blocks) + 1) + "|",
     ]
     for c in CONFIGS[1:]:
+        if not any(c.key in block["rounds"] for _, block in blocks):
+            continue  # a configuration newer than every measurement
         cells = []
         for _, block in blocks:
             rounds = block["rounds"]
@@ -682,7 +724,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="a directory holding another tree's installed vkscope package: compare the two",
     )
-    parser.add_argument("--configs", help="with --baseline: these configurations (comma-separated)")
+    parser.add_argument(
+        "--configs",
+        help="with --baseline or --instructions-only: these configurations (comma-separated)",
+    )
+    parser.add_argument(
+        "--instructions-only",
+        action="store_true",
+        help="count instructions per workload (callgrind) and print them; nothing is published",
+    )
     parser.add_argument("--compare-out", type=Path, help="with --baseline: the rounds as JSON")
     parser.add_argument("--results", type=Path, default=results_path(NAME))
     parser.add_argument("--docs", type=Path, default=DOC)
@@ -692,12 +742,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     tools = Tools.installed()
     end, frame_submits = frame_end(tools)
     program = Program(tools, args.workloads, args.record_thread, frame_submits)
+    default_keys = INSTRUCTION_CONFIGS if args.instructions_only else [c.key for c in CONFIGS]
+    keys = args.configs.split(",") if args.configs else list(default_keys)
+    unknown = [k for k in keys if k not in BY_KEY]
+    if unknown:
+        parser.error(f"unknown configurations: {', '.join(unknown)}")
+    chosen = [BY_KEY[k] for k in dict.fromkeys(["none", *keys])]
+    if args.instructions_only:
+        if not shutil.which("valgrind"):
+            parser.error("--instructions-only needs valgrind")
+        programs = {"this tree": program}
+        if args.baseline is not None:
+            programs["baseline"] = baseline_program(program, args.baseline)
+        short, long = 2, 2 + args.frames
+        counted: dict[str, dict[str, dict[str, float]]] = {}
+        for side, p in programs.items():
+            # One count of the configurations without the layer serves every side.
+            ran = chosen if not counted else [c for c in chosen if c.layer]
+            counted[side] = instructions(p, ran, short, long, printer(f"instructions ({side})"))
+            first = next(iter(counted.values()))
+            counted[side] |= {c.key: first[c.key] for c in chosen if c.key not in counted[side]}
+        print("\n".join(instruction_comparison_lines(counted, args.workloads)))
+        return 0
     if args.baseline is not None:
-        keys = args.configs.split(",") if args.configs else [c.key for c in CONFIGS]
-        unknown = [k for k in keys if k not in BY_KEY]
-        if unknown:
-            parser.error(f"unknown configurations: {', '.join(unknown)}")
-        chosen = [BY_KEY[k] for k in dict.fromkeys(["none", *keys])]
         programs = {"this tree": program, "baseline": baseline_program(program, args.baseline)}
         measured = compare(
             programs,

@@ -129,6 +129,10 @@ def test_a_budget_of_zero_measures_nothing(tmp_path: Path, workload: Path) -> No
     assert rows(cap, "SELECT DISTINCT timing, timing_reason FROM workload_instances") == [
         ("untimed", BUDGET_REASON)
     ]
+    # Idle instruments: every instance still has its annex (the timeline sends it), but timing
+    # had nothing to wait for, so no submission got a completion (SUBMIT_DONE).
+    assert rows(cap, "SELECT count(*) FROM workload_instances WHERE timing IS NULL") == [(0,)]
+    assert rows(cap, "SELECT count(*) FROM submits WHERE cpu_complete_ns IS NOT NULL") == [(0,)]
     base = rows(cap, "SELECT base_ns FROM budget_frames ORDER BY number DESC LIMIT 1")
     assert isinstance(base[0][0], int) and base[0][0] > 0, "the frame's own time is still measured"
 

@@ -63,6 +63,39 @@ TEST(SubmitMessages, ACommandBufferWithNothingNewSendsItsSubmitAlone) {
     EXPECT_EQ(record.messages(), 1u);
 }
 
+TEST(SubmitMessages, LeftOutWorkloadsGetEachInstrumentsAnnexAfterTheSubmit) {
+    SubmitMessages record;
+    record.has_submit = true;
+    record.submit = 8;
+    record.listed = {{5, 0, true}, {6, 0, false}, {7, 1, true}};
+    record.left_out = 2;
+    record.left_out_annexes = std::make_shared<const std::vector<std::string>>(
+        std::vector<std::string>{R"({"timing":"untimed"})", R"({"counters":null})"});
+    EXPECT_EQ(record.messages(), 5u);
+    std::string expected = submit_frame(8, record.description, record.listed);
+    expected += annex_frame(8, 5, R"({"timing":"untimed"})");
+    expected += annex_frame(8, 5, R"({"counters":null})");
+    expected += annex_frame(8, 7, R"({"timing":"untimed"})");
+    expected += annex_frame(8, 7, R"({"counters":null})");
+    std::string out;
+    EXPECT_EQ(record.encode(out), 0u);
+    EXPECT_EQ(out, expected);
+    EXPECT_GT(record.bytes(), expected.size() / 2);
+}
+
+TEST(FrameMessage, EncodesTheFrameOfTheEndItCopied) {
+    BudgetFrame budget;
+    budget.state = BudgetState::measured;
+    budget.workloads = 200;
+    budget.measured = 10;
+    budget.base_ns = 1000;
+    FrameMessage record(4, 3, 1, 99, "present", true, FrameCompiles{2, 1}, budget);
+    std::string out = "kept";
+    EXPECT_EQ(record.messages(), 1u);
+    EXPECT_EQ(record.encode(out), 0u);
+    EXPECT_EQ(out, "kept" + frame_frame(4, 3, 1, 99, "present", true, {2, 1}, budget));
+}
+
 TEST(SubmitMessages, AMessageTooLargeForTheWireIsCountedNotSent) {
     auto huge = dispatch(1);
     huge->api = nullptr;

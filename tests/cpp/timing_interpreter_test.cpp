@@ -129,6 +129,53 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     EXPECT_EQ(sink.writes(), 4); // N+1
 }
 
+TEST(TimingInterpreter, WorkloadsLeftOutByTheBudgetAreFlaggedNotPaired) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache);
+    Recorder r;
+    RecordOptions options = sink.options();
+    // Every other workload is left out of every instrument, as a budget's window does.
+    options.choose = [](const Workload& w, void*) {
+        return InstrumentChoice{static_cast<uint8_t>(w.tag % 2 ? 0 : InstrumentChoice::kAll)};
+    };
+    r.begin(true, true, options);
+    for (int i = 0; i < 4; ++i) {
+        dispatch(r, sink);
+    }
+    r.begin_render_pass("", {}, sink);
+    r.end_render_pass(sink);
+    r.end();
+    Queue q;
+    SubmitRecord out;
+    out.submit = 7;
+    out.pair_marks = true;
+    out.skip_left_out = true;
+    q.interpreter.run(r.stream(), q.sink, out);
+    ASSERT_EQ(out.workloads.size(), 5u);
+    uint32_t left_out = 0;
+    std::vector<uint64_t> paired;
+    for (const SubmittedWorkload& w : out.workloads) {
+        EXPECT_EQ(w.left_out, w.tag % 2 == 1);
+        left_out += w.left_out ? 1 : 0;
+        if (!w.left_out) {
+            paired.push_back(w.tag);
+        }
+    }
+    EXPECT_EQ(out.left_out, left_out);
+    ASSERT_EQ(out.instances.size(), paired.size());
+    for (size_t i = 0; i < paired.size(); ++i) {
+        EXPECT_EQ(out.instances[i].tag, paired[i]);
+        EXPECT_TRUE(timing::entry_of(out.instances[i], 0).begin);
+    }
+    // Without skip_left_out the instruments pair every workload, the left out with the reason.
+    Queue all;
+    SubmitRecord every;
+    every.pair_marks = true;
+    all.interpreter.run(r.stream(), all.sink, every);
+    EXPECT_EQ(every.instances.size(), 5u);
+    EXPECT_EQ(every.left_out, 0u);
+}
+
 TEST(TimingInterpreter, AnIndirectCopyBetweenWorkloadsIsNotTimed) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);

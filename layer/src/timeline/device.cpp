@@ -6,6 +6,7 @@
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace vkscope::timeline {
@@ -199,6 +200,16 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         }
         budget = std::make_unique<Budget>(*percent, frames_per_set);
         description.budget = *percent;
+        for (const auto& q : queues) {
+            auto annexes = std::make_shared<std::vector<std::string>>();
+            for (const auto& instrument : q->instruments) {
+                annexes->push_back(instrument->left_out_annex());
+            }
+            if (std::none_of(annexes->begin(), annexes->end(),
+                             [](const std::string& a) { return a.empty(); })) {
+                q->left_out_annexes = std::move(annexes);
+            }
+        }
         log(LogLevel::info,
             "timeline: device %llu: instruments within a budget of %g%% of the frame",
             static_cast<unsigned long long>(id), *percent);

@@ -108,6 +108,9 @@ public:
     VkFence split_fence = VK_NULL_HANDLE;
     // Each instrument's state for the queue, in the device's instrument order.
     std::vector<std::unique_ptr<InstrumentQueue>> instruments;
+    // Under a cost budget, when every instrument gives it (InstrumentQueue::left_out_annex()):
+    // the ANNEX payloads of an instance left out of every instrument, which the timeline sends.
+    std::shared_ptr<const std::vector<std::string>> left_out_annexes;
 };
 
 // Decided when the device is created (timeline/setup.cpp).

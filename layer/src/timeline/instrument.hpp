@@ -261,6 +261,13 @@ public:
     virtual void submitted(VkResult) {}
     // The readback thread's work for this submission; empty when there is none.
     virtual CompletionJob take_completion() = 0;
+    // The ANNEX fields (a JSON object) of every workload instance the cost budget left out of
+    // this instrument, or empty. When every instrument of the queue gives them, the timeline
+    // sends them itself, after the instance's SUBMIT (the sender thread encodes them), and the
+    // instruments never see a left-out instance: it is not paired, and it is flagged in the
+    // record's list (SubmittedWorkload::left_out), which they leave out of theirs. A left-out
+    // workload then costs the submission no more than the timeline's own record of it.
+    virtual std::string left_out_annex() const { return {}; }
     virtual void end_submission() = 0;
 };
 

@@ -179,19 +179,21 @@ void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& s
     if (out.describe && claim_send(*w, sink) && sink.workload(w)) {
         mark_sent(*w);
     }
-    out.workloads.push_back(SubmittedWorkload{w->tag, label_stack()});
+    const bool left_out = out.skip_left_out && w->measured == 0;
+    out.left_out += left_out ? 1 : 0;
+    out.workloads.push_back(SubmittedWorkload{w->tag, label_stack(), left_out});
 }
 
 void Interpreter::paired(const Workload& w, uint64_t submit, const Marks& begin, const Marks& end,
                          MarkedInstance::Ending ending, SubmitRecord& out) {
-    if (out.pair_marks) {
+    if (out.pair_marks && !(out.skip_left_out && w.measured == 0)) {
         out.instances.push_back(MarkedInstance{submit, w.tag, begin, end, ending});
     }
 }
 
 void Interpreter::paired(const Workload& w, uint64_t submit, const CommandStream& stream,
                          uint32_t begin, uint32_t end, SubmitRecord& out) {
-    if (!out.pair_marks) {
+    if (!out.pair_marks || (out.skip_left_out && w.measured == 0)) {
         return;
     }
     MarkedInstance& m = out.instances.emplace_back();

@@ -38,6 +38,9 @@ public:
 struct SubmittedWorkload {
     uint64_t tag = 0;
     uint64_t labels = 0; // label stack id when it began
+    // The cost budget left it out of every instrument and the timeline sends its annexes
+    // (SubmitRecord::skip_left_out): no instrument hears of it.
+    bool left_out = false;
 };
 
 // An async command: parameters the GPU copied for an instance, to read once the submission has
@@ -64,6 +67,10 @@ struct SubmitRecord {
     // Workloads are described (InterpreterSink::workload) at their first submission: there is
     // somewhere to send them.
     bool describe = true;
+    // Workloads the cost budget left out of every instrument are not paired, and are flagged in
+    // `workloads` (InstrumentQueue::left_out_annex()).
+    bool skip_left_out = false;
+    uint32_t left_out = 0; // of `workloads`, those flagged
     std::vector<SubmittedWorkload> workloads;
     std::vector<Readback> readbacks;
     std::vector<MarkedInstance> instances;
@@ -75,6 +82,7 @@ struct SubmitRecord {
 
     void clear() {
         workloads.clear();
+        left_out = 0;
         readbacks.clear();
         instances.clear();
         deferred_tag_ends = 0;

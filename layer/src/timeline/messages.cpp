@@ -197,6 +197,15 @@ std::string draws_annex(std::optional<uint64_t> draws) {
 std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, uint64_t cpu_ns,
                         const char* reason, bool captured, FrameCompiles compiled,
                         const std::optional<BudgetFrame>& budget) {
+    return appended([&](std::string& out) {
+        append_frame_frame(out, frame_number, device, queue, cpu_ns, reason, captured, compiled,
+                           budget);
+    });
+}
+
+bool append_frame_frame(std::string& out, uint64_t frame_number, uint64_t device, uint32_t queue,
+                        uint64_t cpu_ns, const char* reason, bool captured, FrameCompiles compiled,
+                        const std::optional<BudgetFrame>& budget) {
     JsonWriter json;
     json.begin_object()
         .field("device", device)
@@ -224,7 +233,7 @@ std::string frame_frame(uint64_t frame_number, uint64_t device, uint32_t queue, 
         json.field("rotation", b.rotation).field("next", b.next).end_object();
     }
     json.end_object();
-    return frame(MessageType::Frame, frame_number, json);
+    return append_frame(out, MessageType::Frame, frame_number, json.view());
 }
 
 std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools) {

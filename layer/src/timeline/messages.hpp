@@ -89,6 +89,9 @@ struct FrameCompiles {
 std::string frame_frame(uint64_t frame, uint64_t device, uint32_t queue, uint64_t cpu_ns,
                         const char* reason, bool captured = true, FrameCompiles compiled = {},
                         const std::optional<BudgetFrame>& budget = std::nullopt);
+bool append_frame_frame(std::string& out, uint64_t frame, uint64_t device, uint32_t queue,
+                        uint64_t cpu_ns, const char* reason, bool captured, FrameCompiles compiled,
+                        const std::optional<BudgetFrame>& budget);
 // `query_pools`: the timing feature's pool count, sent only when some device timed.
 std::string goodbye_frame(uint64_t dropped, std::optional<uint64_t> query_pools = std::nullopt);
 

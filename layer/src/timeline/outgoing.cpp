@@ -9,6 +9,7 @@ constexpr size_t kRenderPassBytes = 120; // beside its fields, which it holds al
 constexpr size_t kAnnexBytes = 64;
 constexpr size_t kSubmitBytes = 160;
 constexpr size_t kListedBytes = 24; // [tag, labels] in a SUBMIT
+constexpr size_t kAnnexHeadBytes = 24;
 
 } // namespace
 
@@ -17,6 +18,13 @@ size_t SubmitMessages::bytes() const {
     for (const auto& w : workloads) {
         n += w->type == WorkloadType::render_pass ? kRenderPassBytes + w->fields.size()
                                                   : kWorkloadBytes;
+    }
+    if (left_out_annexes) {
+        size_t each = 0;
+        for (const std::string& a : *left_out_annexes) {
+            each += a.size() + kAnnexHeadBytes;
+        }
+        n += left_out * each;
     }
     return has_submit ? n + kSubmitBytes + listed.size() * kListedBytes : n;
 }
@@ -32,6 +40,13 @@ size_t SubmitMessages::encode(std::string& out) {
     }
     if (has_submit) {
         failed += append_submit_frame(out, submit, description, listed) ? 0 : 1;
+    }
+    for (size_t i = 0; left_out_annexes && i < listed.size(); ++i) {
+        if (listed[i].left_out) {
+            for (const std::string& fields : *left_out_annexes) {
+                failed += append_annex_frame(out, submit, listed[i].tag, fields) ? 0 : 1;
+            }
+        }
     }
     return failed;
 }

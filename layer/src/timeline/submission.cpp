@@ -66,8 +66,8 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     const FrameCompiles compiled{device.pipelines_created.exchange(0, std::memory_order_relaxed),
                                  device.modules_created.exchange(0, std::memory_order_relaxed)};
     if (device.sending()) {
-        device.post(
-            frame_frame(frame, device.id, queue.id, now, reason, was_selected, compiled, budget));
+        device.post(std::make_unique<FrameMessage>(frame, device.id, queue.id, now, reason,
+                                                   was_selected, compiled, budget));
     }
 }
 
@@ -175,6 +175,7 @@ std::unique_ptr<SubmitMessages> Submission::interpret(const Interpreted& what) {
     record_.describe = sends_;
     record_.submit = what.submit;
     record_.pair_marks = pair_marks_;
+    record_.skip_left_out = queue_.left_out_annexes != nullptr;
     // What the capture server hears of each command buffer leaves as one record (outgoing.hpp).
     std::unique_ptr<SubmitMessages> messages;
     if (sends_) {
@@ -216,6 +217,10 @@ void Submission::post(std::unique_ptr<SubmitMessages> messages, const Interprete
     messages->has_submit = true;
     messages->submit = what.submit;
     messages->listed = std::move(record_.workloads);
+    if (record_.left_out > 0) {
+        messages->left_out = record_.left_out;
+        messages->left_out_annexes = queue_.left_out_annexes;
+    }
     device_.post(std::move(messages));
     sink_.posted();
 }

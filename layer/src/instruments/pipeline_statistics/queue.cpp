@@ -191,9 +191,11 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
         return;
     }
     using Ending = timeline::MarkedInstance::Ending;
-    listed_.reserve(listed_.size() + record.workloads.size());
+    listed_.reserve(listed_.size() + record.workloads.size() - record.left_out);
     for (const timeline::SubmittedWorkload& w : record.workloads) {
-        listed_.emplace_back(record.submit, w.tag);
+        if (!w.left_out) { // the timeline sends its annex (left_out_annex())
+            listed_.emplace_back(record.submit, w.tag);
+        }
     }
     entries_.reserve(entries_.size() + record.instances.size());
     for (const timeline::MarkedInstance& instance : record.instances) {
@@ -309,6 +311,14 @@ void StatisticsQueue::end_batch(timeline::LayerCommandBuffers* layer,
     drop_pending(why(Reason::fixed_batch));
     batches_.push_back(
         Batch{static_cast<uint32_t>(entries_.size()), static_cast<uint32_t>(listed_.size())});
+}
+
+std::string StatisticsQueue::left_out_annex() const {
+    // What the job says of an instance that could not be counted.
+    JsonWriter json;
+    json.begin_object().key("counters").null().field("counters_reason", why(Reason::budget));
+    json.end_object();
+    return json.take();
 }
 
 timeline::CompletionJob StatisticsQueue::take_completion() {

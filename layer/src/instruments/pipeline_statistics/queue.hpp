@@ -54,8 +54,13 @@ public:
                               std::vector<VkCommandBuffer>& out) override;
     void end_batch(timeline::LayerCommandBuffers* layer,
                    std::vector<VkCommandBuffer>& out) override;
-    bool needs_completion() const override { return active_; }
+    // Nothing to read or say when the cost budget left every workload out (the timeline sends
+    // their annexes).
+    bool needs_completion() const override {
+        return active_ && (!entries_.empty() || !listed_.empty());
+    }
     timeline::CompletionJob take_completion() override;
+    std::string left_out_annex() const override;
     void end_submission() override;
 
     // One instance's query, or why it has none.

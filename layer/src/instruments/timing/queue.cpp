@@ -133,6 +133,14 @@ void TimingQueue::chain_failed() {
     }
 }
 
+std::string TimingQueue::left_out_annex() const {
+    // What the job would say of it: nothing was injected around it.
+    InstanceTiming t;
+    t.status = Outcome::untimed;
+    t.reason = reason::kBudget;
+    return timing_annex(t);
+}
+
 timeline::CompletionJob TimingQueue::take_completion() {
     return submit_->active() ? submit_->take_job() : timeline::CompletionJob{};
 }

@@ -34,9 +34,10 @@ public:
     void end_batch(timeline::LayerCommandBuffers* layer,
                    std::vector<VkCommandBuffer>& out) override;
     void patch(timeline::BatchPatch& batch) override;
-    bool needs_completion() const override { return submit_->active() || must_signal_; }
+    bool needs_completion() const override { return submit_->needs_job() || must_signal_; }
     void submitted(VkResult result) override;
     timeline::CompletionJob take_completion() override;
+    std::string left_out_annex() const override;
     void end_submission() override;
 
 private:

@@ -188,7 +188,6 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
         return;
     }
     ++added_;
-    submits_.push_back(record.submit);
     // Every block a timestamp of the stream is in: those the read copies (or holds).
     const timeline::CommandStream& stream = record.stream;
     const QueryBlock* last = nullptr;
@@ -204,8 +203,11 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
         const Timestamp begin = timestamp_of(instance.begin[slot]);
         if (begin && begin.block != last && timestamp_of(instance.end[slot])) {
             reads_.add(begin.block);
+            last = begin.block;
         }
     }
+    submits_.push_back(record.submit);
+    timed_ = timed_ || last != nullptr;
 }
 
 void SubmitTiming::paired(const timeline::SubmitRecord& record, size_t slot) {
@@ -213,9 +215,11 @@ void SubmitTiming::paired(const timeline::SubmitRecord& record, size_t slot) {
         return;
     }
     ++paired_;
-    listed_.reserve(listed_.size() + record.workloads.size());
+    listed_.reserve(listed_.size() + record.workloads.size() - record.left_out);
     for (const timeline::SubmittedWorkload& w : record.workloads) {
-        listed_.emplace_back(record.submit, w.tag);
+        if (!w.left_out) { // the timeline sends its annex (left_out_annex())
+            listed_.emplace_back(record.submit, w.tag);
+        }
     }
     entries_.reserve(entries_.size() + record.instances.size());
     for (const timeline::MarkedInstance& instance : record.instances) {
@@ -312,8 +316,12 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
     settle();
 }
 
+bool SubmitTiming::needs_job() const {
+    return active_ && (timed_ || !entries_.empty() || !listed_.empty());
+}
+
 timeline::CompletionJob SubmitTiming::take_job() {
-    if (!active_ || (entries_.empty() && submits_.empty())) {
+    if (!needs_job()) {
         return {};
     }
     auto job = std::make_shared<Job>();
@@ -337,6 +345,7 @@ timeline::CompletionJob SubmitTiming::take_job() {
     held_.clear();
     in_place_entries_ = 0;
     submits_.clear();
+    timed_ = false;
     added_ = closed_at_ = paired_ = 0;
     read_ends_.clear();
     batch_ends_.clear();

@@ -60,8 +60,13 @@ public:
     // (full mode: a batch left out of the cross-queue chain).
     void end_batch(const char* serialization, const char* caveat);
 
+    // Whether there is anything for a job to read or say: a timestamp in a command buffer, or an
+    // instance to settle. Not when the cost budget left every workload out (their annexes are
+    // the timeline's to send): then the submission costs timing no job, no SUBMIT_DONE and no
+    // signal. Known for the timestamps before the driver's call, for the instances after it.
+    bool needs_job() const;
     // After the application's submission succeeded: the readback thread's work, run with the
-    // CLOCK_MONOTONIC time it saw the submission complete.
+    // CLOCK_MONOTONIC time it saw the submission complete (empty without needs_job()).
     timeline::CompletionJob take_job();
 
     using Read = ClosedReads::Read;
@@ -109,6 +114,7 @@ private:
     std::vector<QueryBlock*> held_; // pools read in place (QueryPoolCache::hold)
     uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
+    bool timed_ = false; // a command buffer added has a timestamp of timing's
 };
 
 } // namespace vkscope::timing
