@@ -12,6 +12,7 @@ end; the costliest instances of a batch are offered to Costliest.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,8 @@ import pyarrow.compute as pc
 from ..capture import Capture, Distribution
 from ..capture.read.columns import instance_batches
 from ..capture.read.distribution_columns import (
+    BATCH_ROWS,
+    COLUMNS,
     Bools,
     IdentityColumns,
     Ints,
@@ -27,6 +30,7 @@ from ..capture.read.distribution_columns import (
     groups,
     ints,
     or_none,
+    stored_rows,
     texts,
     valid,
     value_stats,
@@ -37,6 +41,9 @@ from ..capture.read.identity import labels_of
 from ..capture.read.warmup import WarmUp
 from .selection import Numbers
 from .summary import GPU_NS, Placed, QueueSummary, Summary, queue_order
+
+# What the summary reads of each instance (columns.SCHEMA's; the counter sorted by is a counter).
+_COLUMNS: Final = ("id", "queue_id", *COLUMNS)
 
 
 class _Frames:
@@ -104,10 +111,11 @@ def _queues(
 def sum_up_columns(summary: Summary, capture: Capture, counters: Sequence[str]) -> None:
     """Sums up every instance of `capture` into `summary` (Summary.run), from its stored
     columns, which hold `counters`."""
-    identities = IdentityColumns(counters)
+    identities = IdentityColumns(counters, stored_rows(capture))
     labels: dict[str, list[int]] = {}  # labels JSON -> [workloads, timed, GPU time]
     frames = _Frames()
-    for batch in instance_batches(capture, counters, dictionaries=True):
+    batches = instance_batches(capture, counters, BATCH_ROWS, dictionaries=True, columns=_COLUMNS)
+    for batch in batches:
         _batch(summary, batch, identities, labels, frames)
     frames.sum_up(summary)
     for path, (workloads, timed, ns) in labels.items():
