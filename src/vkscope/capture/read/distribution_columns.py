@@ -1,12 +1,11 @@
 """Distributions over frames (distributions.py) from instance columns (columns.py), with numpy:
 no Python work per instance or per value.
 
-`IdentityColumns` keeps, per instance given to it, its scope (a number per distinct queue, label
-path and type), its ordinal, its GPU time and counters, as numpy arrays; `result` sorts them by
-identity and value (one lexsort per value) and computes each identity's statistics for all
-identities at once, by quantiles.py's rule to the last bit: integer GPU times in exact integer
-arithmetic, counters (float64 columns) in the same float operations in the same order as
-`percentile` does them.
+`IdentityColumns` reads only the columns it needs (COLUMNS), a batch at a time, and gives each
+instance's scope (a number per distinct queue, label path and type), ordinal, GPU time and
+counters to identity_table.Instances, which sorts them once by identity and value and keeps each
+identity's values in order; the statistics (quantiles.py's rule to the last bit) are computed
+as the table's rows are read. `value_stats` sums up a few groups at once (the queues' frames).
 """
 
 from __future__ import annotations
