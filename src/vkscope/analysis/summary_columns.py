@@ -26,6 +26,7 @@ from ..capture.read.distribution_columns import (
     Bools,
     IdentityColumns,
     Ints,
+    distinct_rows,
     frame_groups,
     groups,
     ints,
@@ -34,6 +35,7 @@ from ..capture.read.distribution_columns import (
     texts,
     valid,
     value_stats,
+    warm_keys,
     warm_rows,
 )
 from ..capture.read.distributions import whole_number
@@ -56,12 +58,15 @@ class _Frames:
 
     def sum_up(self, summary: Summary) -> None:
         steady = [np.concatenate(c) for c in zip(*self.steady, strict=True)]
-        summary.frames += len(groups(*steady)[0]) if steady else 0
+        self.steady = []
+        summary.frames += len(distinct_rows(*steady)[0][0]) if steady else 0
         if not self.totals:
             return
         p, d, f, q, n, timed, ns = (np.concatenate(c) for c in zip(*self.totals, strict=True))
-        found, at = groups(p, d, f, q)
-        n, timed, ns = (_sums(at, len(found), c) for c in (n, timed, ns))
+        self.totals = []
+        found, at = distinct_rows(p, d, f, q)
+        del p, d, f, q
+        n, timed, ns = (_sums(at, len(found[0]), c) for c in (n, timed, ns))
         summary.queues, summary.frame_gpu = _queues(summary.warmup, found, n, timed, ns)
 
 
@@ -72,11 +77,14 @@ def _sums(at: Ints, size: int, values: Ints) -> Ints:
 
 
 def _queues(
-    warmup: WarmUp, found: list[tuple[int, ...]], n: Ints, timed: Ints, ns: Ints
+    warmup: WarmUp, found: list[Ints], n: Ints, timed: Ints, ns: Ints
 ) -> tuple[list[QueueSummary], dict[tuple[int, int | None], Distribution]]:
-    """QueueFrames.result from each frame's totals per queue (`found`: the frames and queues)."""
-    warm = np.array([(p, or_none(d), or_none(f)) in warmup for p, d, f, _ in found], bool)
-    queue_keys, queue = groups(*(np.array([k[i] for k in found], np.int64) for i in (0, 1, 3)))
+    """QueueFrames.result from each frame's totals per queue (`found`: the frames and queues,
+    as columns of process, device, frame and queue)."""
+    process, device, frame, queue_id = found
+    warm = warm_keys(warmup, process, device, frame)
+    queue_columns, queue = distinct_rows(process, device, queue_id)
+    queue_keys = list(zip(*(c.tolist() for c in queue_columns), strict=True))
     steady = ~warm
     counted = np.flatnonzero(steady & (timed > 0))
     per_frame = value_stats(queue[counted], ns[counted], np.arange(len(queue_keys)))
@@ -95,12 +103,13 @@ def _queues(
     ]  # fmt: skip
     queues.sort(key=lambda x: queue_order((x.process, x.device, x.queue)))
     # Each device's GPU time per steady frame with a timed workload: its queues' sum.
-    frame_keys, frame = groups(*(np.array([k[i] for k in found], np.int64)[counted]
-                                 for i in (0, 1, 2)))  # fmt: skip
-    frame_ns = _sums(frame, len(frame_keys), ns[counted])
-    device_keys, device = groups(*(np.array([k[i] for k in frame_keys], np.int64)
-                                   for i in (0, 1)))  # fmt: skip
-    by_device = value_stats(device, frame_ns, np.arange(len(device_keys)))
+    (frame_process, frame_device, _), at = distinct_rows(
+        process[counted], device[counted], frame[counted]
+    )
+    frame_ns = _sums(at, len(frame_process), ns[counted])
+    device_columns, on_device = distinct_rows(frame_process, frame_device)
+    device_keys = list(zip(*(c.tolist() for c in device_columns), strict=True))
+    by_device = value_stats(on_device, frame_ns, np.arange(len(device_keys)))
     devices = {}
     for (p, d), dist in zip(device_keys, by_device.rows(0, len(device_keys)), strict=True):
         if dist is not None:

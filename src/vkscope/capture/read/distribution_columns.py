@@ -56,11 +56,17 @@ def texts(column: pa.Array, null: str = "") -> tuple[list[str], Ints]:
 
 
 def groups(*columns: Ints) -> tuple[list[tuple[int, ...]], Ints]:
-    """The distinct rows of equally long columns, in ascending order, and each row's index.
-    Each column's values are numbered first and the numbers made one integer per row: numpy's
-    unique of rows (axis=0) sorts them as bytes, an order of magnitude slower."""
+    """The distinct rows of equally long columns, in ascending order, and each row's index."""
+    found, inverse = distinct_rows(*columns)
+    return list(zip(*(c.tolist() for c in found), strict=True)), inverse
+
+
+def distinct_rows(*columns: Ints) -> tuple[list[Ints], Ints]:
+    """groups(), the distinct rows as columns: no Python object per row. Each column's values
+    are numbered first and the numbers made one integer per row: numpy's unique of rows
+    (axis=0) sorts them as bytes, an order of magnitude slower."""
     if not len(columns[0]):
-        return [], np.zeros(0, np.int64)
+        return [np.zeros(0, np.int64) for _ in columns], np.zeros(0, np.int64)
     code = np.zeros(len(columns[0]), np.int64)
     distinct = []
     for column in columns:
@@ -71,8 +77,19 @@ def groups(*columns: Ints) -> tuple[list[tuple[int, ...]], Ints]:
     parts = []
     for values in reversed(distinct):
         found, at = np.divmod(found, len(values))
-        parts.append(values[at].tolist())
-    return list(zip(*reversed(parts), strict=True)), inverse.reshape(-1)
+        parts.append(values[at])
+    return parts[::-1], inverse.reshape(-1)
+
+
+def warm_keys(warmup: WarmUp, process: Ints, device: Ints, frame: Ints) -> Bools:
+    """Which (process, device, frame) rows are warm-up frames (NULL as NULL), per device."""
+    warm = np.zeros(len(frame), bool)
+    by_device: dict[tuple[int, int], list[int]] = {}
+    for p, d, f in warmup.frames:
+        by_device.setdefault((p, NULL if d is None else d), []).append(NULL if f is None else f)
+    for (p, d), frames in by_device.items():
+        warm |= (process == p) & (device == d) & np.isin(frame, np.array(frames, np.int64))
+    return warm
 
 
 def or_none(value: int) -> int | None:
