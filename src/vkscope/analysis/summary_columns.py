@@ -12,6 +12,7 @@ end; the costliest instances of a batch are offered to Costliest.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
@@ -20,16 +21,21 @@ import pyarrow.compute as pc
 from ..capture import Capture, Distribution
 from ..capture.read.columns import instance_batches
 from ..capture.read.distribution_columns import (
+    BATCH_ROWS,
+    COLUMNS,
     Bools,
     IdentityColumns,
     Ints,
+    distinct_rows,
     frame_groups,
     groups,
     ints,
     or_none,
+    stored_rows,
     texts,
     valid,
     value_stats,
+    warm_keys,
     warm_rows,
 )
 from ..capture.read.distributions import whole_number
@@ -37,6 +43,9 @@ from ..capture.read.identity import labels_of
 from ..capture.read.warmup import WarmUp
 from .selection import Numbers
 from .summary import GPU_NS, Placed, QueueSummary, Summary, queue_order
+
+# What the summary reads of each instance (columns.SCHEMA's; the counter sorted by is a counter).
+_COLUMNS: Final = ("id", "queue_id", *COLUMNS)
 
 
 class _Frames:
@@ -49,12 +58,15 @@ class _Frames:
 
     def sum_up(self, summary: Summary) -> None:
         steady = [np.concatenate(c) for c in zip(*self.steady, strict=True)]
-        summary.frames += len(groups(*steady)[0]) if steady else 0
+        self.steady = []
+        summary.frames += len(distinct_rows(*steady)[0][0]) if steady else 0
         if not self.totals:
             return
         p, d, f, q, n, timed, ns = (np.concatenate(c) for c in zip(*self.totals, strict=True))
-        found, at = groups(p, d, f, q)
-        n, timed, ns = (_sums(at, len(found), c) for c in (n, timed, ns))
+        self.totals = []
+        found, at = distinct_rows(p, d, f, q)
+        del p, d, f, q
+        n, timed, ns = (_sums(at, len(found[0]), c) for c in (n, timed, ns))
         summary.queues, summary.frame_gpu = _queues(summary.warmup, found, n, timed, ns)
 
 
@@ -65,11 +77,14 @@ def _sums(at: Ints, size: int, values: Ints) -> Ints:
 
 
 def _queues(
-    warmup: WarmUp, found: list[tuple[int, ...]], n: Ints, timed: Ints, ns: Ints
+    warmup: WarmUp, found: list[Ints], n: Ints, timed: Ints, ns: Ints
 ) -> tuple[list[QueueSummary], dict[tuple[int, int | None], Distribution]]:
-    """QueueFrames.result from each frame's totals per queue (`found`: the frames and queues)."""
-    warm = np.array([(p, or_none(d), or_none(f)) in warmup for p, d, f, _ in found], bool)
-    queue_keys, queue = groups(*(np.array([k[i] for k in found], np.int64) for i in (0, 1, 3)))
+    """QueueFrames.result from each frame's totals per queue (`found`: the frames and queues,
+    as columns of process, device, frame and queue)."""
+    process, device, frame, queue_id = found
+    warm = warm_keys(warmup, process, device, frame)
+    queue_columns, queue = distinct_rows(process, device, queue_id)
+    queue_keys = list(zip(*(c.tolist() for c in queue_columns), strict=True))
     steady = ~warm
     counted = np.flatnonzero(steady & (timed > 0))
     per_frame = value_stats(queue[counted], ns[counted], np.arange(len(queue_keys)))
@@ -88,12 +103,13 @@ def _queues(
     ]  # fmt: skip
     queues.sort(key=lambda x: queue_order((x.process, x.device, x.queue)))
     # Each device's GPU time per steady frame with a timed workload: its queues' sum.
-    frame_keys, frame = groups(*(np.array([k[i] for k in found], np.int64)[counted]
-                                 for i in (0, 1, 2)))  # fmt: skip
-    frame_ns = _sums(frame, len(frame_keys), ns[counted])
-    device_keys, device = groups(*(np.array([k[i] for k in frame_keys], np.int64)
-                                   for i in (0, 1)))  # fmt: skip
-    by_device = value_stats(device, frame_ns, np.arange(len(device_keys)))
+    (frame_process, frame_device, _), at = distinct_rows(
+        process[counted], device[counted], frame[counted]
+    )
+    frame_ns = _sums(at, len(frame_process), ns[counted])
+    device_columns, on_device = distinct_rows(frame_process, frame_device)
+    device_keys = list(zip(*(c.tolist() for c in device_columns), strict=True))
+    by_device = value_stats(on_device, frame_ns, np.arange(len(device_keys)))
     devices = {}
     for (p, d), dist in zip(device_keys, by_device.rows(0, len(device_keys)), strict=True):
         if dist is not None:
@@ -104,10 +120,11 @@ def _queues(
 def sum_up_columns(summary: Summary, capture: Capture, counters: Sequence[str]) -> None:
     """Sums up every instance of `capture` into `summary` (Summary.run), from its stored
     columns, which hold `counters`."""
-    identities = IdentityColumns(counters)
+    identities = IdentityColumns(counters, stored_rows(capture))
     labels: dict[str, list[int]] = {}  # labels JSON -> [workloads, timed, GPU time]
     frames = _Frames()
-    for batch in instance_batches(capture, counters, dictionaries=True):
+    batches = instance_batches(capture, counters, BATCH_ROWS, dictionaries=True, columns=_COLUMNS)
+    for batch in batches:
         _batch(summary, batch, identities, labels, frames)
     frames.sum_up(summary)
     for path, (workloads, timed, ns) in labels.items():

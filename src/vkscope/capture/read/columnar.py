@@ -8,13 +8,22 @@ and the `fleet` extra (pyarrow, numpy) is installed. Both ways give the same ans
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
+from .. import schema
 from .reader import Capture
+
+META_KEY: Final = "instance_columns"  # the meta row that says what the stored columns hold
 
 
 def stored_columns_for(capture: Capture, counters: Sequence[str] = ()) -> bool:
     """True where `capture`'s stored columns hold `counters` and numpy and pyarrow import.
-    Raises CorruptCaptureError where the capture says it has them in words that do not parse."""
+    Raises CorruptCaptureError where the capture says it has them in words that do not parse.
+    A capture without them imports no Arrow (the report's read one at a time needs none)."""
+    if capture.schema_version < schema.INSTANCE_COLUMNS_SINCE:
+        return False
+    if capture.meta.extra.get(META_KEY) is None:
+        return False
     try:
         import numpy  # noqa: F401
         import pyarrow  # noqa: F401

@@ -319,6 +319,7 @@ def instance_batches(
     *,
     stored: bool = True,
     dictionaries: bool = False,
+    columns: Sequence[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Every instance of the capture in submission order, as record batches of SCHEMA followed
     by a float64 column for each name in `counters` (NULL where an instance has no number for
@@ -328,14 +329,21 @@ def instance_batches(
     hold every counter asked for, they are read instead of the rows, unless `stored` is False.
 
     `dictionaries`: the text columns dictionary-encoded (as stored: no decoding), for a reader
-    that groups by them or writes them on dictionary-encoded."""
+    that groups by them or writes them on dictionary-encoded. `columns`: only these of SCHEMA's
+    (in its order), for a reader that needs few: the stored columns left out are never read."""
     meta = stored_meta(capture) if stored else None
     if meta is not None and set(counters) <= set(meta.counters):
-        yield from stored_batches(capture, meta, SCHEMA, counters, batch_rows, dictionaries)
+        yield from stored_batches(
+            capture, meta, SCHEMA, counters, batch_rows, dictionaries, columns
+        )
         return
     rows = _Rows(capture, capture.reads_file_directly(_READ), batch_rows)
     with contextlib.closing(rows):
-        yield from _Instances(capture, rows, counters, dictionaries).batches()
+        keep = None if columns is None else set(columns) | set(counters)
+        for batch in _Instances(capture, rows, counters, dictionaries).batches():
+            if keep is not None:
+                batch = batch.select([n for n in batch.schema.names if n in keep])
+            yield batch
 
 
 class _Instances:

@@ -1,12 +1,11 @@
 """Distributions over frames (distributions.py) from instance columns (columns.py), with numpy:
 no Python work per instance or per value.
 
-`IdentityColumns` keeps, per instance given to it, its scope (a number per distinct queue, label
-path and type), its ordinal, its GPU time and counters, as numpy arrays; `result` sorts them by
-identity and value (one lexsort per value) and computes each identity's statistics for all
-identities at once, by quantiles.py's rule to the last bit: integer GPU times in exact integer
-arithmetic, counters (float64 columns) in the same float operations in the same order as
-`percentile` does them.
+`IdentityColumns` reads only the columns it needs (COLUMNS), a batch at a time, and gives each
+instance's scope (a number per distinct queue, label path and type), ordinal, GPU time and
+counters to identity_table.Instances, which sorts them once by identity and value and keeps each
+identity's values in order; the statistics (quantiles.py's rule to the last bit) are computed
+as the table's rows are read. `value_stats` sums up a few groups at once (the queues' frames).
 """
 
 from __future__ import annotations
@@ -20,16 +19,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .columns import instance_batches
-from .distributions import EXACT_FLOAT, DistributionTable, ValueStats
-from .identity import labels_of
+from .distributions import DistributionTable, ValueStats
+from .identity_table import NULL, Instances, percentiles
 from .quantiles import PERCENTILES
 from .reader import Capture
+from .stored_columns import stored_meta
 from .warmup import WarmUp
 
 Ints = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
-NULL: Final = -(2**63)  # a NULL integer, as the arrays here hold it
-_WIDE: Final = 2**53  # integer values from here on are interpolated in Python (no overflow)
+# The columns the distributions read (columns.SCHEMA's), and the rows of a batch summed up at
+# once: the stored blobs' (columns.BATCH_ROWS) in four, so that a batch's temporary arrays
+# (a few dozen of 8 bytes a row) stay a few MB.
+COLUMNS: Final = ("process", "device", "frame", "queue", "labels_json", "type", "ordinal",
+                  "gpu_ns")  # fmt: skip
+BATCH_ROWS: Final = 32_768
 
 
 def ints(column: pa.Array | pa.ChunkedArray, null: int = NULL) -> Ints:
@@ -52,11 +56,17 @@ def texts(column: pa.Array, null: str = "") -> tuple[list[str], Ints]:
 
 
 def groups(*columns: Ints) -> tuple[list[tuple[int, ...]], Ints]:
-    """The distinct rows of equally long columns, in ascending order, and each row's index.
-    Each column's values are numbered first and the numbers made one integer per row: numpy's
-    unique of rows (axis=0) sorts them as bytes, an order of magnitude slower."""
+    """The distinct rows of equally long columns, in ascending order, and each row's index."""
+    found, inverse = distinct_rows(*columns)
+    return list(zip(*(c.tolist() for c in found), strict=True)), inverse
+
+
+def distinct_rows(*columns: Ints) -> tuple[list[Ints], Ints]:
+    """groups(), the distinct rows as columns: no Python object per row. Each column's values
+    are numbered first and the numbers made one integer per row: numpy's unique of rows
+    (axis=0) sorts them as bytes, an order of magnitude slower."""
     if not len(columns[0]):
-        return [], np.zeros(0, np.int64)
+        return [np.zeros(0, np.int64) for _ in columns], np.zeros(0, np.int64)
     code = np.zeros(len(columns[0]), np.int64)
     distinct = []
     for column in columns:
@@ -67,8 +77,19 @@ def groups(*columns: Ints) -> tuple[list[tuple[int, ...]], Ints]:
     parts = []
     for values in reversed(distinct):
         found, at = np.divmod(found, len(values))
-        parts.append(values[at].tolist())
-    return list(zip(*reversed(parts), strict=True)), inverse.reshape(-1)
+        parts.append(values[at])
+    return parts[::-1], inverse.reshape(-1)
+
+
+def warm_keys(warmup: WarmUp, process: Ints, device: Ints, frame: Ints) -> Bools:
+    """Which (process, device, frame) rows are warm-up frames (NULL as NULL), per device."""
+    warm = np.zeros(len(frame), bool)
+    by_device: dict[tuple[int, int], list[int]] = {}
+    for p, d, f in warmup.frames:
+        by_device.setdefault((p, NULL if d is None else d), []).append(NULL if f is None else f)
+    for (p, d), frames in by_device.items():
+        warm |= (process == p) & (device == d) & np.isin(frame, np.array(frames, np.int64))
+    return warm
 
 
 def or_none(value: int) -> int | None:
@@ -76,41 +97,35 @@ def or_none(value: int) -> int | None:
 
 
 class IdentityColumns:
-    """Gathers instances' identities and values from record batches (`add`), sums them up per
-    identity at the end (`result`)."""
+    """Gathers instances' identities and values from record batches (`add`) in compact arrays
+    (identity_table.Instances), sums them up per identity at the end (`result`)."""
 
-    def __init__(self, counters: Sequence[str]) -> None:
-        self._scope_of: dict[tuple[str, str, str], int] = {}
-        self._scope: list[npt.NDArray[np.int32]] = []
-        self._ordinal: list[Ints] = []
-        self._gpu: list[Ints] = []  # NULL: untimed
-        self._counters: dict[str, list[tuple[Ints, npt.NDArray[np.float64]]]] = {
-            n: [] for n in counters
-        }
-        self._instances = 0
+    def __init__(self, counters: Sequence[str], capacity: int = 0) -> None:
+        """`capacity`: how many instances may come (the capture's), for arrays made once."""
+        self._gathered = Instances(counters, capacity)
+        self._counters = list(counters)
 
     def add(self, batch: pa.RecordBatch, keep: Bools) -> None:
-        """The instances of `batch` (columns.SCHEMA, then the counters) where `keep`."""
+        """The instances of `batch` (COLUMNS, then the counters) where `keep`."""
         if not keep.any():
             return
-        scope = self._scopes(batch)[keep]
-        at = np.arange(self._instances, self._instances + len(scope), dtype=np.int64)
-        self._instances += len(scope)
-        self._scope.append(scope.astype(np.int32))
-        self._ordinal.append(ints(batch.column("ordinal"))[keep])
-        self._gpu.append(ints(batch.column("gpu_ns"))[keep])  # NULL: untimed
-        for name, parts in self._counters.items():
+        scope = self._scopes(batch)[keep].astype(np.int32)
+        counters = {}
+        for name in self._counters:
             column = batch.column(name)
             has = valid(column)[keep]
             values = np.asarray(pc.fill_null(column, 0.0).to_numpy(), np.float64)[keep]
-            parts.append((at[has], values[has]))
+            counters[name] = (np.flatnonzero(has), values[has])
+        ordinal = ints(batch.column("ordinal"))[keep]
+        gpu = ints(batch.column("gpu_ns"))[keep]  # NULL: untimed
+        self._gathered.add(scope, ordinal, gpu, counters)
 
     def _scopes(self, batch: pa.RecordBatch) -> Ints:
         queues, queue = texts(batch.column("queue"), "?")
         paths, path = texts(batch.column("labels_json"), "[]")
         types, type_ = texts(batch.column("type"))
         found, inverse = groups(queue, path, type_)
-        scope_of = self._scope_of
+        scope_of = self._gathered.scope_of
         numbers = np.array(
             [
                 scope_of.setdefault((queues[q], paths[p], types[t]), len(scope_of))
@@ -121,37 +136,7 @@ class IdentityColumns:
         return numbers[inverse] if len(found) else np.zeros(0, np.int64)
 
     def result(self) -> DistributionTable:
-        keys = sorted(self._scope_of)
-        rank = np.zeros(len(keys), np.int64)
-        for r, key in enumerate(keys):
-            rank[self._scope_of[key]] = r
-        ordinal = _joined(self._ordinal)
-        span = int(ordinal.max()) + 1 if len(ordinal) else 1
-        codes = rank[np.concatenate(self._scope)] if self._scope else ordinal
-        codes *= span
-        codes += ordinal
-        del ordinal
-        self._scope, self._ordinal = [], []
-        identities, frames = np.unique(codes, return_counts=True)
-        gpu = _joined(self._gpu)
-        self._gpu = []
-        timed = np.flatnonzero(gpu != NULL)
-        stats = value_stats(codes[timed], gpu[timed], identities)
-        del gpu, timed
-        counters = {}
-        for name, parts in self._counters.items():
-            at = _joined([a for a, _ in parts])
-            values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
-            counters[name] = value_stats(codes[at], values, identities, floats=True)
-        scopes = [(q, labels_of(labels), t or None) for q, labels, t in keys]
-        scope, ordinals = np.divmod(identities, span)
-        return DistributionTable(
-            scopes, scope.astype(np.int32), ordinals, frames.astype(np.int32), stats, counters
-        )
-
-
-def _joined(parts: list[Ints]) -> Ints:
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return self._gathered.table()
 
 
 def value_stats(
@@ -179,35 +164,9 @@ def value_stats(
         count[at] = sizes
         low[at] = v[starts]
         high[at] = v[starts + sizes - 1]
-        # One value: every percentile is it; the others are interpolated.
-        single = sizes == 1
-        for column in ps:
-            column[at[single]] = v[starts[single]]
-        several = np.flatnonzero(~single)
-        if len(several):
-            for column, p in zip(ps, PERCENTILES, strict=True):
-                column[at[several]] = percentiles(v, starts[several], sizes[several], p)
+        for column, p in zip(ps, PERCENTILES, strict=True):
+            column[at] = percentiles(v, starts, sizes, p)
     return ValueStats((count, low, *ps, high), floats)
-
-
-def percentiles(
-    v: npt.NDArray[np.int64] | npt.NDArray[np.float64], starts: Ints, sizes: Ints, p: int
-) -> npt.NDArray[np.float64]:
-    """quantiles.percentile(ordered, p) of each group of sorted `v` (its start and size)."""
-    lo, r = np.divmod((sizes - 1) * p, 100)
-    a = v[starts + lo]
-    b = v[starts + np.minimum(lo + 1, sizes - 1)]
-    if v.dtype.kind == "f":
-        between = (100 * a + r.astype(np.float64) * (b - a)) / 100
-        return np.where(r == 0, a, between)
-    wide = (np.abs(a) >= _WIDE) | (np.abs(b) >= _WIDE)
-    numerator = 100 * np.where(wide, 0, a) + r * np.where(wide, 0, b - a)
-    out = numerator / 100  # exact numerators below 2**53 divide as Python's int / int does
-    inexact = np.flatnonzero(wide | (np.abs(numerator) >= EXACT_FLOAT))
-    for i in inexact.tolist():
-        x, y, k = int(a[i]), int(b[i]), int(r[i])
-        out[i] = (100 * x + k * (y - x)) / 100
-    return np.where(r == 0, a.astype(np.float64), out)
 
 
 def warm_rows(warmup: WarmUp, keys: list[tuple[int, ...]], inverse: Ints) -> Bools:
@@ -225,12 +184,19 @@ def frame_groups(batch: pa.RecordBatch) -> tuple[list[tuple[int, ...]], Ints]:
     )
 
 
+def stored_rows(capture: Capture) -> int:
+    """How many instances the capture's stored columns hold (0: it has none)."""
+    meta = stored_meta(capture)
+    return meta.rows if meta is not None else 0
+
+
 def stored_distributions(
     capture: Capture, warmup: WarmUp, counters: Sequence[str]
 ) -> DistributionTable:
     """distributions.distribution_table from the stored columns."""
-    gathered = IdentityColumns(counters)
-    for batch in instance_batches(capture, counters, dictionaries=True):
+    gathered = IdentityColumns(counters, stored_rows(capture))
+    batches = instance_batches(capture, counters, BATCH_ROWS, dictionaries=True, columns=COLUMNS)
+    for batch in batches:
         keys, inverse = frame_groups(batch)
         gathered.add(batch, ~warm_rows(warmup, keys, inverse))
     return gathered.result()

@@ -13,7 +13,7 @@ gathered one of two ways, which tests/test_report_summary.py holds to the same a
   instance;
 - else from a values stream (values.py) in one pass: `IdentityValues` keeps each instance's
   scope, ordinal and values in typed arrays (24 bytes an instance) and sorts them by identity at
-  the end.
+  the end, with numpy (identity_table.py) where they have no counters.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -114,6 +114,14 @@ class ValueStats:
         return heapq.nlargest(n, range(len(medians)), key=medians.__getitem__)
 
 
+class Statistics(Protocol):
+    """One value summed up per identity, its rows made as they are read: ValueStats, or
+    identity_table.SortedValues."""
+
+    def rows(self, start: int, stop: int) -> list[Distribution | None]: ...
+    def highest_median(self, n: int) -> list[int]: ...
+
+
 class DistributionTable:
     """Every identity's distributions, in identity order (identity.ORDER_SQL's), as columns; it
     reads as a sequence of IdentityDistribution, each made when it is read."""
@@ -124,8 +132,8 @@ class DistributionTable:
         scope: Numbers,
         ordinal: Numbers,
         frames: Numbers,
-        gpu: ValueStats,
-        counters: dict[str, ValueStats],
+        gpu: Statistics,
+        counters: Mapping[str, Statistics],
     ) -> None:
         self._scopes = scopes  # (queue, labels, type) of each scope number
         self._scope = scope  # per identity: its scope's number
@@ -251,7 +259,14 @@ class IdentityValues:
             yield labels_of(labels), n, timed, ns
 
     def result(self) -> DistributionTable:
-        """Every identity gathered, in identity order."""
+        """Every identity gathered, in identity order: with numpy (identity_table.py, sorted in
+        place of the arrays) where there are no counters, else one identity at a time."""
+        if not self._counters:
+            from .identity_table import Instances
+
+            gathered = Instances.of(self._scopes, self._scope, self._ordinal, self._gpu)
+            self._scope, self._ordinal, self._gpu = array("q"), array("q"), array("q")
+            return gathered.table()
         keys = sorted(self._scopes)
         rank = array("q", bytes(8 * len(keys)))
         for r, key in enumerate(keys):

@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 
 from .. import schema
 from ..errors import CorruptCaptureError
+from .columnar import META_KEY as META_KEY  # where it was, for the writer and tests
 from .reader import Capture
 
-META_KEY: Final = "instance_columns"
 COUNTER_PREFIX: Final = "counter:"
 _ENCODED: Final = pa.dictionary(pa.int32(), pa.string())
 
@@ -71,13 +71,18 @@ def stored_batches(
     counters: Sequence[str],
     batch_rows: int,
     dictionaries: bool = False,
+    columns: Sequence[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The stored columns, batches of `base`'s columns and then `counters` (all among
-    meta.counters), at most `batch_rows` rows each; the text columns as stored, dictionary-
-    encoded, where `dictionaries`."""
+    """The stored columns, batches of `base`'s columns (only `columns` of them, in `base`'s
+    order, where given) and then `counters` (all among meta.counters), at most `batch_rows` rows
+    each; the text columns as stored, dictionary-encoded, where `dictionaries`. A column not
+    asked for is never decompressed."""
     expected = stored_schema(meta.counters, base)
-    names = [*base.names, *counters]
-    picked = [*base.names, *(COUNTER_PREFIX + c for c in counters)]
+    wanted = base.names if columns is None else [n for n in base.names if n in set(columns)]
+    names = [*wanted, *counters]
+    picked = [*wanted, *(COUNTER_PREFIX + c for c in counters)]
+    # The first column (the id) is read always: each blob's rows are checked by it.
+    included = sorted({0, *(expected.get_field_index(n) for n in picked)})
     _, rows = capture.execute(
         "SELECT id, first_instance, rows, crc32, data FROM instance_columns ORDER BY id"
     )
@@ -88,15 +93,15 @@ def stored_batches(
             raise _damaged(capture, f"{where} is out of place or holds no bytes")
         if zlib.crc32(data) != crc:
             raise _damaged(capture, f"{where} does not match its CRC-32")
-        batch = _batch(capture, where, data)
-        if not batch.schema.equals(expected):
-            raise _damaged(capture, f"{where} holds other columns than meta.{META_KEY} says")
+        batch = _batch(capture, where, data, expected, included)
+        del data
         if batch.num_rows != count or (count and batch.column(0)[0].as_py() != first):
             raise _damaged(capture, f"{where} holds other rows than its row says")
-        columns = [batch.column(n) for n in picked]
+        arrays = [batch.column(n) for n in picked]
         if not dictionaries:
-            columns = [_decoded(c) for c in columns]
-        whole = pa.RecordBatch.from_arrays(columns, names=names)
+            arrays = [_decoded(c) for c in arrays]
+        whole = pa.RecordBatch.from_arrays(arrays, names=names)
+        del batch, arrays
         for start in range(0, whole.num_rows, batch_rows):
             yield whole.slice(start, batch_rows)
         seen += count
@@ -113,14 +118,18 @@ def _decoded(column: pa.Array) -> pa.Array:
     return column.dictionary_decode() if isinstance(column, pa.DictionaryArray) else column
 
 
-# One thread: a blob's columns decompress in a few milliseconds, less than handing them to the
-# thread pool costs in CPU time (readers are measured per core: docs/bench/fleet.md).
-_READ_OPTIONS: Final = pa.ipc.IpcReadOptions(use_threads=False)
-
-
-def _batch(capture: Capture, where: str, data: bytes) -> pa.RecordBatch:
+def _batch(
+    capture: Capture, where: str, data: bytes, expected: pa.Schema, included: list[int]
+) -> pa.RecordBatch:
+    """The blob's one batch, only its columns at `included` (ascending), once its schema is
+    `expected`: the columns left out are never decompressed. One thread: a blob's columns
+    decompress in a few milliseconds, less than handing them to the thread pool costs in CPU
+    time (readers are measured per core: docs/bench/fleet.md)."""
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(data), options=_READ_OPTIONS)
+        if not pa.ipc.open_stream(pa.py_buffer(data)).schema.equals(expected):
+            raise _damaged(capture, f"{where} holds other columns than meta.{META_KEY} says")
+        options = pa.ipc.IpcReadOptions(use_threads=False, included_fields=included)
+        reader = pa.ipc.open_stream(pa.py_buffer(data), options=options)
         batches = list(reader)
         if len(batches) != 1:
             raise ValueError(f"{len(batches)} record batches, not one")
