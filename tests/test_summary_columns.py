@@ -23,8 +23,8 @@ from vkscope.analysis.selection import Selection
 from vkscope.analysis.writers import JsonWriter
 from vkscope.capture import open_capture
 from vkscope.capture.read.columnar import stored_columns_for
-from vkscope.capture.read.distribution_columns import value_stats
 from vkscope.capture.read.distributions import distribution_table
+from vkscope.capture.read.identity_table import sorted_values
 from vkscope.capture.read.quantiles import Distribution
 from vkscope.cli import main
 
@@ -34,7 +34,7 @@ def stats_of(groups: list[list[int]] | list[list[float]], floats: bool) -> list[
     dtype = np.float64 if floats else np.int64
     values = np.array([v for g in groups for v in g], dtype)
     identities = np.arange(len(groups) + 1, dtype=np.int64)  # the last: no values
-    return value_stats(codes, values, identities, floats=floats).rows(0, len(groups) + 1)
+    return sorted_values(codes, values, identities, floats=floats).rows(0, len(groups) + 1)
 
 
 @settings(deadline=None)  # a timing is no test result (a loaded machine)

@@ -34,12 +34,12 @@ from ..capture.read.distribution_columns import (
     stored_rows,
     texts,
     valid,
-    value_stats,
     warm_keys,
     warm_rows,
 )
 from ..capture.read.distributions import whole_number
 from ..capture.read.identity import labels_of
+from ..capture.read.identity_table import sorted_values
 from ..capture.read.warmup import WarmUp
 from .selection import Numbers
 from .summary import GPU_NS, Placed, QueueSummary, Summary, queue_order
@@ -87,7 +87,7 @@ def _queues(
     queue_keys = list(zip(*(c.tolist() for c in queue_columns), strict=True))
     steady = ~warm
     counted = np.flatnonzero(steady & (timed > 0))
-    per_frame = value_stats(queue[counted], ns[counted], np.arange(len(queue_keys)))
+    per_frame = sorted_values(queue[counted], ns[counted], np.arange(len(queue_keys)))
     per_queue = per_frame.rows(0, len(queue_keys))
     k = len(queue_keys)
     frames = np.bincount(queue, weights=steady, minlength=k)
@@ -109,7 +109,7 @@ def _queues(
     frame_ns = _sums(at, len(frame_process), ns[counted])
     device_columns, on_device = distinct_rows(frame_process, frame_device)
     device_keys = list(zip(*(c.tolist() for c in device_columns), strict=True))
-    by_device = value_stats(on_device, frame_ns, np.arange(len(device_keys)))
+    by_device = sorted_values(on_device, frame_ns, np.arange(len(device_keys)))
     devices = {}
     for (p, d), dist in zip(device_keys, by_device.rows(0, len(device_keys)), strict=True):
         if dist is not None:

@@ -5,7 +5,7 @@ no Python work per instance or per value.
 instance's scope (a number per distinct queue, label path and type), ordinal, GPU time and
 counters to identity_table.Instances, which sorts them once by identity and value and keeps each
 identity's values in order; the statistics (quantiles.py's rule to the last bit) are computed
-as the table's rows are read. `value_stats` sums up a few groups at once (the queues' frames).
+as the table's rows are read.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .columns import instance_batches
-from .distributions import DistributionTable, ValueStats
-from .identity_table import NULL, Instances, percentiles
-from .quantiles import PERCENTILES
+from .distributions import DistributionTable
+from .identity_table import NULL, Instances
 from .reader import Capture
 from .stored_columns import stored_meta
 from .warmup import WarmUp
@@ -137,36 +136,6 @@ class IdentityColumns:
 
     def result(self) -> DistributionTable:
         return self._gathered.table()
-
-
-def value_stats(
-    codes: Ints, values: npt.NDArray[np.int64] | npt.NDArray[np.float64], identities: Ints,
-    *, floats: bool = False,
-) -> ValueStats:  # fmt: skip
-    """Per identity of `identities` (ascending codes), the statistics of the `values` whose
-    `codes` are its own; count 0 where it has none."""
-    n = len(identities)
-    count = np.zeros(n, np.int64)
-    low, high = np.zeros(n, values.dtype), np.zeros(n, values.dtype)
-    ps = [np.zeros(n, np.float64) for _ in PERCENTILES]
-    if len(codes):
-        order = np.lexsort((values, codes))
-        c, v = codes[order], values[order]
-        del order
-        first = np.empty(len(c), bool)
-        first[0] = True
-        np.not_equal(c[1:], c[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        del first
-        at = np.searchsorted(identities, c[starts])
-        del c
-        sizes = np.diff(np.append(starts, len(v)))
-        count[at] = sizes
-        low[at] = v[starts]
-        high[at] = v[starts + sizes - 1]
-        for column, p in zip(ps, PERCENTILES, strict=True):
-            column[at] = percentiles(v, starts, sizes, p)
-    return ValueStats((count, low, *ps, high), floats)
 
 
 def warm_rows(warmup: WarmUp, keys: list[tuple[int, ...]], inverse: Ints) -> Bools:

@@ -200,11 +200,7 @@ class Instances:
         codes = codes[order]
         gpu = gpu[order]
         del order
-        first = np.empty(len(codes), bool)
-        first[:1] = True
-        np.not_equal(codes[1:], codes[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        del first
+        starts = run_starts(codes)
         identities: Codes = codes[starts]
         frames = np.diff(np.append(starts, len(codes))).astype(np.int32)
         del codes
@@ -241,16 +237,26 @@ def _counter(
     at = np.concatenate([a for a, _ in parts])
     values = np.concatenate([v for _, v in parts])
     parts.clear()
-    c = codes[at]
-    del at
-    order = np.lexsort((values, c))
-    c, values = c[order], values[order]
+    return sorted_values(codes[at], values, identities, floats=True)
+
+
+def run_starts(codes: Codes) -> Ints:
+    """Where each run of equal codes begins in sorted `codes`."""
+    first = np.empty(len(codes), bool)
+    first[:1] = True
+    np.not_equal(codes[1:], codes[:-1], out=first[1:])
+    return np.flatnonzero(first)
+
+
+def sorted_values(
+    codes: Codes, values: Values, identities: Codes, floats: bool = False
+) -> SortedValues:
+    """The `values` of each identity of `identities` (ascending codes), those whose `codes` are
+    its own, in order; none for an identity without. `floats`: as SortedValues'."""
+    order = np.lexsort((values, codes))
+    c, v = codes[order], values[order]
     del order
+    starts = run_starts(c)
     sizes = np.zeros(len(identities), np.int64)
-    if len(c):
-        first = np.empty(len(c), bool)
-        first[0] = True
-        np.not_equal(c[1:], c[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        sizes[np.searchsorted(identities, c[starts])] = np.diff(np.append(starts, len(c)))
-    return SortedValues(values, _bounds(sizes), True)
+    sizes[np.searchsorted(identities, c[starts])] = np.diff(np.append(starts, len(c)))
+    return SortedValues(v, _bounds(sizes), floats)
