@@ -8,7 +8,7 @@ and the `fleet` extra (pyarrow, numpy) is installed. Both ways give the same ans
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from .. import schema
 from .reader import Capture
@@ -16,13 +16,19 @@ from .reader import Capture
 META_KEY: Final = "instance_columns"  # the meta row that says what the stored columns hold
 
 
+def stored_columns_meta(capture: Capture) -> Any:
+    """The meta row that says what `capture`'s stored columns hold, as read; None where it has
+    none (a schema before them, or a capture never finalized)."""
+    if capture.schema_version < schema.INSTANCE_COLUMNS_SINCE:
+        return None
+    return capture.meta.extra.get(META_KEY)
+
+
 def stored_columns_for(capture: Capture, counters: Sequence[str] = ()) -> bool:
     """True where `capture`'s stored columns hold `counters` and numpy and pyarrow import.
     Raises CorruptCaptureError where the capture says it has them in words that do not parse.
     A capture without them imports no Arrow (the report's read one at a time needs none)."""
-    if capture.schema_version < schema.INSTANCE_COLUMNS_SINCE:
-        return False
-    if capture.meta.extra.get(META_KEY) is None:
+    if stored_columns_meta(capture) is None:
         return False
     try:
         import numpy  # noqa: F401

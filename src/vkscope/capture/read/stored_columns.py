@@ -21,9 +21,9 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import schema
 from ..errors import CorruptCaptureError
 from .columnar import META_KEY as META_KEY  # where it was, for the writer and tests
+from .columnar import stored_columns_meta
 from .reader import Capture
 
 COUNTER_PREFIX: Final = "counter:"
@@ -43,9 +43,7 @@ _decode_meta = msgspec.json.Decoder(StoredMeta).decode
 
 def stored_meta(capture: Capture) -> StoredMeta | None:
     """What the capture's stored columns hold; None where it has none."""
-    if capture.schema_version < schema.INSTANCE_COLUMNS_SINCE:
-        return None
-    text = capture.meta.extra.get(META_KEY)
+    text = stored_columns_meta(capture)
     if text is None:
         return None
     try:
@@ -78,7 +76,8 @@ def stored_batches(
     each; the text columns as stored, dictionary-encoded, where `dictionaries`. A column not
     asked for is never decompressed."""
     expected = stored_schema(meta.counters, base)
-    wanted = base.names if columns is None else [n for n in base.names if n in set(columns)]
+    asked = None if columns is None else set(columns)
+    wanted = base.names if asked is None else [n for n in base.names if n in asked]
     names = [*wanted, *counters]
     picked = [*wanted, *(COUNTER_PREFIX + c for c in counters)]
     # The first column (the id) is read always: each blob's rows are checked by it.
