@@ -3,6 +3,14 @@
 #include <thread>
 
 namespace vkscope::timeline {
+namespace {
+
+// The cost budget left it out of every instrument, and the timeline sends its annexes.
+bool left_out_of(const SubmitRecord& out, const Workload& w) {
+    return out.skip_left_out && w.measured == 0;
+}
+
+} // namespace
 
 bool claim_send(Workload& w, const InterpreterSink& sink) {
     uint8_t state = w.sent.load(std::memory_order_acquire);
@@ -179,21 +187,21 @@ void Interpreter::started(const std::shared_ptr<Workload>& w, InterpreterSink& s
     if (out.describe && claim_send(*w, sink) && sink.workload(w)) {
         mark_sent(*w);
     }
-    const bool left_out = out.skip_left_out && w->measured == 0;
+    const bool left_out = left_out_of(out, *w);
     out.left_out += left_out ? 1 : 0;
     out.workloads.push_back(SubmittedWorkload{w->tag, label_stack(), left_out});
 }
 
 void Interpreter::paired(const Workload& w, uint64_t submit, const Marks& begin, const Marks& end,
                          MarkedInstance::Ending ending, SubmitRecord& out) {
-    if (out.pair_marks && !(out.skip_left_out && w.measured == 0)) {
+    if (out.pair_marks && !left_out_of(out, w)) {
         out.instances.push_back(MarkedInstance{submit, w.tag, begin, end, ending});
     }
 }
 
 void Interpreter::paired(const Workload& w, uint64_t submit, const CommandStream& stream,
                          uint32_t begin, uint32_t end, SubmitRecord& out) {
-    if (!out.pair_marks || (out.skip_left_out && w.measured == 0)) {
+    if (!out.pair_marks || left_out_of(out, w)) {
         return;
     }
     MarkedInstance& m = out.instances.emplace_back();
