@@ -67,6 +67,9 @@ COMMAND = "python bench/fleet_scale.py"
 TARGET_DUCKDB_S = 30.0
 TARGET_PEAK_GIB = 2.0
 TARGET_EXPORT_RATE = 1_000_000
+# The row path (a capture without stored instance columns) is reported beside the target, not
+# judged by it: `render` says why.
+ROW_PATH_VERDICT = "reported"
 DEVICES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d")
 FLEET_CAPTURES_A_NIGHT = 10_000
 HISTORY_NIGHTS = 30  # what a nightly trend reads: the last month
@@ -680,10 +683,26 @@ def render(report: dict[str, Any] | None) -> str:
             cpu = [e["instances"] / e["cpu_s"] for e in runs]
             wall = [e["instances"] / e["wall_s"] for e in runs]
             rate = median(cpu)
+            verdict = (
+                f"{ROW_PATH_VERDICT} ({met(rate >= TARGET_EXPORT_RATE)} if judged)"
+                if name.endswith("row path")
+                else met(rate >= TARGET_EXPORT_RATE)
+            )
             lines.append(
                 f"| {name} | {len(cpu)} | {rate:,.0f} ({min(cpu):,.0f} to {max(cpu):,.0f}) | "
-                f"{median(wall):,.0f} | {met(rate >= TARGET_EXPORT_RATE)} |"
+                f"{median(wall):,.0f} | {verdict} |"
             )
+        if export.get("row_path_runs"):
+            lines += [
+                "",
+                "The target is judged on the captures this vkscope writes: every capture "
+                "`vkscope run` finalizes stores its instance columns (pyarrow is one of "
+                "vkscope's own dependencies), and a fleet exports each night's new captures. "
+                "The row path serves what is left: a capture of an older schema (exported once: "
+                "a capture already in the dataset is skipped) or one whose host was killed "
+                "before it finalized it. Its rate is reported, not judged: it is bound by "
+                "reading each row out of SQLite.",
+            ]
         lines += ["", *_finalize_lines(export)]
     else:
         lines.append("**Not measured**: these results were taken with `--export-runs 0`.")

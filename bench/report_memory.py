@@ -12,11 +12,11 @@ wait4) and wall time. Three captures:
   frames-none the first capture's application timed with `none` (overlapping times), for the
               comparison
   one-frame-rows  the one-frame capture without its stored instance columns (a capture of an
-              older vkscope, or written by a host without the `fleet` extra): the report reads
-              its instances one at a time
+              older vkscope, or of one never finalized): the report reads its instances one
+              at a time
 
-Each is finalized as the capture server finalizes it, its instance columns stored (with the
-`fleet` extra installed, as `vkscope run` does), so that the reports read them.
+Each is finalized as the capture server finalizes it, its instance columns stored (as
+`vkscope run` does for every capture), so that the reports read them.
 
 Target: every report and analysis under 500 MB, on the median of the runs. Writes
 bench/results/report_memory.json (every run) and docs/bench/report-memory.md (`render`).
@@ -235,11 +235,11 @@ def render(report: dict[str, Any] | None) -> str:
         "  boundaries);",
         "- **frames-none**: the *frames* application timed with `none`, for `overlap`;",
         "- **one-frame-rows**: *one-frame* without its stored instance columns (a capture of an",
-        "  older vkscope, or of a host without the `fleet` extra), whose report reads its",
+        "  older vkscope, or of one never finalized), whose report reads its",
         "  instances one at a time.",
         "",
         "Each is finalized as the capture server finalizes it, with its instance columns stored",
-        "(the `fleet` extra installed), which the report's summary reads.",
+        "(as `vkscope run` stores them for every capture), which the report's summary reads.",
         "",
         f"The terminal report lists {s['listed']} workloads per queue (`--max-workloads`); it",
         "still reads every workload for its summary. The summary's distributions over frames are",

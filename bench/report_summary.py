@@ -9,11 +9,10 @@ report in a process of its own per run and records its wall time and peak reside
   long-khr    the same with 4 counter values per workload (their distributions are kept too)
   big-frames  1,000 frames of 1,050 workloads: the same number in frames of game size
   long-game-rows  long-game without its stored instance columns (a capture of an older vkscope,
-              or written by a host without the `fleet` extra): the summary reads its instances
-              one at a time
+              or of one never finalized): the summary reads its instances one at a time
 
-Each is finalized as the capture server finalizes it, its instance columns stored (with the
-`fleet` extra installed, as `vkscope run` does), which the summary reads.
+Each is finalized as the capture server finalizes it, its instance columns stored (as
+`vkscope run` does for every capture), which the summary reads.
 
 Commands: the default summary (terminal), its distributions table as JSON, and on long-game the
 whole listing as CSV (`--all`), which streams. Target: the summary of each capture as
@@ -150,12 +149,12 @@ def render(report: dict[str, Any] | None) -> str:
         f"- **long-khr**: the same, each workload with {len(COUNTERS)} counter values;",
         "- **big-frames**: 1,000 frames of 1,050 workloads;",
         f"- **{ROWS}**: *long-game* without its stored instance columns (a capture of an older",
-        "  vkscope, or of a host without the `fleet` extra).",
+        "  vkscope, or of one never finalized).",
         "",
         "Each is finalized as the capture server finalizes it, with its instance columns stored",
-        "(the `fleet` extra installed), and the summary sums them up with numpy, a batch of",
-        "columns at a time (`analysis/summary_columns.py`); without them it reads the instances",
-        "one at a time (`capture/read/values.py`).",
+        "(as `vkscope run` stores them for every capture), and the summary sums them up with",
+        "numpy, a batch of columns at a time (`analysis/summary_columns.py`); without them it",
+        "reads the instances one at a time (`capture/read/values.py`).",
         "",
         "## Target",
         "",
