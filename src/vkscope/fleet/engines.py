@@ -209,8 +209,10 @@ class SparkEngine:
         frame.createOrReplaceTempView(name)
 
     def keep(self, name: str, sql: str) -> None:
+        # Marked for caching, not computed now: the first query that reads it computes it with
+        # everything else it needs in one job, and later queries read the cache. Counting each
+        # step as it is kept ran a job per step, most of a small history's time on Spark.
         frame = self.session.sql(sql).cache()
-        frame.count()
         frame.createOrReplaceTempView(name)
         self._kept.append(frame)
 
