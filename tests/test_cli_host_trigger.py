@@ -47,7 +47,7 @@ def test_sigusr1_asks_again(workload: Path, tmp_path: Path) -> None:
     cap = tmp_path / "signal.vkscope"
     cmd = [vkscope_cli(), "run", "-o", str(cap), "--no-trace", "--no-html", "--no-report"]
     cmd += ["--frames", "host", "--capture-frames", "2", "-s", "frame_submits=1"]
-    cmd += ["--", str(workload), *APP[:-1], "20000"]
+    cmd += ["--", str(workload), *APP[:-1], "6000"]
     proc = subprocess.Popen(cmd, env=base_env(), cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     # vkscope takes the signal once its capture exists (its supervisor is active by then); on a
     # loaded machine, starting Python alone can take more than a second.

@@ -80,7 +80,7 @@ def test_host_killed_mid_run(layer_dir: Path, workload: Path) -> None:
     receiver = Receiver()
     env = layer_env(layer_dir, timeline="true", host=receiver.address)
     app = subprocess.Popen(
-        [str(workload), "--all", "--frames", "400", "--quiet"],
+        [str(workload), "--all", "--frames", "150", "--quiet"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
