@@ -2,9 +2,11 @@
 
 The page is one file with no outside references. Its data travels in a
 `<script type="application/json">` block, column by column (one list per field, one entry per
-workload instance), with the strings that repeat (types, label stacks, whole metadata objects)
-stored once and referred to by index. Times are made relative to the capture's first one, so
-they stay exact as JavaScript numbers.
+workload instance, and per workload identity), with the strings that repeat (types, label
+stacks, whole metadata objects) stored once and referred to by index. Times are made relative
+to the capture's first one, so they stay exact as JavaScript numbers. The columns are kept as
+arrays and written one at a time: a page of a million workloads never holds the JSON, or a
+Python object per workload or identity, of more than one column.
 """
 
 from __future__ import annotations
@@ -13,25 +15,27 @@ import io
 import re
 from array import array
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, TextIO
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from .. import __version__
 from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
-from ..capture.read.coverage import budget_summary, identity_coverage
-from ..capture.read.identity import WorkloadIdentity
-from ..capture.read.quantiles import Distribution
+from ..capture.read.coverage import IdentityCoverage, budget_summary, identity_coverage
 from ..capture.read.timer_floor import NEAR_FLOOR_FACTOR, TimerFloor
 from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
 from ..outputs import text_output
 from .gpu_tracks import gpu_tracks
+from .identities import PageIdentities
 
-DATA_VERSION: Final = 1
+DATA_VERSION: Final = 2
 _SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
 _LONG_NUMBER: Final = re.compile(rb"\d{16,}")
 _PLACEHOLDER: Final = re.compile(r"\{\{(\w+)\}\}")
@@ -50,10 +54,12 @@ _ENUM_PREFIXES: Final = {
 }
 _DIAGNOSTICS_SHOWN: Final = 20
 _COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti", "ix")
+_ADDED: Final = tuple(n for n in _COLUMNS if n not in ("key", "ix"))  # appended by _Builder.add
 _NEVER_SHOWN: Final = 200  # never-measured identities a budgeted capture's page lists
 _NONE: Final = -(2**63)  # stands for None in the integer columns
 
 _encode = msgspec.json.Encoder().encode
+Ints = npt.NDArray[np.int64]
 
 
 def _floor_info(f: TimerFloor | None) -> dict[str, Any] | None:
@@ -78,23 +84,21 @@ def write_html(capture_path: Path | str, out_path: Path | str) -> None:
     device or a FIFO is written in place (outputs.py).
     """
     with open_capture(capture_path) as capture:
-        builder = _collect(capture)
-        head = builder.finish()
+        data = _collect(capture).finish()
         name = capture.path.name
     with text_output(Path(out_path)) as f:
-        _write_page(f, name, builder, head)
+        _write_page(f, name, data)
 
 
 def build_page(capture: Capture) -> str:
     """The whole page for an open capture, as text."""
-    builder = _collect(capture)
-    head = builder.finish()
+    data = _collect(capture).finish()
     out = io.StringIO()
-    _write_page(out, capture.path.name, builder, head)
+    _write_page(out, capture.path.name, data)
     return out.getvalue()
 
 
-def _write_page(out: TextIO, name: str, builder: _Builder, head: dict[str, Any]) -> None:
+def _write_page(out: TextIO, name: str, data: dict[str, Any]) -> None:
     """Writes the page to `out`, the data a piece at a time (never the whole of it at once)."""
     parts = {
         "title": escape(f"vkscope · {name}"),
@@ -107,28 +111,43 @@ def _write_page(out: TextIO, name: str, builder: _Builder, head: dict[str, Any])
     for m in _PLACEHOLDER.finditer(template):
         out.write(template[done : m.start()])
         if m.group(1) == "data":
-            _write_data(out, builder, head)
+            _write_json(out, data)
         else:
             out.write(parts[m.group(1)])
         done = m.end()
     out.write(template[done:])
 
 
-def _write_data(out: TextIO, builder: _Builder, head: dict[str, Any]) -> None:
-    """The data as page_data's JSON, written column by column."""
-    # head ends with "workloads":{"count":N}}: the columns go in before those two braces.
-    text = _escaped(_encode(head))
-    assert text.endswith("}}")
-    out.write(text[:-2])
-    del text
-    for name in _COLUMNS:
-        column = builder.column(name)
-        encoded = _encode(column)
-        del column
-        out.write(f',"{name}":')
-        out.write(_escaped(encoded))
-        del encoded
-    out.write("}}")
+def _write_json(out: TextIO, value: Any) -> None:
+    """`value` as JSON, its objects a key at a time and each column (a numpy array) turned into
+    a list only while it is written."""
+    if isinstance(value, dict):
+        out.write("{")
+        for n, (key, item) in enumerate(value.items()):
+            out.write(f"{',' if n else ''}{_escaped(_encode(key))}:")
+            _write_json(out, item)
+        out.write("}")
+        return
+    listed = _listed(value) if isinstance(value, np.ndarray) else value
+    encoded = _encode(listed)
+    del listed
+    out.write(_escaped(encoded))
+
+
+def _listed(column: npt.NDArray[Any]) -> list[Any]:
+    """A column as a list, None where it holds _NONE (integers) or NaN (floats)."""
+    values: list[Any] = column.tolist()
+    missing = np.isnan(column) if column.dtype.kind == "f" else column == _NONE
+    for i in np.flatnonzero(missing).tolist():
+        values[i] = None
+    return values
+
+
+def _lists(value: Any) -> Any:
+    """`value` with every column (a numpy array) made a list, as the page reads it."""
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    return _listed(value) if isinstance(value, np.ndarray) else value
 
 
 def _escaped(data: bytes) -> str:
@@ -146,10 +165,8 @@ def _asset(name: str) -> str:
 
 def page_data(capture: Capture) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready values (the layout is in docs/html.md)."""
-    builder = _collect(capture)
-    data = builder.finish()
-    data["workloads"].update((name, builder.column(name)) for name in _COLUMNS)
-    return data
+    result: dict[str, Any] = _lists(_collect(capture).finish())
+    return result
 
 
 def _collect(capture: Capture) -> _Builder:
@@ -213,19 +230,10 @@ class _Builder:
         self.untimed_reasons: Counter[str] = Counter()
         # Integer columns as 8-byte arrays (_NONE for None): a Python list of ints would take
         # five times the memory.
-        self.cols: dict[str, array[int]] = {n: array("q") for n in _COLUMNS if n != "key"}
+        self.cols: dict[str, array[int]] = {n: array("q") for n in _ADDED}
         self.keys: list[str] = []
         self.device_of_row: list[tuple[int, int | None]] = []
-        self.identities: dict[WorkloadIdentity | None, int] = {}
-
-    def column(self, name: str) -> list[Any]:
-        """One column as a list, with None where a value is missing."""
-        if name == "key":
-            return self.keys
-        values = self.cols[name]
-        if _NONE not in values:
-            return values.tolist()
-        return [None if v == _NONE else v for v in values]
+        self.identities = PageIdentities()
 
     def add(self, w: WorkloadInstance) -> None:
         c = self.cols
@@ -253,7 +261,7 @@ class _Builder:
             self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
         c["b"].append(_NONE if begin is None else begin)
         c["e"].append(_NONE if end is None else end)
-        c["ix"].append(self.identities.setdefault(w.identity, len(self.identities)))
+        self.identities.add(w.identity)
 
     def _metadata(self, metadata: dict[str, Any]) -> int:
         raw = _encode(metadata)
@@ -296,36 +304,24 @@ class _Builder:
             return dict.fromkeys(firsts, first), False
         return firsts, True
 
-    def _identities(self, warm: set[int]) -> list[dict[str, Any]]:
-        """Each identity (the `ix` column indexes them): what it is, and its GPU time over the
-        frames it ran in that are not warm-up frames (`warm`: their rows)."""
-        times: list[list[int]] = [[] for _ in self.identities]
-        frames = [0] * len(self.identities)
+    def _identities(self, warm: set[int]) -> tuple[Ints, dict[str, Any]]:
+        """Each instance's identity number (the `ix` column), and the identities' columns: what
+        each is, and its GPU time over the frames it ran in that are not warm-up frames
+        (`warm`: their rows)."""
         c = self.cols
-        for ix, f, b, e in zip(c["ix"], c["f"], c["b"], c["e"], strict=True):
-            if f in warm:
-                continue
-            frames[ix] += 1
-            if b != _NONE:
-                times[ix].append(e - b)
-        out = []
-        for identity, ix in self.identities.items():
-            d = Distribution.of(times[ix])
-            out.append({
-                "queue": identity.queue if identity else None,
-                "l": self.labels.setdefault(identity.labels, len(self.labels)) if identity else 0,
-                "type": identity.type if identity else None,
-                "ordinal": identity.ordinal if identity else None,
-                "frames": frames[ix],
-                "gpu": [d.count, d.min, d.p50, d.p90, d.p99, d.max] if d else None,
-            })  # fmt: skip
-        return out
+        ix = self.identities.number()
+        frame = np.frombuffer(c["f"], np.int64)
+        steady = ~np.isin(frame, np.fromiter(warm, np.int64, len(warm)))
+        begin, end = np.frombuffer(c["b"], np.int64), np.frombuffer(c["e"], np.int64)
+        gpu_ns = np.where(begin == _NONE, _NONE, end - begin)
+        del frame, begin, end
+        return ix, self.identities.columns(ix, steady, gpu_ns, self.labels)
 
     def finish(self) -> dict[str, Any]:
         c = self.cols
         warmup = warmup_frames(self.capture)
         warm = {row for key, row in self.frame_rows.items() if key in warmup.frames}
-        identities = self._identities(warm)
+        ix, identities = self._identities(warm)
         bases, per_device = self._clock_groups()
         timed = 0
         b, e, q = c["b"], c["e"], c["q"]
@@ -373,39 +369,47 @@ class _Builder:
             "warmup": {"rule": warmup.rule, "said": warmup.describe()},
             "gpu_state": gpu,
             "budget": self._budget(),
-            "workloads": {"count": count},
+            "workloads": {"count": count, **self._workload_columns(ix)},
         }
+
+    def _workload_columns(self, ix: Ints) -> dict[str, Any]:
+        """The workload columns, as arrays (the keys as a list of text)."""
+        out: dict[str, Any] = {}
+        for name in _COLUMNS:
+            if name == "key":
+                out[name] = self.keys
+            else:
+                out[name] = ix if name == "ix" else np.frombuffer(self.cols[name], np.int64)
+        return out
 
     def _budget(self) -> dict[str, Any] | None:
         """A budgeted capture's budget, and each identity's coverage (docs/html.md): `coverage`
-        is [frames, measured, median GPU time, reason never measured] by the `ix` column's
-        index (null for a workload without an identity); `never` lists the first identities no
-        frame measured."""
+        holds columns (frames, measured, median GPU time, reason never measured) by the `ix`
+        column's index; `never` lists the first identities no frame measured."""
         summary = budget_summary(self.capture)
         if summary is None:
             return None
-        coverage: list[list[Any] | None] = [None] * len(self.identities)
         never: list[dict[str, Any]] = []
-        never_total = 0
-        identities = 0
-        measured = 0
-        for c in identity_coverage(self.capture):
-            identities += 1
-            measured += c.measured > 0
-            at = self.identities.get(c.identity)
-            if at is not None:
-                coverage[at] = [c.frames, c.measured, c.median, c.reason]
-            if c.reason is not None:
-                never_total += 1
-                if len(never) < _NEVER_SHOWN:
-                    never.append({**c.as_json(), "label_path": c.identity.label_path})
+        counts = {"identities": 0, "measured_identities": 0, "never_total": 0}
+
+        def counted(found: Iterable[IdentityCoverage]) -> Iterator[IdentityCoverage]:
+            for c in found:
+                counts["identities"] += 1
+                counts["measured_identities"] += c.measured > 0
+                if c.reason is not None:
+                    counts["never_total"] += 1
+                    if len(never) < _NEVER_SHOWN:
+                        never.append({**c.as_json(), "label_path": c.identity.label_path})
+                yield c
+
+        coverage = self.identities.coverage(counted(identity_coverage(self.capture)))
         return {
             **summary.as_json(),
-            "identities": identities,
-            "measured_identities": measured,
+            "identities": counts["identities"],
+            "measured_identities": counts["measured_identities"],
             "coverage": coverage,
             "never": never,
-            "never_total": never_total,
+            "never_total": counts["never_total"],
         }
 
     def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:

@@ -72,6 +72,16 @@ class SortedValues:
             out[at] = Distribution(n, lo, a, b, c, hi)
         return out
 
+    def columns(self) -> tuple[Ints, list[npt.NDArray[Any]]]:
+        """rows() of every identity as columns, no object per identity: each one's count of
+        values, and its min, percentiles (PERCENTILES) and max (0 where it has no value; the
+        percentiles as floats, the min and max in the values' type)."""
+        count = len(self.bounds) - 1
+        sizes, low, high, ps, has = self._stats(0, count)
+        counts = np.zeros(count, np.int64)
+        counts[has] = sizes
+        return counts, [_placed(found, has, count) for found in (low, *ps, high)]
+
     def highest_median(self, n: int) -> list[int]:
         """The `n` identities (their places) with the highest p50, those without a value last
         (as if it were -1), ties in identity order: as heapq.nlargest ranks them. The medians
@@ -91,6 +101,13 @@ class SortedValues:
             return []
         place, key = np.concatenate(places), np.concatenate(keys)
         return [int(place[i]) for i in np.lexsort((place, -key))[:n]]
+
+
+def _placed(found: Values, at: Ints, count: int) -> npt.NDArray[Any]:
+    """`count` values, `found` at the places `at` and 0 elsewhere."""
+    column = np.zeros(count, found.dtype)
+    column[at] = found
+    return column
 
 
 def percentiles(v: Values, starts: Ints, sizes: Ints, p: int) -> npt.NDArray[np.float64]:
