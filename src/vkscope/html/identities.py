@@ -73,7 +73,8 @@ class PageIdentities:
         none = n == 0
         gpu: dict[str, Any] = {"count": n}
         for name, column in zip(_STATISTICS, statistics, strict=True):
-            gpu[name] = np.where(none, NULL if column.dtype.kind == "i" else np.nan, column)
+            column[none] = NULL if column.dtype.kind == "i" else np.nan
+            gpu[name] = column
         scope, ordinal = np.divmod(self._codes, self._span)
         scopes: list[list[Any]] = []
         for key in self.scopes:  # in their numbers' order
