@@ -55,8 +55,11 @@ _ENUM_PREFIXES: Final = {
 _DIAGNOSTICS_SHOWN: Final = 20
 _COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti", "ix")
 _ADDED: Final = tuple(n for n in _COLUMNS if n not in ("key", "ix"))  # appended by _Builder.add
+# Of those, the indexes into the page's tables and positions (no None; 4 bytes each).
+_INDEXES: Final = ("ord", "q", "f", "t", "l", "m", "ti")
 _NEVER_SHOWN: Final = 200  # never-measured identities a budgeted capture's page lists
 _NONE: Final = -(2**63)  # stands for None in the integer columns
+_CHUNK: Final = 65_536  # a column's entries turned into Python values (and JSON) at once
 
 _encode = msgspec.json.Encoder().encode
 Ints = npt.NDArray[np.int64]
@@ -118,36 +121,62 @@ def _write_page(out: TextIO, name: str, data: dict[str, Any]) -> None:
     out.write(template[done:])
 
 
+class _Keys:
+    """The `key` column (`submitID.tagID`), made text only a part at a time."""
+
+    def __init__(self, submits: array[int], tags: array[int]) -> None:
+        self.submits = submits
+        self.tags = tags
+
+    def __len__(self) -> int:
+        return len(self.submits)
+
+    def __getitem__(self, part: slice) -> list[str]:
+        pairs = zip(self.submits[part], self.tags[part], strict=True)
+        return [f"{submit}.{tag}" for submit, tag in pairs]
+
+
+_Column = npt.NDArray[Any] | _Keys
+
+
 def _write_json(out: TextIO, value: Any) -> None:
-    """`value` as JSON, its objects a key at a time and each column (a numpy array) turned into
-    a list only while it is written."""
+    """`value` as JSON, its objects a key at a time and each column (a numpy array, or the
+    keys) turned into Python values and JSON a chunk at a time."""
     if isinstance(value, dict):
         out.write("{")
         for n, (key, item) in enumerate(value.items()):
             out.write(f"{',' if n else ''}{_escaped(_encode(key))}:")
             _write_json(out, item)
         out.write("}")
-        return
-    listed = _listed(value) if isinstance(value, np.ndarray) else value
-    encoded = _encode(listed)
-    del listed
-    out.write(_escaped(encoded))
+    elif isinstance(value, np.ndarray | _Keys):
+        out.write("[")
+        for start in range(0, len(value), _CHUNK):
+            encoded = _encode(_listed(value, start, start + _CHUNK))
+            out.write(("," if start else "") + _escaped(encoded[1:-1]))
+            del encoded
+        out.write("]")
+    else:
+        out.write(_escaped(_encode(value)))
 
 
-def _listed(column: npt.NDArray[Any]) -> list[Any]:
-    """A column as a list, None where it holds _NONE (integers) or NaN (floats)."""
-    values: list[Any] = column.tolist()
-    missing = np.isnan(column) if column.dtype.kind == "f" else column == _NONE
+def _listed(column: _Column, start: int = 0, stop: int | None = None) -> list[Any]:
+    """A column's entries from `start` to `stop` as a list, None where an integer column
+    holds _NONE or a float column NaN."""
+    if isinstance(column, _Keys):
+        return column[start:stop]
+    part = column[start:stop]
+    values: list[Any] = part.tolist()
+    missing = np.isnan(part) if part.dtype.kind == "f" else part == _NONE
     for i in np.flatnonzero(missing).tolist():
         values[i] = None
     return values
 
 
 def _lists(value: Any) -> Any:
-    """`value` with every column (a numpy array) made a list, as the page reads it."""
+    """`value` with every column made a list, as the page reads it."""
     if isinstance(value, dict):
         return {key: _lists(item) for key, item in value.items()}
-    return _listed(value) if isinstance(value, np.ndarray) else value
+    return _listed(value) if isinstance(value, np.ndarray | _Keys) else value
 
 
 def _escaped(data: bytes) -> str:
@@ -228,17 +257,19 @@ class _Builder:
         self.enum_values: dict[str, set[int]] = {kind: set() for kind in _ENUM_PREFIXES}
         self.timings: dict[tuple[str | None, str | None, str | None], int] = {}
         self.untimed_reasons: Counter[str] = Counter()
-        # Integer columns as 8-byte arrays (_NONE for None): a Python list of ints would take
-        # five times the memory.
-        self.cols: dict[str, array[int]] = {n: array("q") for n in _ADDED}
-        self.keys: list[str] = []
+        # Integer columns as arrays (8 bytes, _NONE for None; 4 for indexes): a Python list of
+        # ints would take five times the memory.
+        self.cols: dict[str, array[int]] = {n: array("i" if n in _INDEXES else "q") for n in _ADDED}
+        self.submits = array("Q")  # with `tags`, the `key` column
+        self.tags = array("Q")
         self.device_of_row: list[tuple[int, int | None]] = []
         self.identities = PageIdentities()
 
     def add(self, w: WorkloadInstance) -> None:
         c = self.cols
         c["id"].append(w.id)
-        self.keys.append(f"{w.submit_id}.{w.tag_id}")
+        self.submits.append(w.submit_id)
+        self.tags.append(w.tag_id)
         c["ord"].append(w.ordinal)
         queue = (w.process, w.device, w.queue)
         row = self.queue_rows.get(queue)
@@ -308,38 +339,34 @@ class _Builder:
         """Each instance's identity number (the `ix` column), and the identities' columns: what
         each is, and its GPU time over the frames it ran in that are not warm-up frames
         (`warm`: their rows)."""
-        c = self.cols
         ix = self.identities.number()
-        frame = np.frombuffer(c["f"], np.int64)
+        frame = self._column("f")
         steady = ~np.isin(frame, np.fromiter(warm, np.int64, len(warm)))
-        begin, end = np.frombuffer(c["b"], np.int64), np.frombuffer(c["e"], np.int64)
+        begin, end = self._column("b"), self._column("e")
         gpu_ns = np.where(begin == _NONE, _NONE, end - begin)
         del frame, begin, end
         return ix, self.identities.columns(ix, steady, gpu_ns, self.labels)
 
     def finish(self) -> dict[str, Any]:
-        c = self.cols
         warmup = warmup_frames(self.capture)
         warm = {row for key, row in self.frame_rows.items() if key in warmup.frames}
         ix, identities = self._identities(warm)
         bases, per_device = self._clock_groups()
-        timed = 0
-        b, e, q = c["b"], c["e"], c["q"]
-        begins = [t for t in b if t != _NONE]
-        extent = (min(begins), max(t for t in e if t != _NONE)) if begins else None
+        # The columns' arrays, changed in place through these views.
+        b, e, q = (self._column(name) for name in ("b", "e", "q"))
+        has = np.flatnonzero(b != _NONE)
+        timed = len(has)
+        extent = (int(b[has].min()), int(e[e != _NONE].max())) if timed else None
         gpu = gpu_tracks(self.capture, self.devices, bases, extent)
-        for i, begin in enumerate(b):
-            if begin != _NONE:
-                base = bases[self.device_of_row[q[i]]]
-                b[i] = begin - base
-                e[i] -= base
-                timed += 1
-        first_submit = min((s for s in c["s"] if s != _NONE), default=0)
-        for name in ("s", "sc"):
-            times = c[name]
-            for i, t in enumerate(times):
-                if t != _NONE:
-                    times[i] = t - first_submit
+        base_of_row = [bases.get(device, 0) for device in self.device_of_row]
+        base = np.array(base_of_row, np.int64)[q[has]]
+        b[has] -= base
+        e[has] -= base
+        del has, base
+        submits, completes = self._column("s"), self._column("sc")
+        first_submit = int(submits[submits != _NONE].min()) if (submits != _NONE).any() else 0
+        for times in (submits, completes):
+            times[times != _NONE] -= first_submit
         queues = self._sorted_queues(q)
         frames = self._frames(warmup.frames)
         enum_names = _enum_names() if any(self.enum_values.values()) else {}
@@ -347,7 +374,7 @@ class _Builder:
             kind: {str(v): names[v] for v in sorted(self.enum_values[kind]) if v in names}
             for kind, names in enum_names.items()
         }
-        count = len(self.keys)
+        count = len(self.submits)
         return {
             "version": DATA_VERSION,
             "capture": self._capture_info(),
@@ -373,14 +400,18 @@ class _Builder:
         }
 
     def _workload_columns(self, ix: Ints) -> dict[str, Any]:
-        """The workload columns, as arrays (the keys as a list of text)."""
+        """The workload columns, as arrays (the keys as _Keys)."""
         out: dict[str, Any] = {}
         for name in _COLUMNS:
             if name == "key":
-                out[name] = self.keys
+                out[name] = _Keys(self.submits, self.tags)
             else:
-                out[name] = ix if name == "ix" else np.frombuffer(self.cols[name], np.int64)
+                out[name] = ix if name == "ix" else self._column(name)
         return out
+
+    def _column(self, name: str) -> npt.NDArray[np.signedinteger[Any]]:
+        """A column's array as numpy's: a view, changed in place where it is changed."""
+        return np.frombuffer(self.cols[name], np.int32 if name in _INDEXES else np.int64)
 
     def _budget(self) -> dict[str, Any] | None:
         """A budgeted capture's budget, and each identity's coverage (docs/html.md): `coverage`
@@ -412,13 +443,14 @@ class _Builder:
             "never_total": counts["never_total"],
         }
 
-    def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:
+    def _sorted_queues(self, rows: npt.NDArray[np.signedinteger[Any]]) -> list[dict[str, Any]]:
         """Queue rows in (process, device, queue) order, with the workloads' rows renumbered
         in place."""
         keys = list(self.queue_rows)
         order = sorted(range(len(keys)), key=lambda r: tuple(-1 if v is None else v
                                                              for v in keys[r]))  # fmt: skip
-        renumber = {old: new for new, old in enumerate(order)}
+        renumber = np.zeros(len(order), np.int64)
+        renumber[order] = np.arange(len(order))
         known = {(q.process, q.device, q.id): q for q in self.capture.queues()}
         several = len({p for p, _, _ in keys}) > 1
         names = {p.process: p.name for p in self.capture.processes() if p.name}
@@ -442,8 +474,7 @@ class _Builder:
                 "flags": list(info.flags) if info else [],
                 "floor": _floor_info(floors.of(process, device, queue)),
             })  # fmt: skip
-        for i, r in enumerate(rows):
-            rows[i] = renumber[r]
+        rows[:] = renumber[rows]
         return queues
 
     def _frames(
