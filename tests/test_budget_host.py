@@ -14,6 +14,7 @@ from typing import Any
 from support.budget_scenes import BUDGET_REASON, Item, budget_capture, rotating
 from support.captures import capture_from, downgrade_to_version_2
 from support.diff_scenes import diff, diff_json
+from support.html_scenes import coverage_entry
 from support.perfetto import INSTANT, ReadTrace
 
 from vkscope import protocol as m
@@ -153,7 +154,9 @@ def test_the_html_page_carries_each_workload_s_coverage(tmp_path: Path) -> None:
     assert budget["identities"] == budget["measured_identities"] == 4
     ix = data["workloads"]["ix"]
     for w, at in zip(instances, ix, strict=True):
-        frames, measured, median, reason = budget["coverage"][at]
+        entry = coverage_entry(budget, at)
+        assert entry is not None
+        frames, measured, median, reason = entry
         assert w.identity is not None
         assert (frames, measured, reason) == (8, 2, None)
         assert median == (w.identity.ordinal + 1) * 10_000

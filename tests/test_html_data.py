@@ -19,6 +19,7 @@ from support.html_scenes import (
     BASE_NS,
     BIG,
     device,
+    identity_entry,
     timeline_stream,
 )
 
@@ -217,9 +218,8 @@ def test_each_identity_has_its_distribution_over_steady_frames(timed_capture: Pa
     # Frame 0 is the warm-up frame the rule leaves out.
     assert [f["warmup"] for f in data["frames"]] == ["first frame", None, None]
     assert data["warmup"]["said"] == "1 frame left out (0: first frame)"
-    identities = data["identities"]
     for w, ix in zip(instances, data["workloads"]["ix"], strict=True):
-        entry = identities[ix]
+        entry = identity_entry(data, ix)
         assert w.identity is not None
         assert (entry["queue"], tuple(data["labels"][entry["l"]]), entry["type"],
                 entry["ordinal"]) == (w.identity.queue, w.identity.labels, w.identity.type,

@@ -48,6 +48,22 @@ def test_integer_statistics_are_quantiles_to_the_bit(groups: list[list[int]]) ->
 
 
 @settings(deadline=None)  # a timing is no test result (a loaded machine)
+@given(st.lists(st.lists(st.integers(0, 2**62), max_size=40), min_size=1, max_size=8))
+def test_statistics_as_columns_are_the_rows(groups: list[list[int]]) -> None:
+    """columns(), the html page's, gives every identity's row (0s for one without values)."""
+    codes = np.repeat(np.arange(len(groups), dtype=np.int64), [len(g) for g in groups])
+    values = np.array([v for g in groups for v in g], np.int64)
+    table = sorted_values(codes, values, np.arange(len(groups), dtype=np.int64))
+    counts, columns = table.columns()
+    rows = [
+        Distribution(n, *(c[at].item() for c in columns)) if n else None
+        for at, n in enumerate(counts.tolist())
+    ]
+    assert rows == [Distribution.of(list(g)) for g in groups]
+    assert all(c[at] == 0 for at, n in enumerate(counts) if not n for c in columns)
+
+
+@settings(deadline=None)  # a timing is no test result (a loaded machine)
 @given(st.lists(st.lists(st.one_of(st.integers(-(2**40), 2**40),
                                    st.floats(-1e12, 1e12, allow_nan=False)),
                          min_size=1, max_size=40), min_size=1, max_size=8))  # fmt: skip

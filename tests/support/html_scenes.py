@@ -116,3 +116,25 @@ def device(s: Stream, device_id: int, name: str, clock: str | None, queues: int 
     if clock is not None:
         body["clock"] = {"domain": clock, "max_deviation_ns": 1500}
     s.add(m.DEVICE, device_id, body)
+
+
+def identity_entry(data: dict[str, Any], ix: int) -> dict[str, Any]:
+    """Identity `ix` of a page's data, read from its columns as the page reads it: `queue`, `l`,
+    `type`, `ordinal`, `frames` and `gpu` ([count, min, p50, p90, p99, max]; None untimed)."""
+    table = data["identities"]
+    queue, labels, type_ = table["scopes"][table["scope"][ix]]
+    g = table["gpu"]
+    stats = ("count", "min", "p50", "p90", "p99", "max")
+    return {
+        "queue": queue, "l": labels, "type": type_, "ordinal": table["ordinal"][ix],
+        "frames": table["frames"][ix],
+        "gpu": [g[k][ix] for k in stats] if g["count"][ix] else None,
+    }  # fmt: skip
+
+
+def coverage_entry(budget: dict[str, Any], ix: int) -> list[Any] | None:
+    """Identity `ix`'s [frames, measured, median GPU ns, reason] of a page's `budget`."""
+    c = budget["coverage"]
+    if c["frames"][ix] is None:
+        return None
+    return [c["frames"][ix], c["measured"][ix], c["median"][ix], c["reason"][ix]]

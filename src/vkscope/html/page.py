@@ -2,9 +2,11 @@
 
 The page is one file with no outside references. Its data travels in a
 `<script type="application/json">` block, column by column (one list per field, one entry per
-workload instance), with the strings that repeat (types, label stacks, whole metadata objects)
-stored once and referred to by index. Times are made relative to the capture's first one, so
-they stay exact as JavaScript numbers.
+workload instance, and per workload identity), with the strings that repeat (types, label
+stacks, whole metadata objects) stored once and referred to by index. Times are made relative
+to the capture's first one, so they stay exact as JavaScript numbers. The columns are kept as
+arrays and written one at a time: a page of a million workloads never holds the JSON, or a
+Python object per workload or identity, of more than one column.
 """
 
 from __future__ import annotations
@@ -13,25 +15,27 @@ import io
 import re
 from array import array
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, TextIO
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from .. import __version__
 from ..capture import Capture, Device, Frame, WorkloadInstance, open_capture
-from ..capture.read.coverage import budget_summary, identity_coverage
-from ..capture.read.identity import WorkloadIdentity
-from ..capture.read.quantiles import Distribution
+from ..capture.read.coverage import IdentityCoverage, budget_summary, identity_coverage
 from ..capture.read.timer_floor import NEAR_FLOOR_FACTOR, TimerFloor
 from ..capture.read.warmup import warmup_frames
 from ..capture_summary import FrameCounts
 from ..outputs import text_output
 from .gpu_tracks import gpu_tracks
+from .identities import PageIdentities
 
-DATA_VERSION: Final = 1
+DATA_VERSION: Final = 2
 _SAFE_INT: Final = 2**53 - 1  # past this, a JSON number loses digits in a browser
 _LONG_NUMBER: Final = re.compile(rb"\d{16,}")
 _PLACEHOLDER: Final = re.compile(r"\{\{(\w+)\}\}")
@@ -50,10 +54,15 @@ _ENUM_PREFIXES: Final = {
 }
 _DIAGNOSTICS_SHOWN: Final = 20
 _COLUMNS: Final = ("id", "key", "ord", "q", "f", "t", "l", "m", "s", "sc", "b", "e", "ti", "ix")
+_ADDED: Final = tuple(n for n in _COLUMNS if n not in ("key", "ix"))  # appended by _Builder.add
+# Of those, the indexes into the page's tables and positions (no None; 4 bytes each).
+_INDEXES: Final = ("ord", "q", "f", "t", "l", "m", "ti")
 _NEVER_SHOWN: Final = 200  # never-measured identities a budgeted capture's page lists
 _NONE: Final = -(2**63)  # stands for None in the integer columns
+_CHUNK: Final = 65_536  # a column's entries turned into Python values (and JSON) at once
 
 _encode = msgspec.json.Encoder().encode
+Ints = npt.NDArray[np.int64]
 
 
 def _floor_info(f: TimerFloor | None) -> dict[str, Any] | None:
@@ -78,23 +87,21 @@ def write_html(capture_path: Path | str, out_path: Path | str) -> None:
     device or a FIFO is written in place (outputs.py).
     """
     with open_capture(capture_path) as capture:
-        builder = _collect(capture)
-        head = builder.finish()
+        data = _collect(capture).finish()
         name = capture.path.name
     with text_output(Path(out_path)) as f:
-        _write_page(f, name, builder, head)
+        _write_page(f, name, data)
 
 
 def build_page(capture: Capture) -> str:
     """The whole page for an open capture, as text."""
-    builder = _collect(capture)
-    head = builder.finish()
+    data = _collect(capture).finish()
     out = io.StringIO()
-    _write_page(out, capture.path.name, builder, head)
+    _write_page(out, capture.path.name, data)
     return out.getvalue()
 
 
-def _write_page(out: TextIO, name: str, builder: _Builder, head: dict[str, Any]) -> None:
+def _write_page(out: TextIO, name: str, data: dict[str, Any]) -> None:
     """Writes the page to `out`, the data a piece at a time (never the whole of it at once)."""
     parts = {
         "title": escape(f"vkscope · {name}"),
@@ -107,28 +114,69 @@ def _write_page(out: TextIO, name: str, builder: _Builder, head: dict[str, Any])
     for m in _PLACEHOLDER.finditer(template):
         out.write(template[done : m.start()])
         if m.group(1) == "data":
-            _write_data(out, builder, head)
+            _write_json(out, data)
         else:
             out.write(parts[m.group(1)])
         done = m.end()
     out.write(template[done:])
 
 
-def _write_data(out: TextIO, builder: _Builder, head: dict[str, Any]) -> None:
-    """The data as page_data's JSON, written column by column."""
-    # head ends with "workloads":{"count":N}}: the columns go in before those two braces.
-    text = _escaped(_encode(head))
-    assert text.endswith("}}")
-    out.write(text[:-2])
-    del text
-    for name in _COLUMNS:
-        column = builder.column(name)
-        encoded = _encode(column)
-        del column
-        out.write(f',"{name}":')
-        out.write(_escaped(encoded))
-        del encoded
-    out.write("}}")
+class _Keys:
+    """The `key` column (`submitID.tagID`), made text only a part at a time."""
+
+    def __init__(self, submits: array[int], tags: array[int]) -> None:
+        self.submits = submits
+        self.tags = tags
+
+    def __len__(self) -> int:
+        return len(self.submits)
+
+    def __getitem__(self, part: slice) -> list[str]:
+        pairs = zip(self.submits[part], self.tags[part], strict=True)
+        return [f"{submit}.{tag}" for submit, tag in pairs]
+
+
+_Column = npt.NDArray[Any] | _Keys
+
+
+def _write_json(out: TextIO, value: Any) -> None:
+    """`value` as JSON, its objects a key at a time and each column (a numpy array, or the
+    keys) turned into Python values and JSON a chunk at a time."""
+    if isinstance(value, dict):
+        out.write("{")
+        for n, (key, item) in enumerate(value.items()):
+            out.write(f"{',' if n else ''}{_escaped(_encode(key))}:")
+            _write_json(out, item)
+        out.write("}")
+    elif isinstance(value, np.ndarray | _Keys):
+        out.write("[")
+        for start in range(0, len(value), _CHUNK):
+            encoded = _encode(_listed(value, start, start + _CHUNK))
+            out.write(("," if start else "") + _escaped(encoded[1:-1]))
+            del encoded
+        out.write("]")
+    else:
+        out.write(_escaped(_encode(value)))
+
+
+def _listed(column: _Column, start: int = 0, stop: int | None = None) -> list[Any]:
+    """A column's entries from `start` to `stop` as a list, None where an integer column
+    holds _NONE or a float column NaN."""
+    if isinstance(column, _Keys):
+        return column[start:stop]
+    part = column[start:stop]
+    values: list[Any] = part.tolist()
+    missing = np.isnan(part) if part.dtype.kind == "f" else part == _NONE
+    for i in np.flatnonzero(missing).tolist():
+        values[i] = None
+    return values
+
+
+def _lists(value: Any) -> Any:
+    """`value` with every column made a list, as the page reads it."""
+    if isinstance(value, dict):
+        return {key: _lists(item) for key, item in value.items()}
+    return _listed(value) if isinstance(value, np.ndarray | _Keys) else value
 
 
 def _escaped(data: bytes) -> str:
@@ -146,10 +194,8 @@ def _asset(name: str) -> str:
 
 def page_data(capture: Capture) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready values (the layout is in docs/html.md)."""
-    builder = _collect(capture)
-    data = builder.finish()
-    data["workloads"].update((name, builder.column(name)) for name in _COLUMNS)
-    return data
+    result: dict[str, Any] = _lists(_collect(capture).finish())
+    return result
 
 
 def _collect(capture: Capture) -> _Builder:
@@ -211,26 +257,19 @@ class _Builder:
         self.enum_values: dict[str, set[int]] = {kind: set() for kind in _ENUM_PREFIXES}
         self.timings: dict[tuple[str | None, str | None, str | None], int] = {}
         self.untimed_reasons: Counter[str] = Counter()
-        # Integer columns as 8-byte arrays (_NONE for None): a Python list of ints would take
-        # five times the memory.
-        self.cols: dict[str, array[int]] = {n: array("q") for n in _COLUMNS if n != "key"}
-        self.keys: list[str] = []
+        # Integer columns as arrays (8 bytes, _NONE for None; 4 for indexes): a Python list of
+        # ints would take five times the memory.
+        self.cols: dict[str, array[int]] = {n: array("i" if n in _INDEXES else "q") for n in _ADDED}
+        self.submits = array("Q")  # with `tags`, the `key` column
+        self.tags = array("Q")
         self.device_of_row: list[tuple[int, int | None]] = []
-        self.identities: dict[WorkloadIdentity | None, int] = {}
-
-    def column(self, name: str) -> list[Any]:
-        """One column as a list, with None where a value is missing."""
-        if name == "key":
-            return self.keys
-        values = self.cols[name]
-        if _NONE not in values:
-            return values.tolist()
-        return [None if v == _NONE else v for v in values]
+        self.identities = PageIdentities()
 
     def add(self, w: WorkloadInstance) -> None:
         c = self.cols
         c["id"].append(w.id)
-        self.keys.append(f"{w.submit_id}.{w.tag_id}")
+        self.submits.append(w.submit_id)
+        self.tags.append(w.tag_id)
         c["ord"].append(w.ordinal)
         queue = (w.process, w.device, w.queue)
         row = self.queue_rows.get(queue)
@@ -253,7 +292,7 @@ class _Builder:
             self.untimed_reasons[w.timing_reason or w.timing or "no GPU timestamps"] += 1
         c["b"].append(_NONE if begin is None else begin)
         c["e"].append(_NONE if end is None else end)
-        c["ix"].append(self.identities.setdefault(w.identity, len(self.identities)))
+        self.identities.add(w.identity)
 
     def _metadata(self, metadata: dict[str, Any]) -> int:
         raw = _encode(metadata)
@@ -296,54 +335,38 @@ class _Builder:
             return dict.fromkeys(firsts, first), False
         return firsts, True
 
-    def _identities(self, warm: set[int]) -> list[dict[str, Any]]:
-        """Each identity (the `ix` column indexes them): what it is, and its GPU time over the
-        frames it ran in that are not warm-up frames (`warm`: their rows)."""
-        times: list[list[int]] = [[] for _ in self.identities]
-        frames = [0] * len(self.identities)
-        c = self.cols
-        for ix, f, b, e in zip(c["ix"], c["f"], c["b"], c["e"], strict=True):
-            if f in warm:
-                continue
-            frames[ix] += 1
-            if b != _NONE:
-                times[ix].append(e - b)
-        out = []
-        for identity, ix in self.identities.items():
-            d = Distribution.of(times[ix])
-            out.append({
-                "queue": identity.queue if identity else None,
-                "l": self.labels.setdefault(identity.labels, len(self.labels)) if identity else 0,
-                "type": identity.type if identity else None,
-                "ordinal": identity.ordinal if identity else None,
-                "frames": frames[ix],
-                "gpu": [d.count, d.min, d.p50, d.p90, d.p99, d.max] if d else None,
-            })  # fmt: skip
-        return out
+    def _identities(self, warm: set[int]) -> tuple[Ints, dict[str, Any]]:
+        """Each instance's identity number (the `ix` column), and the identities' columns: what
+        each is, and its GPU time over the frames it ran in that are not warm-up frames
+        (`warm`: their rows)."""
+        ix = self.identities.number()
+        frame = self._column("f")
+        steady = ~np.isin(frame, np.fromiter(warm, np.int64, len(warm)))
+        begin, end = self._column("b"), self._column("e")
+        gpu_ns = np.where(begin == _NONE, _NONE, end - begin)
+        del frame, begin, end
+        return ix, self.identities.columns(ix, steady, gpu_ns, self.labels)
 
     def finish(self) -> dict[str, Any]:
-        c = self.cols
         warmup = warmup_frames(self.capture)
         warm = {row for key, row in self.frame_rows.items() if key in warmup.frames}
-        identities = self._identities(warm)
+        ix, identities = self._identities(warm)
         bases, per_device = self._clock_groups()
-        timed = 0
-        b, e, q = c["b"], c["e"], c["q"]
-        begins = [t for t in b if t != _NONE]
-        extent = (min(begins), max(t for t in e if t != _NONE)) if begins else None
+        # The columns' arrays, changed in place through these views.
+        b, e, q = (self._column(name) for name in ("b", "e", "q"))
+        has = np.flatnonzero(b != _NONE)
+        timed = len(has)
+        extent = (int(b[has].min()), int(e[e != _NONE].max())) if timed else None
         gpu = gpu_tracks(self.capture, self.devices, bases, extent)
-        for i, begin in enumerate(b):
-            if begin != _NONE:
-                base = bases[self.device_of_row[q[i]]]
-                b[i] = begin - base
-                e[i] -= base
-                timed += 1
-        first_submit = min((s for s in c["s"] if s != _NONE), default=0)
-        for name in ("s", "sc"):
-            times = c[name]
-            for i, t in enumerate(times):
-                if t != _NONE:
-                    times[i] = t - first_submit
+        base_of_row = [bases.get(device, 0) for device in self.device_of_row]
+        base = np.array(base_of_row, np.int64)[q[has]]
+        b[has] -= base
+        e[has] -= base
+        del has, base
+        submits, completes = self._column("s"), self._column("sc")
+        first_submit = int(submits[submits != _NONE].min()) if (submits != _NONE).any() else 0
+        for times in (submits, completes):
+            times[times != _NONE] -= first_submit
         queues = self._sorted_queues(q)
         frames = self._frames(warmup.frames)
         enum_names = _enum_names() if any(self.enum_values.values()) else {}
@@ -351,7 +374,7 @@ class _Builder:
             kind: {str(v): names[v] for v in sorted(self.enum_values[kind]) if v in names}
             for kind, names in enum_names.items()
         }
-        count = len(self.keys)
+        count = len(self.submits)
         return {
             "version": DATA_VERSION,
             "capture": self._capture_info(),
@@ -373,48 +396,61 @@ class _Builder:
             "warmup": {"rule": warmup.rule, "said": warmup.describe()},
             "gpu_state": gpu,
             "budget": self._budget(),
-            "workloads": {"count": count},
+            "workloads": {"count": count, **self._workload_columns(ix)},
         }
+
+    def _workload_columns(self, ix: Ints) -> dict[str, Any]:
+        """The workload columns, as arrays (the keys as _Keys)."""
+        out: dict[str, Any] = {}
+        for name in _COLUMNS:
+            if name == "key":
+                out[name] = _Keys(self.submits, self.tags)
+            else:
+                out[name] = ix if name == "ix" else self._column(name)
+        return out
+
+    def _column(self, name: str) -> npt.NDArray[np.signedinteger[Any]]:
+        """A column's array as numpy's: a view, changed in place where it is changed."""
+        return np.frombuffer(self.cols[name], np.int32 if name in _INDEXES else np.int64)
 
     def _budget(self) -> dict[str, Any] | None:
         """A budgeted capture's budget, and each identity's coverage (docs/html.md): `coverage`
-        is [frames, measured, median GPU time, reason never measured] by the `ix` column's
-        index (null for a workload without an identity); `never` lists the first identities no
-        frame measured."""
+        holds columns (frames, measured, median GPU time, reason never measured) by the `ix`
+        column's index; `never` lists the first identities no frame measured."""
         summary = budget_summary(self.capture)
         if summary is None:
             return None
-        coverage: list[list[Any] | None] = [None] * len(self.identities)
         never: list[dict[str, Any]] = []
-        never_total = 0
-        identities = 0
-        measured = 0
-        for c in identity_coverage(self.capture):
-            identities += 1
-            measured += c.measured > 0
-            at = self.identities.get(c.identity)
-            if at is not None:
-                coverage[at] = [c.frames, c.measured, c.median, c.reason]
-            if c.reason is not None:
-                never_total += 1
-                if len(never) < _NEVER_SHOWN:
-                    never.append({**c.as_json(), "label_path": c.identity.label_path})
+        counts = {"identities": 0, "measured_identities": 0, "never_total": 0}
+
+        def counted(found: Iterable[IdentityCoverage]) -> Iterator[IdentityCoverage]:
+            for c in found:
+                counts["identities"] += 1
+                counts["measured_identities"] += c.measured > 0
+                if c.reason is not None:
+                    counts["never_total"] += 1
+                    if len(never) < _NEVER_SHOWN:
+                        never.append({**c.as_json(), "label_path": c.identity.label_path})
+                yield c
+
+        coverage = self.identities.coverage(counted(identity_coverage(self.capture)))
         return {
             **summary.as_json(),
-            "identities": identities,
-            "measured_identities": measured,
+            "identities": counts["identities"],
+            "measured_identities": counts["measured_identities"],
             "coverage": coverage,
             "never": never,
-            "never_total": never_total,
+            "never_total": counts["never_total"],
         }
 
-    def _sorted_queues(self, rows: array[int]) -> list[dict[str, Any]]:
+    def _sorted_queues(self, rows: npt.NDArray[np.signedinteger[Any]]) -> list[dict[str, Any]]:
         """Queue rows in (process, device, queue) order, with the workloads' rows renumbered
         in place."""
         keys = list(self.queue_rows)
         order = sorted(range(len(keys)), key=lambda r: tuple(-1 if v is None else v
                                                              for v in keys[r]))  # fmt: skip
-        renumber = {old: new for new, old in enumerate(order)}
+        renumber = np.zeros(len(order), np.int64)
+        renumber[order] = np.arange(len(order))
         known = {(q.process, q.device, q.id): q for q in self.capture.queues()}
         several = len({p for p, _, _ in keys}) > 1
         names = {p.process: p.name for p in self.capture.processes() if p.name}
@@ -438,8 +474,7 @@ class _Builder:
                 "flags": list(info.flags) if info else [],
                 "floor": _floor_info(floors.of(process, device, queue)),
             })  # fmt: skip
-        for i, r in enumerate(rows):
-            rows[i] = renumber[r]
+        rows[:] = renumber[rows]
         return queues
 
     def _frames(

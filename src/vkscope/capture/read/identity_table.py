@@ -31,7 +31,7 @@ Codes = npt.NDArray[np.signedinteger[Any]]  # int32 where the numbers fit, else 
 Values = npt.NDArray[np.int64] | npt.NDArray[np.float64]
 NULL: Final = -(2**63)  # a NULL integer (an untimed instance's GPU time), as the arrays hold it
 _WIDE: Final = 2**53  # integer values from here on are interpolated in Python (no overflow)
-_RANKED: Final = 65_536  # identities whose medians are computed at once when ranking them
+_RANKED: Final = 65_536  # identities whose statistics are computed at once
 
 
 class SortedValues:
@@ -71,6 +71,23 @@ class SortedValues:
         ):
             out[at] = Distribution(n, lo, a, b, c, hi)
         return out
+
+    def columns(self) -> tuple[Ints, list[npt.NDArray[Any]]]:
+        """rows() of every identity as columns, no object per identity: each one's count of
+        values, and its min, percentiles (PERCENTILES) and max (0 where it has no value; the
+        percentiles as floats, the min and max in the values' type). Computed a chunk of
+        identities at a time, so that the temporary arrays stay a few MB."""
+        count = len(self.bounds) - 1
+        counts = np.zeros(count, np.int64)
+        kinds = (self.values.dtype, *(np.float64 for _ in PERCENTILES), self.values.dtype)
+        out: list[npt.NDArray[Any]] = [np.zeros(count, kind) for kind in kinds]
+        for start in range(0, count, _RANKED):
+            sizes, low, high, ps, has = self._stats(start, min(start + _RANKED, count))
+            at = has + start
+            counts[at] = sizes
+            for column, found in zip(out, (low, *ps, high), strict=True):
+                column[at] = found
+        return counts, out
 
     def highest_median(self, n: int) -> list[int]:
         """The `n` identities (their places) with the highest p50, those without a value last

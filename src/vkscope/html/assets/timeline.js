@@ -74,6 +74,25 @@
   const fOf = Int32Array.from(W.f);
   const tOf = Int32Array.from(W.t);
   const ixOf = Int32Array.from(W.ix);  // the workload's identity across frames (D.identities)
+  // Identity `ix` (the columns of D.identities): what it is, the steady frames it ran in and
+  // its GPU time over them ([count, min, p50, p90, p99, max]; null: never timed).
+  function identityAt(ix) {
+    const I = D.identities;
+    if (!(ix >= 0 && ix < I.count)) return null;
+    const [queue, l, type] = I.scopes[I.scope[ix]];
+    const g = I.gpu;
+    return {
+      queue, l, type, ordinal: I.ordinal[ix], frames: I.frames[ix],
+      gpu: g.count[ix] ? [g.count[ix], g.min[ix], g.p50[ix], g.p90[ix], g.p99[ix], g.max[ix]] : null,
+    };
+  }
+  // Under a cost budget, identity `ix`'s [frames, measured, median GPU time, reason never
+  // measured]; null without a budget or without its coverage.
+  function coverageAt(ix) {
+    const c = D.budget && D.budget.coverage;
+    if (!c || c.frames[ix] === null || c.frames[ix] === undefined) return null;
+    return [c.frames[ix], c.measured[ix], c.median[ix], c.reason[ix]];
+  }
   const lOf = Int32Array.from(W.l);
   const mOf = Int32Array.from(W.m);
   const x0 = new Float64Array(N);  // where the workload starts on the timeline (ns or slot)
@@ -870,7 +889,7 @@
     return grouped(n) + (n === 1 ? ' workload identity' : ' workload identities');
   }
   function coverageHtml(at) {
-    const [framesSeen, measured, median, reason] = D.budget.coverage[at];
+    const [framesSeen, measured, median, reason] = coverageAt(at);
     if (!measured) return '<span class="null">never measured: ' + esc(reason || '') + '</span>';
     return 'measured in ' + grouped(measured) + ' of ' + plural(framesSeen, 'frame') +
       (median !== null ? ' · median GPU ' + fmtNs(median) : '');
@@ -897,7 +916,7 @@
         ' <span class="t-dim">#' + W.id[i] + '</span></div>' +
         (labelPath[lOf[i]] ? '<div>' + esc(labelPath[lOf[i]]) + '</div>' : '') +
         '<div>' + time + '</div>' +
-        (D.budget && D.budget.coverage[ixOf[i]] ? '<div class="t-dim">' + coverageHtml(ixOf[i]) + '</div>' : '') +
+        (coverageAt(ixOf[i]) ? '<div class="t-dim">' + coverageHtml(ixOf[i]) + '</div>' : '') +
         '<div>' + esc(summary(i)) + '</div>' +
         '<div class="t-dim">' + esc(frames[fOf[i]].name) + ' · ' + esc(queueName[qOf[i]]) +
         ' · ' + esc(D.metadata[mOf[i]].api || '') + '</div>';
@@ -1143,7 +1162,7 @@
       row('timing', esc(timing) + (reason ? ' <span class="dim">(' + esc(reason) + ')</span>' : ''));
     }
     if (serialization !== null) row('serialization', esc(serialization));
-    if (D.budget && D.budget.coverage[ixOf[i]]) row('coverage', coverageHtml(ixOf[i]));
+    if (coverageAt(ixOf[i])) row('coverage', coverageHtml(ixOf[i]));
     if (Number.isNaN(gpu[i])) {
       const why = reason || timing || (TIMED ? 'not timed' : 'timing was off');
       row('GPU time', '<span class="null">' + esc(why) + '</span>');
@@ -1173,7 +1192,7 @@
       row('counters missing', missing.map(([name, why]) =>
         esc(name) + ': <span class="null">' + esc(String(why)) + '</span>').join('<br>'));
     }
-    const over = D.identities[ixOf[i]];
+    const over = identityAt(ixOf[i]);
     if (over && over.gpu) {
       // Its identity's GPU time over the frames it ran in (warm-up frames left out).
       const [count, lo, p50, p90, p99, hi] = over.gpu;
@@ -1497,7 +1516,7 @@
     tableIds() { return Array.from(tableRows, (i) => W.id[i]); },
     counters() { return COUNTERS.slice(); },
     // Workload `id`'s identity across frames, with its GPU time over the steady frames.
-    identityOf(id) { const i = indexOf(id); return i < 0 ? null : D.identities[ixOf[i]]; },
+    identityOf(id) { const i = indexOf(id); return i < 0 ? null : identityAt(ixOf[i]); },
     // Whether workload `id`'s GPU time is near the timer's floor of its queue family.
     nearFloor(id) { const i = indexOf(id); return i < 0 ? null : nearFloor(i); },
     counterChart() { return counterSums().map((v, k) => ({ frame: frames[k].number, value: v })); },
