@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench import budget, frame_cost, workload_cost
+from bench import budget, budget_probe, frame_cost, workload_cost
 from bench.device.device_context import Context, Outcome
 
 NAME = "budget"
 WORKLOADS = 200
 ROUNDS, FRAMES, SKIP = 4, 600, 120
+# Below what one workload and a frame that measures anything cost on a GPU frame of this size:
+# the controller measures one in a share of the frames, none in the others.
+PROBE_BUDGET = "2%"
 QUICK_ROUNDS, QUICK_FRAMES, QUICK_SKIP = 1, 160, 80
 
 
@@ -28,6 +31,8 @@ def check_budget(ctx: Context, out: Outcome) -> None:
     end, frame_submits = workload_cost.frame_end(tools)
     program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
     measured = budget.measure(program, rounds, frames, skip, frame_cost.printer("  budget"))
+    # What a frame that measures anything costs, within one process (bench/budget_probe.py).
+    probe = budget_probe.probe(tools, frame_submits, PROBE_BUDGET, frames, WORKLOADS, skip)
     for b in budget.BUDGETED:
         for r in measured[b.key]:
             out.expect(r["agreement"]["identities"] > 0, f"{b.key}: no identity measured")
@@ -40,6 +45,8 @@ def check_budget(ctx: Context, out: Outcome) -> None:
         "skip": skip,
         "frame_end": end,
         "rounds": measured,
+        "probe_budget": PROBE_BUDGET,
+        "probe": probe,
     }
 
 
@@ -50,4 +57,17 @@ def section(part: Mapping[str, Any]) -> list[str]:
         f"({part['driver_info']}), the targets judged for a GPU.",
         "",
         *budget.block_lines(part, part["cpu_device"]),
+        *probe_lines(part),
+    ]
+
+
+def probe_lines(part: Mapping[str, Any]) -> list[str]:
+    if "probe" not in part:
+        return []
+    return [
+        "",
+        f"Within one run of `--timing queue --budget {part['probe_budget']}` "
+        "(bench/budget_probe.py), its frames by what they and the frame before them measured:",
+        "",
+        *(f"- {line}" for line in budget_probe.lines(part["probe"])),
     ]

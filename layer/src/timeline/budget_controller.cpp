@@ -49,16 +49,25 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
     f.workloads = positions;
     f.measured = state_ == BudgetState::measured ? window_.measured(positions) : 0;
     f.interval_ns = interval_ns;
-    // What a frame's instruments cost may show in the next frame's time (the GPU's share, when
-    // the application waits for a frame later): a time is a sample only after a frame alike.
-    const bool alike = interval_ns > 0 && frames_ > 0 && previous_ == state_;
-    if (alike && state_ == BudgetState::baseline) {
+    // What a frame's instruments cost may show in the next frames' times (the GPU's share, when
+    // the application waits for a frame later): a time is a sample only after frames alike
+    // (both baseline, or both measured and about as many: a count that grew shows its cost over
+    // the next frames).
+    const bool alike =
+        interval_ns > 0 && frames_ > 0 && previous_ == state_ &&
+        (state_ != BudgetState::measured ||
+         (f.measured + previous_count_ > 0 &&
+          std::max(f.measured, previous_count_) - std::min(f.measured, previous_count_) <=
+              std::max(1u, std::max(f.measured, previous_count_) / 10)));
+    // Where the application runs frames ahead of the GPU, a change shows over more than the next
+    // frame (the GPU's backlog fills, or drains, over a few): a time is a sample only once the
+    // kSettleFrames frames before it were alike too.
+    alike_run_ = alike ? alike_run_ + 1 : 0;
+    const bool settled = alike_run_ >= kSettleFrames;
+    if (settled && state_ == BudgetState::baseline) {
         base_samples_[base_count_++ % kBaseSamples] = {interval_ns, frames_};
         f.sample = true;
-    } else if (alike && state_ == BudgetState::measured && f.measured + previous_count_ > 0 &&
-               std::max(f.measured, previous_count_) - std::min(f.measured, previous_count_) <=
-                   std::max(1u, std::max(f.measured, previous_count_) / 10)) {
-        // (and measured about as many: a count that just grew shows its cost over two frames)
+    } else if (settled && state_ == BudgetState::measured) {
         const double measured = (f.measured + previous_count_) / 2.0;
         unit_samples_[unit_count_++ % kUnitSamples] = {interval_ns, measured, frames_};
         f.sample = true;
@@ -178,7 +187,8 @@ void BudgetController::estimate() {
         sxy += (x->measured - mean_n) * (x->added - mean_a);
     }
     const double spread = std::sqrt(sxx / static_cast<double>(kept));
-    if (spread >= std::max(1.0, 0.15 * mean_n) && sxy > 0) {
+    const bool fitted = spread >= std::max(1.0, 0.15 * mean_n) && sxy > 0;
+    if (fitted) {
         frame_ns_ = std::clamp(mean_a - sxy / sxx * mean_n, 0.0, std::max(0.0, mean_a));
     }
     const double unit = (added - frame_ns_ * static_cast<double>(kept)) / measured;
@@ -206,7 +216,33 @@ void BudgetController::estimate() {
     // from them swings with the noise. Counted per workload, a cost per frame makes more
     // workloads look dearer than they are: the count then grows to the budget by steps, each
     // from what the frames at the counts before cost, never past it.
-    planned_unit_ns_ = (std::max(mean_a, 0.0) + kErrors * error) / mean_n;
+    //
+    // Counted at the count the frames measure now where that grew past the samples' mean (a
+    // ramp, a count that grows by steps): the samples span a few hundred frames, and their mean
+    // count lags the count by as long, so that what a cost per frame makes each workload cost
+    // at the mean held the count down for as long (with a cost per frame of half the budget,
+    // one or two workloads a frame for hundreds of frames). The fit's line gives the cost there,
+    // within the counts measured (never past the largest), with its error at that distance from
+    // the mean.
+    double count = mean_n;
+    double cost = std::max(mean_a, 0.0);
+    double cost_error = error;
+    if (fitted && established_ > mean_n) {
+        double most_measured = 0;
+        for (const Added* x = first; x != last; ++x) {
+            most_measured = std::max(most_measured, x->measured);
+        }
+        count = std::min(established_, most_measured);
+        const double d = count - mean_n;
+        cost = std::max(0.0, mean_a + sxy / sxx * d);
+        // (twice the margin of the frames' mean: a line fitted through noisy frames is less
+        // sure away from its mean than their scatter says, and a count planned on a slope that
+        // the noise made too flat costs every frame that measures it)
+        const double from_fit =
+            3.0 * noise * std::sqrt(1.0 / static_cast<double>(kept) + d * d / sxx);
+        cost_error = std::sqrt(from_fit * from_fit + base_error * base_error);
+    }
+    planned_unit_ns_ = (cost + kErrors * cost_error) / count;
     // Measured frames that are clearly faster than the baseline say the baseline is wrong (taken
     // while the application was still warming up, or the scene changed since): it is taken
     // again, from scratch.
@@ -287,13 +323,14 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     // from a few frames may be far off, and a frame that measures too much costs in full.
     const double most = established_ > 0 && planned_unit_ns_ > 0 ? established_ * 1.5 : first;
     const double next = std::min({wanted, std::max(most, first), static_cast<double>(positions)});
-    // A count that grows holds for a frame first, so that two frames in a row measure it and
-    // their time is a sample of what that count costs.
+    // A count that grows holds for kSettleFrames frames first, so that frames enough in a row
+    // measure it for their time to be a sample of what that count costs.
     const bool grows = next > established_ + 1;
-    if (!grows || !grew_) {
+    const bool may_grow = held_ >= kSettleFrames;
+    if (!grows || may_grow) {
         established_ = next;
     }
-    grew_ = grows && !grew_;
+    held_ = grows && may_grow ? 0 : held_ + 1;
     // A share of a workload is carried to the next frame: a frame of 200 workloads that may
     // measure 1.5 a frame measures one, then two.
     credit_ = std::min(credit_ + established_, established_ + 1);

@@ -84,7 +84,7 @@ public:
     static constexpr uint32_t kWarmupFrames = 2;
     // Baseline frames in a row: at the start, and later each time the baseline is refreshed.
     static constexpr uint32_t kFirstBaselineRun = 10;
-    static constexpr uint32_t kBaselineRun = 4;
+    static constexpr uint32_t kBaselineRun = 5;
     // Frames after a baseline run before the next one is due (at the end of a rotation).
     static constexpr uint32_t kRefreshFrames = 24;
     // ... and while the baseline's error is more than a quarter of the budget (too few samples
@@ -94,6 +94,10 @@ public:
     // are faster) is taken again.
     static constexpr uint32_t kSuspectFrames = 16;
     static constexpr size_t kBaseSamples = 24;
+    // Frames alike in a row before a frame's time is a sample: what a frame's instruments cost
+    // the GPU shows over the next frames where the application runs ahead of it (on an H200,
+    // what measuring added took three to four frames to show in full, and a frame to leave).
+    static constexpr uint32_t kSettleFrames = 2;
     static constexpr size_t kUnitSamples = 256;
     // Standard errors of the estimated cost the plan adds to it.
     static constexpr double kErrors = 1.0;
@@ -109,7 +113,10 @@ public:
     // frame was and plans the next (window()).
     BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions);
     // The frame that ended was not captured: the next captured frame's time is no sample.
-    void frame_skipped() { previous_ = BudgetState::warmup; }
+    void frame_skipped() {
+        previous_ = BudgetState::warmup;
+        alike_run_ = 0;
+    }
 
     // The current frame's window.
     BudgetWindow window() const { return window_; }
@@ -139,12 +146,13 @@ private:
     BudgetState state_ = BudgetState::warmup;    // of the current frame
     BudgetState previous_ = BudgetState::warmup; // of the frame before it
     uint32_t previous_count_ = 0;                // workloads the frame before it measured
-    uint64_t frames_ = 0;                        // captured frames ended
-    uint32_t baseline_left_ = 0;                 // frames of the current baseline run after this
-    uint64_t since_baseline_ = 0;                // frames since the last baseline run
+    uint32_t alike_run_ = 0;      // frames in a row, up to the last, each alike to the one before
+    uint64_t frames_ = 0;         // captured frames ended
+    uint32_t baseline_left_ = 0;  // frames of the current baseline run after this
+    uint64_t since_baseline_ = 0; // frames since the last baseline run
     double established_ = 0; // workloads a measured frame measures, on average (a share carries)
     double credit_ = 0;      // of a workload, carried to the next frame
-    bool grew_ = false;      // the count grew at the last measured frame
+    uint32_t held_ = kSettleFrames; // measured frames since the count last grew
     uint32_t rotation_ = 0;
 
     std::array<BaseSample, kBaseSamples> base_samples_{};

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""What a frame that measures anything costs beside its workloads, in one process: the
+game-scale frame under a budget small enough that the controller measures one workload in a
+share of the frames and none in the others (docs/budget.md), its frames grouped by what they
+and the frame before them measured, from the controller's own records.
+
+A diagnostic that prints; the `budget` device check keeps one run's groups as `probe`. The
+`budget` check compares separate processes, whose frame times differ by a few percent from run
+to run; here frames that measure one workload and frames that measure none alternate in one
+run, so the difference between their medians is what measuring costs a frame (its cost per
+frame and one workload's), free of that spread. On a GPU where `--timing queue --budget 5%`
+starved at one or two workloads a frame, that difference is the cost per frame the controller
+saw.
+
+  .venv/bin/python bench/budget_probe.py [--budget 2%] [--frames 600] [-- extra vkscope options]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from bench.frame_cost import Tools
+from bench.workload_cost import frame_end
+from harness.env import base_env
+from vkscope.capture import open_capture
+
+
+def probe(
+    tools: Tools,
+    frame_submits: Mapping[str, str],
+    budget: str,
+    frames: int,
+    workloads: int,
+    skip: int,
+    extra: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """One run under `budget`: from frame `skip` on, the frames grouped by their state and what
+    they and the frame before them measured, each group's frames and median time (µs)."""
+    with tempfile.TemporaryDirectory(prefix="vkscope-budget-probe-") as tmp:
+        cap = Path(tmp) / "probe.vkscope"
+        cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html", "-o", str(cap)]
+        cmd += ["--timing", "queue", "--budget", budget, *extra]
+        cmd += [f"-s{k}={v}" for k, v in frame_submits.items()]
+        cmd += ["--", str(tools.workload), "--scenario", "game_scale", "--quiet"]
+        cmd += ["--workloads", str(workloads), "--frames", str(frames)]
+        res = subprocess.run(cmd, env=base_env(), capture_output=True, text=True, timeout=900)
+        if res.returncode != 0:
+            raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
+        with open_capture(cap) as c:
+            records = sorted(c.budget_frames(), key=lambda f: f.number)
+    groups: dict[tuple[str, int, int], list[float]] = {}
+    for before, frame in pairwise(records):
+        if frame.number < skip or not frame.interval_ns or frame.number != before.number + 1:
+            continue
+        key = (frame.state, before.measured, frame.measured)
+        groups.setdefault(key, []).append(frame.interval_ns / 1e3)
+    return [
+        {
+            "state": s,
+            "before": b,
+            "measured": m,
+            "frames": len(t),
+            "median_us": statistics.median(t),
+        }
+        for (s, b, m), t in sorted(groups.items())
+    ]
+
+
+def lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [
+        f"{r['state']} after a frame measuring {r['before']}, measuring {r['measured']}: "
+        f"{r['frames']} frames, median {r['median_us']:.1f} µs"
+        for r in rows
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--budget", default="2%", help="small enough to measure one at most")
+    parser.add_argument("--frames", type=int, default=600)
+    parser.add_argument("--workloads", type=int, default=200)
+    parser.add_argument("--skip", type=int, default=120, help="frames before those grouped")
+    parser.add_argument("extra", nargs="*", help="more `vkscope run` options (after --)")
+    args = parser.parse_args(argv)
+    tools = Tools.installed()
+    _, frame_submits = frame_end(tools)
+    rows = probe(
+        tools, frame_submits, args.budget, args.frames, args.workloads, args.skip, args.extra
+    )
+    print("\n".join(lines(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
