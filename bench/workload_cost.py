@@ -550,7 +550,10 @@ def instruction_lines(block: Mapping[str, Any]) -> list[str]:
         "vkQueueSubmit call and inside its recording of the frame, from vkResetCommandPool to "
         "vkEndCommandBuffer, everything they call included; the difference between runs of "
         f"{counted['long']} and {counted['short']} frames over the frames in between). Unlike "
-        "time, counts do not move with the machine's load.",
+        "time, counts do not move with the machine's load. They are the calling thread's "
+        "instructions only: time it spends switched out shows in the wall times above and not "
+        "here. On a CPU device that is mostly the driver's thread, woken by vkQueueSubmit to run "
+        "the frame, taking the application's core (docs/timeline.md).",
         "",
         "| configuration | vkQueueSubmit | added per workload | recording | added per workload |",
         "| --- | ---: | ---: | ---: | ---: |",

@@ -1,5 +1,6 @@
 #include "core/message_channel.hpp"
 
+#include "core/background_thread.hpp"
 #include "core/wire_format.hpp"
 
 #include <algorithm>
@@ -481,9 +482,7 @@ void MessageChannel::record_error(std::string why) {
 }
 
 void MessageChannel::run() {
-#ifdef __linux__
-    pthread_setname_np(pthread_self(), "vkscope-sender");
-#endif
+    become_background_thread("vkscope-sender");
     std::chrono::milliseconds backoff = kMinBackoff;
     // Between attempts, and after a connection breaks too: a server that accepts and hangs up at
     // once must not turn the sender into a busy loop.

@@ -16,6 +16,12 @@ HandleMap<TimelineQueue> g_queues;
 
 namespace {
 
+bool runs_on_cpu(const DeviceState& state) {
+    VkPhysicalDeviceProperties props{};
+    state.instance->next.GetPhysicalDeviceProperties(state.physical, &props);
+    return props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 VkPhysicalDeviceMemoryProperties memory_properties(const DeviceState& state) {
     VkPhysicalDeviceMemoryProperties props{};
     state.instance->next.GetPhysicalDeviceMemoryProperties(state.physical, &props);
@@ -115,8 +121,8 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
                                const InstrumentProviders& providers)
     : state(s), next(s.next), handle(s.handle), id(next_device_id()), server(s.instance->server),
       label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
-      frame_submits(s.instance->settings.frame_submits), frames(s.instance->frames),
-      parameter_pool(s.handle, s.next, memory_properties(s)) {
+      frame_submits(s.instance->settings.frame_submits), cpu_device(runs_on_cpu(s)),
+      frames(s.instance->frames), parameter_pool(s.handle, s.next, memory_properties(s)) {
     frame_selected.store(frames.selects(0), std::memory_order_relaxed);
     if (setup.timeline_semaphores) {
         semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue

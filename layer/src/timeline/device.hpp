@@ -154,6 +154,10 @@ public:
     RecordOptions record_options; // for every command buffer of the device
     const PFN_vkSetDeviceLoaderData set_loader_data;
     const int64_t frame_submits;
+    // A CPU device (lavapipe, SwiftShader): the device's work runs on this machine's cores, on a
+    // driver thread that the application's vkQueueSubmit wakes (Submission defers nothing past
+    // the driver's call there).
+    const bool cpu_device;
     // Null without timeline semaphores: then no submission is wrapped and nothing read back.
     PFN_vkGetSemaphoreCounterValue semaphore_value = nullptr;
     PFN_vkWaitSemaphores wait_semaphores = nullptr;

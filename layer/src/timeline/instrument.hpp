@@ -226,7 +226,8 @@ public:
     // finds what it must place in the command stream itself (SubmitRecord::stream) gets them in
     // paired() instead; when no instrument of the queue needs them earlier, the timeline
     // interprets the command buffers after the driver's call, so that the GPU has the
-    // application's work before the layer's per-workload work is done.
+    // application's work before the layer's per-workload work is done (not on a CPU device,
+    // where that work would compete with the device's own for the same cores).
     virtual bool pairs_before_submit() const { return true; }
     // Each application command buffer's record, workloads listed and marks paired, in call
     // order: before its after_command_buffer(), or after the driver's call (before submitted())

@@ -1,11 +1,11 @@
 #include "timeline/readback.hpp"
 
+#include "core/background_thread.hpp"
 #include "timeline/metadata.hpp"
 
 #include <algorithm>
 #include <array>
 #include <ctime>
-#include <pthread.h>
 
 namespace vkscope::timeline {
 namespace {
@@ -75,8 +75,7 @@ bool ReadbackWorker::wait_read(ParameterSlot& slot, std::chrono::milliseconds ti
 }
 
 void ReadbackWorker::run() {
-    // Named so that a CPU-time sampler can leave the profiler's own work out.
-    pthread_setname_np(pthread_self(), "vkscope-readbk");
+    become_background_thread("vkscope-readbk");
     // Instruments' results go out as the timeline's messages.
     class Sink final : public CompletionSink {
     public:

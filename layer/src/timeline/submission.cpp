@@ -80,6 +80,11 @@ Submission::Submission(TimelineQueue& queue, const char* api)
     const bool completes = ensure_semaphore(queue_);
     can_label_ = completes && device_.label_api != LabelApi::none;
     const SubmissionStart start{frame_selected_, completes};
+    // On a CPU device the driver's call wakes the thread that runs the work on these same
+    // cores: work of the layer's left until after it competes with that thread for them and,
+    // on a busy machine, gets the application's thread preempted for the length of the
+    // device's run (docs/timeline.md). Nothing starts sooner for it there.
+    after_driver_ = !device_.cpu_device;
     for (const auto& instrument : queue_.instruments) {
         instrument->begin_submission(start);
         pair_marks_ = pair_marks_ || instrument->pairs_marks();

@@ -108,8 +108,8 @@ private:
     const bool frame_selected_; // the frame is one the `frames` setting captures
     bool can_label_;            // layer command buffers with labels can be inserted
     bool pair_marks_ = false;   // some instrument resolves this submission's workloads
-    // No instrument needs a command buffer's workloads before the driver's call: they are
-    // interpreted after it (InstrumentQueue::pairs_before_submit()).
+    // No instrument needs a command buffer's workloads before the driver's call, and the device
+    // is not a CPU device: they are interpreted after it (InstrumentQueue::pairs_before_submit()).
     bool after_driver_ = true;
     const bool sends_; // captured frame, and somewhere to send it
     // The queue as the command buffers so far leave it, interpreted or not.

@@ -1,0 +1,18 @@
+#include "core/background_thread.hpp"
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+namespace vkscope {
+
+void become_background_thread([[maybe_unused]] const char* name) {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), name);
+    const sched_param param{0};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+#endif
+}
+
+} // namespace vkscope
