@@ -16,23 +16,17 @@ HandleMap<TimelineQueue> g_queues;
 
 namespace {
 
-bool runs_on_cpu(const DeviceState& state) {
-    VkPhysicalDeviceProperties props{};
-    state.instance->next.GetPhysicalDeviceProperties(state.physical, &props);
-    return props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+PhysicalDeviceFacts query_physical_device(const DeviceState& state) {
+    PhysicalDeviceFacts facts;
+    state.instance->next.GetPhysicalDeviceProperties(state.physical, &facts.properties);
+    state.instance->next.GetPhysicalDeviceMemoryProperties(state.physical, &facts.memory);
+    return facts;
 }
 
-VkPhysicalDeviceMemoryProperties memory_properties(const DeviceState& state) {
-    VkPhysicalDeviceMemoryProperties props{};
-    state.instance->next.GetPhysicalDeviceMemoryProperties(state.physical, &props);
-    return props;
-}
-
-DeviceDescription describe(const DeviceState& state, const DeviceSetup& setup,
+DeviceDescription describe(const DeviceState& state, const VkPhysicalDeviceProperties& props,
+                           const DeviceSetup& setup,
                            const std::vector<VkQueueFamilyProperties>& families) {
     const InstanceDispatch& in = state.instance->next;
-    VkPhysicalDeviceProperties props{};
-    in.GetPhysicalDeviceProperties(state.physical, &props);
     DeviceDescription d;
     d.name = props.deviceName;
     d.vendor_id = props.vendorID;
@@ -121,8 +115,9 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
                                const InstrumentProviders& providers)
     : state(s), next(s.next), handle(s.handle), id(next_device_id()), server(s.instance->server),
       label_api(usable(setup.label_api, s.next)), set_loader_data(setup.set_loader_data),
-      frame_submits(s.instance->settings.frame_submits), cpu_device(runs_on_cpu(s)),
-      frames(s.instance->frames), parameter_pool(s.handle, s.next, memory_properties(s)) {
+      frame_submits(s.instance->settings.frame_submits), physical(query_physical_device(s)),
+      cpu_device(physical.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU),
+      frames(s.instance->frames), parameter_pool(s.handle, s.next, physical.memory) {
     frame_selected.store(frames.selects(0), std::memory_order_relaxed);
     if (setup.timeline_semaphores) {
         semaphore_value = next.GetSemaphoreCounterValue ? next.GetSemaphoreCounterValue
@@ -194,7 +189,7 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         }
     }
     attach_instruments(providers, families);
-    DeviceDescription description = describe(s, setup, families);
+    DeviceDescription description = describe(s, physical.properties, setup, families);
     for (const auto& instrument : instruments) {
         instrument->describe(description);
     }
@@ -237,18 +232,15 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
 
 void TimelineDevice::attach_instruments(const InstrumentProviders& providers,
                                         std::span<const VkQueueFamilyProperties> families) {
-    const InstanceDispatch& in = state.instance->next;
-    VkPhysicalDeviceProperties properties{};
-    in.GetPhysicalDeviceProperties(state.physical, &properties);
-    const VkPhysicalDeviceMemoryProperties memory = memory_properties(state);
     for (const auto& provider : providers) {
         if (instruments.size() == kMaxInstruments) {
             log_once(LogLevel::error, "more than %zu instruments on one device; the rest are off",
                      kMaxInstruments);
             break;
         }
-        const InstrumentDevice device{*this,  *state.instance, state.physical,    properties,
-                                      memory, families,        instruments.size()};
+        const InstrumentDevice device{
+            *this,           *state.instance, state.physical,    physical.properties,
+            physical.memory, families,        instruments.size()};
         if (std::unique_ptr<Instrument> instrument = provider->create(device)) {
             instruments.push_back(std::move(instrument));
         }

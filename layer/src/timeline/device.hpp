@@ -40,6 +40,12 @@ enum class LabelApi : uint8_t { none, debug_utils, debug_marker };
 
 class TimelineDevice;
 
+// The physical device's properties the timeline and its instruments use.
+struct PhysicalDeviceFacts {
+    VkPhysicalDeviceProperties properties{};
+    VkPhysicalDeviceMemoryProperties memory{};
+};
+
 struct CommandBufferState {
     TimelineDevice* device = nullptr;
     VkCommandBuffer handle = VK_NULL_HANDLE;
@@ -154,6 +160,8 @@ public:
     RecordOptions record_options; // for every command buffer of the device
     const PFN_vkSetDeviceLoaderData set_loader_data;
     const int64_t frame_submits;
+    // Asked of the driver once, at device creation, for everything that needs them.
+    const PhysicalDeviceFacts physical;
     // A CPU device (lavapipe, SwiftShader): the device's work runs on this machine's cores, on a
     // driver thread that the application's vkQueueSubmit wakes (Submission defers nothing past
     // the driver's call there).
