@@ -480,7 +480,7 @@ def check_frame_cost(ctx: Context, out: Outcome) -> None:
 
 def check_record_cost(ctx: Context, out: Outcome) -> None:
     """bench/record_cost.py's measurement with the installed package's harness and layers."""
-    runs, calls = (1, 200_000) if ctx.quick else (5, 2_000_000)
+    runs, calls = (1, 200_000) if ctx.quick else (9, 2_000_000)
     paths = Paths.from_package()
     points, last = measure(paths, (*CONFIGS, IDLE_CONFIG), runs, calls, 10_000)
     out.data |= {
