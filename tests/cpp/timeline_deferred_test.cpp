@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <thread>
+#include <vector>
 
 namespace vkscope::timeline {
 namespace {
@@ -218,6 +220,95 @@ TEST(TimelineDeferred, AQuietSubmissionKeepsLabelsAndSendsNothing) {
     EXPECT_EQ(second.workloads[0].labels, first.workloads[0].labels)
         << "the logged dispatch ran inside the label begun in the other command buffer";
     EXPECT_EQ(sink.sent.size(), 2u);
+}
+
+// A submitted recording's commands stay as they were for the interpretation worker, whatever the
+// application does to the command buffer once the GPU is done with it.
+TEST(TimelinePinnedCommands, ARecordingAfterAResetLeavesThePinnedOneAlone) {
+    Recorder r;
+    FakeRecordSink sink;
+    r.begin(true, true);
+    r.marker_begin("first");
+    r.begin_workload(WorkloadType::dispatch, sink);
+    r.end_workload(sink);
+    r.marker_end();
+    r.end();
+    const auto pinned = r.pinned_commands();
+    const std::vector<Op> before = ops(r);
+    const uint64_t tag = (*pinned)[1].workload->tag;
+
+    r.reset();
+    r.begin(true, true);
+    r.begin_workload(WorkloadType::buffer_transfer, sink);
+    r.end_workload(sink);
+    r.end();
+
+    std::vector<Op> kept;
+    for (const Command& c : *pinned) {
+        kept.push_back(c.op);
+    }
+    EXPECT_EQ(kept, before);
+    EXPECT_EQ((*pinned)[1].workload->tag, tag);
+    EXPECT_EQ(*(*pinned)[0].label, "first");
+    EXPECT_EQ(ops(r), (std::vector<Op>{begin_op(WorkloadType::buffer_transfer), Op::workload_end}));
+}
+
+TEST(TimelinePinnedCommands, MaterializingCopiesAPinnedRecording) {
+    Recorder r;
+    r.begin(true, false, deferred());
+    r.marker_begin("frame");
+    log_dispatch(r, 3);
+    r.marker_end();
+    r.end();
+    // A submission outside captured frames handed over the labels alone.
+    const auto pinned = r.pinned_commands();
+    ASSERT_EQ(pinned->size(), 2u);
+    r.materialize(); // a captured frame submits it again
+    EXPECT_EQ(pinned->size(), 2u);
+    EXPECT_EQ(*(*pinned)[0].label, "frame");
+    EXPECT_EQ((*pinned)[1].op, Op::marker_end);
+    EXPECT_EQ(ops(r), (std::vector<Op>{Op::marker_begin, begin_op(WorkloadType::dispatch),
+                                       Op::workload_end, Op::marker_end}));
+}
+
+TEST(TimelinePinnedCommands, AnUnpinnedRecordingIsReusedInPlace) {
+    Recorder r;
+    FakeRecordSink sink;
+    r.begin(true, true);
+    r.begin_workload(WorkloadType::dispatch, sink);
+    r.end_workload(sink);
+    r.end();
+    const Command* storage = r.stream().commands.data(); // never handed over
+    r.reset();
+    r.begin(true, true);
+    r.begin_workload(WorkloadType::dispatch, sink);
+    r.end_workload(sink);
+    r.end();
+    EXPECT_EQ(r.stream().commands.data(), storage);
+}
+
+TEST(TimelinePinnedCommands, AReaderOnAnotherThreadSeesItsRecordingWhileTheNextIsMade) {
+    Recorder r;
+    FakeRecordSink sink;
+    for (int round = 0; round < 200; ++round) {
+        r.begin(true, true);
+        for (int i = 0; i < 8; ++i) {
+            r.begin_workload(WorkloadType::dispatch, sink);
+            r.end_workload(sink);
+        }
+        r.end();
+        std::shared_ptr<const std::vector<Command>> pinned = r.pinned_commands();
+        std::thread reader([pinned = std::move(pinned)]() mutable {
+            size_t workloads = 0;
+            for (const Command& c : *pinned) {
+                workloads += c.workload ? 1 : 0;
+            }
+            EXPECT_EQ(workloads, 8u);
+            pinned.reset();
+        });
+        r.reset(); // while the reader may still be reading
+        reader.join();
+    }
 }
 
 } // namespace

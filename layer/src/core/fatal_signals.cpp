@@ -1,5 +1,7 @@
 #include "core/fatal_signals.hpp"
 
+#include "core/pending_posts.hpp"
+
 #include "core/message_channel.hpp"
 
 #include <array>
@@ -45,6 +47,8 @@ void on_fatal_signal(int signo, siginfo_t* info, void*) {
     const int saved_errno = errno;
     g_handlers_waiting.fetch_add(1, std::memory_order_acq_rel);
     if (MessageChannel* channel = g_channel.load(std::memory_order_acquire)) {
+        // First what the layer's threads have yet to post (the timeline's interpretations).
+        wait_for_pending_posts(kFatalSignalGrace);
         channel->wait_for_sender(kFatalSignalGrace);
     }
     g_handlers_waiting.fetch_sub(1, std::memory_order_acq_rel);

@@ -1,5 +1,7 @@
 #include "core/message_channel.hpp"
 
+#include "core/pending_posts.hpp"
+
 #include "core/background_thread.hpp"
 #include "core/wire_format.hpp"
 
@@ -455,6 +457,11 @@ void MessageChannel::close(std::chrono::milliseconds grace) {
             link_.store(Link::Down, std::memory_order_relaxed);
             generation_.store(generation, std::memory_order_release);
         }
+    }
+    if (!stop_flag_.load(std::memory_order_acquire)) {
+        // Work another of the layer's threads will post from (pending_posts.hpp) gets the grace
+        // too, before the queue stops taking posts.
+        wait_for_pending_posts(grace);
     }
     std::lock_guard closing(close_mutex_);
     {

@@ -189,6 +189,9 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         }
     }
     attach_instruments(providers, families);
+    if (server && instruments.empty()) {
+        interpretation = std::make_unique<InterpretationWorker>(*this);
+    }
     DeviceDescription description = describe(s, physical.properties, setup, families);
     for (const auto& instrument : instruments) {
         instrument->describe(description);
@@ -253,6 +256,8 @@ void TimelineDevice::attach_instruments(const InstrumentProviders& providers,
 }
 
 TimelineDevice::~TimelineDevice() {
+    // What the interpretation worker has left reads the queues and posts through this device.
+    interpretation.reset();
     // The worker reads slots of the pool, runs the instruments' jobs and posts through this
     // device: it goes first.
     readback.reset();
@@ -278,6 +283,22 @@ void TimelineDevice::post(std::string frame) const {
     if (server) {
         server->post(std::move(frame));
     }
+}
+
+void TimelineDevice::post_in_order(std::unique_ptr<OutgoingRecord> record) {
+    if (interpretation && interpretation->usable()) {
+        InterpretationJob job;
+        job.kind = InterpretationJob::Kind::record;
+        job.record = std::move(record);
+        interpretation->push(std::move(job));
+    } else {
+        post(std::move(record));
+    }
+}
+
+InterpretationWorker* TimelineQueue::worker() const {
+    InterpretationWorker* w = device.interpretation.get();
+    return w && w->usable() ? w : nullptr;
 }
 
 void TimelineDevice::post(std::unique_ptr<OutgoingRecord> record) const {

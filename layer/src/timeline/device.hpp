@@ -8,6 +8,7 @@
 #include "core/state.hpp"
 #include "timeline/budget.hpp"
 #include "timeline/instrument.hpp"
+#include "timeline/interpretation_worker.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/labels.hpp"
 #include "timeline/metadata.hpp"
@@ -96,7 +97,14 @@ public:
 
     // Everything below belongs to the submission path, which holds this lock.
     std::mutex mutex;
+    // Run by the device's interpretation worker where it has one (worker()), else under the lock.
     Interpreter interpreter;
+    // With a worker: the queue's shape as the command buffers handed to it leave it (labels
+    // open, a render pass suspended), kept by Interpreter::scan() on the submitting threads.
+    QueueShape shape;
+    // The device's interpretation worker, where it runs this queue's streams; null: the
+    // submitting thread does.
+    InterpretationWorker* worker() const;
 
     // Layer-owned: a timeline semaphore that an empty submission after each application
     // submission signals, and command buffers holding s<submitID> label commands, reused once the
@@ -204,6 +212,12 @@ public:
     ParameterPool parameter_pool;
     std::unique_ptr<ReadbackWorker> readback;
     std::vector<std::unique_ptr<TimelineQueue>> queues;
+    // On a device without instruments that sends to a capture server: where its submitted
+    // streams are interpreted (interpretation_worker.hpp). Made after the queues, stopped before.
+    std::unique_ptr<InterpretationWorker> interpretation;
+    // Posts what must reach the capture server after every submission's messages so far (the
+    // end of a frame): through the interpretation worker where there is one.
+    void post_in_order(std::unique_ptr<OutgoingRecord> record);
 
 private:
     // What the readback thread sends, gathered over one round of its completions (its own).

@@ -3,6 +3,7 @@
 // owns.
 
 #include "timeline/device.hpp"
+#include "timeline/interpretation_worker.hpp"
 #include "timeline/server_sink.hpp"
 
 namespace vkscope {
@@ -57,9 +58,19 @@ VKAPI_ATTR void VKAPI_CALL
 hooks::vkQueueBeginDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* pLabelInfo) {
     if (timeline::TimelineQueue* q = timeline::find_queue(queue)) {
         std::lock_guard lock(q->mutex);
-        timeline::ServerSink sink(q->device);
-        q->interpreter.queue_label_begin(pLabelInfo->pLabelName ? pLabelInfo->pLabelName : "",
-                                         sink);
+        const char* name = pLabelInfo->pLabelName ? pLabelInfo->pLabelName : "";
+        if (timeline::InterpretationWorker* worker = q->worker()) {
+            // In order with the queue's command buffers, on the thread that interprets them.
+            timeline::InterpretationJob job;
+            job.kind = timeline::InterpretationJob::Kind::label_begin;
+            job.queue = q;
+            job.label = name;
+            worker->push(std::move(job));
+            ++q->shape.labels;
+        } else {
+            timeline::ServerSink sink(q->device);
+            q->interpreter.queue_label_begin(name, sink);
+        }
     }
     next_of(queue).QueueBeginDebugUtilsLabelEXT(queue, pLabelInfo);
 }
@@ -67,7 +78,15 @@ hooks::vkQueueBeginDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT*
 VKAPI_ATTR void VKAPI_CALL hooks::vkQueueEndDebugUtilsLabelEXT(VkQueue queue) {
     if (timeline::TimelineQueue* q = timeline::find_queue(queue)) {
         std::lock_guard lock(q->mutex);
-        q->interpreter.queue_label_end();
+        if (timeline::InterpretationWorker* worker = q->worker()) {
+            timeline::InterpretationJob job;
+            job.kind = timeline::InterpretationJob::Kind::label_end;
+            job.queue = q;
+            worker->push(std::move(job));
+            q->shape.labels -= q->shape.labels > 0 ? 1 : 0;
+        } else {
+            q->interpreter.queue_label_end();
+        }
     }
     next_of(queue).QueueEndDebugUtilsLabelEXT(queue);
 }

@@ -2,6 +2,8 @@
 
 #include "timeline/ids.hpp"
 
+#include <algorithm>
+
 namespace vkscope::timeline {
 
 namespace {
@@ -19,10 +21,11 @@ Command command(Op op, std::shared_ptr<Workload> workload = {},
 // of reallocations, and reset() keeps the capacity for the next recording.
 constexpr size_t kReservedCommands = 256;
 constexpr size_t kReservedDeferred = 64;
+
 } // namespace
 
-Recorder::Recorder() {
-    stream_.reserve(kReservedCommands);
+Recorder::Recorder() : commands_(std::make_shared<std::vector<Command>>()) {
+    commands_->reserve(kReservedCommands);
     deferred_.reserve(kReservedDeferred);
 }
 
@@ -42,7 +45,17 @@ void Recorder::begin(bool primary, bool one_time_submit, RecordOptions options) 
 }
 
 void Recorder::reset() {
-    stream_.clear();
+    if (pinned_.exchange(false, std::memory_order_relaxed)) {
+        // The interpretation worker may still read the last recording (pinned_commands()): it
+        // keeps that storage, whoever lets go of it last frees it, and this recording starts
+        // its own, as large as the last one needed. Whether the worker is done is not asked:
+        // the answer would have to synchronize with its thread.
+        const size_t last = commands_->size();
+        commands_ = std::make_shared<std::vector<Command>>();
+        commands_->reserve(std::max(kReservedCommands, last));
+    } else {
+        commands_->clear();
+    }
     marks_.clear();
     deferred_.clear();
     has_deferred_.store(false, std::memory_order_relaxed);
@@ -152,7 +165,7 @@ void Recorder::end() {
             w->split = true;
             w->draws = suspended_->draws;
         }
-        stream_.push_back(command(Op::workload_end));
+        commands_->push_back(command(Op::workload_end));
         needs_submit_label_ = true;
         suspended_.reset();
     }
@@ -161,12 +174,12 @@ void Recorder::end() {
 void Recorder::marker_begin(std::string_view name) {
     Command c = command(Op::marker_begin);
     c.label = std::make_shared<const std::string>(name);
-    stream_.push_back(std::move(c));
+    commands_->push_back(std::move(c));
     ++depth_;
 }
 
 void Recorder::marker_end() {
-    stream_.push_back(command(Op::marker_end));
+    commands_->push_back(command(Op::marker_end));
     label_ended();
 }
 
@@ -189,13 +202,13 @@ Workload& Recorder::begin_workload(WorkloadType type, RecordSink& sink,
     choose(*w);
     Command begin = command(begin_op(type), w);
     begin.marks = mark(true, w.get());
-    stream_.push_back(std::move(begin));
+    commands_->push_back(std::move(begin));
     if (slot) {
         // Only a submission can name the instance its parameters belong to.
         needs_submit_label_ = true;
         Command c = command(Op::indirect_readback, w);
         c.copy = ParameterCopy{slot, kind, 0};
-        stream_.push_back(std::move(c));
+        commands_->push_back(std::move(c));
     }
     current_ = std::move(w);
     return *current_;
@@ -210,7 +223,7 @@ void Recorder::end_workload(RecordSink& sink) {
     if (current_tagged_) {
         tag_end(sink);
     }
-    stream_.push_back(std::move(end));
+    commands_->push_back(std::move(end));
     current_.reset();
 }
 
@@ -222,8 +235,13 @@ void Recorder::materialize() const {
     if (!has_deferred_.load(std::memory_order_relaxed)) {
         return;
     }
-    std::vector<Command> merged;
-    merged.reserve(stream_.size() + 2 * deferred_.size());
+    std::vector<Command>& old = *commands_;
+    // A pinned stream (pinned_commands()) is read by the worker meanwhile: copied from, not
+    // moved out of.
+    const bool pinned = pinned_.load(std::memory_order_relaxed);
+    const auto take = [&](size_t i) { return pinned ? Command(old[i]) : std::move(old[i]); };
+    auto merged = std::make_shared<std::vector<Command>>();
+    merged->reserve(commands_->size() + 2 * deferred_.size());
     // Every logged workload says the same: one set of marks for all of them.
     uint32_t deferred_marks = kNoMarks;
     if (!options_.instruments.empty()) {
@@ -234,7 +252,7 @@ void Recorder::materialize() const {
     size_t next = 0;
     for (const LoggedWorkload& d : deferred_) {
         for (; next < d.position; ++next) {
-            merged.push_back(std::move(stream_[next]));
+            merged->push_back(take(next));
         }
         auto w = std::make_shared<Workload>();
         static_cast<WorkloadInfo&>(*w) = d.info();
@@ -246,13 +264,13 @@ void Recorder::materialize() const {
         w->tagged = false;
         Command begin = command(begin_op(d.type), std::move(w));
         begin.marks = deferred_marks;
-        merged.push_back(std::move(begin));
-        merged.push_back(command(Op::workload_end));
+        merged->push_back(std::move(begin));
+        merged->push_back(command(Op::workload_end));
     }
-    for (; next < stream_.size(); ++next) {
-        merged.push_back(std::move(stream_[next]));
+    for (; next < commands_->size(); ++next) {
+        merged->push_back(take(next));
     }
-    stream_ = std::move(merged);
+    commands_ = std::move(merged);
     deferred_.clear();
     has_deferred_.store(false, std::memory_order_release);
 }
@@ -264,7 +282,7 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         part_ = std::move(suspended_);
     } else if (flags.resuming) {
         part_ = std::make_shared<RenderPassPart>();
-        stream_.push_back(command(Op::render_pass_resume, nullptr, part_));
+        commands_->push_back(command(Op::render_pass_resume, nullptr, part_));
         has_workloads_ = true;
         needs_submit_label_ = true;
     } else {
@@ -283,7 +301,7 @@ void Recorder::begin_render_pass(std::string fields, RenderPassFlags flags, Reco
         choose(*w);
         Command begin = command(Op::render_pass_begin, w, part_);
         begin.marks = mark(true, w.get(), &flags);
-        stream_.push_back(std::move(begin));
+        commands_->push_back(std::move(begin));
         has_workloads_ = true;
     }
     part_suspends_ = flags.suspending;
@@ -303,7 +321,7 @@ void Recorder::end_render_pass(RecordSink& sink) {
     Command end = command(Op::workload_end);
     // A part resumed from another command buffer does not know the choice: every instrument.
     end.marks = mark(false, part->workload.get());
-    stream_.push_back(std::move(end));
+    commands_->push_back(std::move(end));
     if (part->workload) {
         part->workload->draws = part->draws;
         if (part->workload->tagged) {
@@ -327,15 +345,16 @@ void Recorder::count_indirect_draws(const ParameterRequest& count, uint32_t max_
 void Recorder::execute(const Recorder& secondary) {
     secondary.materialize();
     if (secondary.marks_.empty()) {
-        stream_.insert(stream_.end(), secondary.stream_.begin(), secondary.stream_.end());
+        commands_->insert(commands_->end(), (*secondary.commands_).begin(),
+                          (*secondary.commands_).end());
     } else {
         // The secondary's marks join this recording's table, its commands pointing at them there.
         const auto base = static_cast<uint32_t>(marks_.size());
         marks_.insert(marks_.end(), secondary.marks_.begin(), secondary.marks_.end());
-        for (const Command& c : secondary.stream_) {
-            stream_.push_back(c);
+        for (const Command& c : (*secondary.commands_)) {
+            commands_->push_back(c);
             if (c.marks != kNoMarks) {
-                stream_.back().marks += base;
+                commands_->back().marks += base;
             }
         }
     }

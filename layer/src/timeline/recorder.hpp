@@ -103,7 +103,7 @@ public:
         has_workloads_ = true;
         // Published to submitting threads by the queue submission that follows the recording.
         has_deferred_.store(true, std::memory_order_relaxed);
-        deferred_.emplace_back().assign(static_cast<uint32_t>(stream_.size()), type, info);
+        deferred_.emplace_back().assign(static_cast<uint32_t>(commands_->size()), type, info);
     }
     // Turns logged workloads into stream commands. Safe to call from several submitting threads
     // (a SIMULTANEOUS_USE command buffer), never while the command buffer is being recorded.
@@ -125,7 +125,15 @@ public:
 
     // Logged workloads are missing until materialize(): what is left (labels, render passes)
     // keeps a queue's label stack right in frames that are not captured.
-    CommandStream stream() const { return {stream_, marks_, options_.instruments.size()}; }
+    CommandStream stream() const { return {*commands_, marks_, options_.instruments.size()}; }
+    // The recording's commands, kept whole for a reader on another thread (the interpretation
+    // worker) whatever the application does to the command buffer meanwhile: reset() and
+    // materialize() leave pinned storage as it is. Its marks are not kept (a device with
+    // instruments interprets on the submitting thread).
+    std::shared_ptr<const std::vector<Command>> pinned_commands() const {
+        pinned_.store(true, std::memory_order_relaxed);
+        return commands_;
+    }
     // The command buffer needs an s<submitID> label around each submission: its workloads can run
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
@@ -230,7 +238,10 @@ private:
     };
     static_assert(sizeof(LoggedWorkload) <= 56);
 
-    mutable std::vector<Command> stream_;
+    // Shared only with pinned_commands()' readers.
+    mutable std::shared_ptr<std::vector<Command>> commands_;
+    // pinned_commands() handed commands_ out since the last reset().
+    mutable std::atomic<bool> pinned_{false};
     mutable std::vector<Mark> marks_; // the commands' marks, one per instrument each
     Marks deferred_marks_;            // what logged workloads carry
     mutable std::vector<LoggedWorkload> deferred_;

@@ -3,6 +3,7 @@
 #include "core/fatal_signals.hpp"
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
+#include "core/pending_posts.hpp"
 #include "core/query_pool_count.hpp"
 #include "timeline/messages.hpp"
 
@@ -101,6 +102,8 @@ void release_server_channel(uint64_t user) {
             pools = query_pools_created();
         }
     }
+    // GOODBYE is the last message: after what the layer's threads have yet to post.
+    wait_for_pending_posts(kCloseGrace);
     closing->post(goodbye_frame(closing->dropped(), pools));
     closing->close(kCloseGrace);
     if (closing->dropped() > 0) {

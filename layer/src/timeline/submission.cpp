@@ -66,16 +66,45 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     const FrameCompiles compiled{device.pipelines_created.exchange(0, std::memory_order_relaxed),
                                  device.modules_created.exchange(0, std::memory_order_relaxed)};
     if (device.sending()) {
-        device.post(std::make_unique<FrameMessage>(frame, device.id, queue.id, now, reason,
-                                                   was_selected, compiled, budget));
+        device.post_in_order(std::make_unique<FrameMessage>(frame, device.id, queue.id, now, reason,
+                                                            was_selected, compiled, budget));
     }
+}
+
+void post_submit(TimelineQueue& queue, std::unique_ptr<SubmitMessages> messages,
+                 const SubmitPlace& place, SubmitRecord& record) {
+    TimelineDevice& device = queue.device;
+    SubmitDescription& description = messages->description;
+    description.device = device.id;
+    description.queue = queue.id;
+    description.frame = place.frame;
+    description.cpu_ns = place.cpu_ns;
+    description.api = place.api;
+    description.batch = place.batch;
+    description.s_label = place.s_label;
+    messages->has_submit = true;
+    messages->submit = place.submit;
+    messages->listed = std::move(record.workloads);
+    if (record.left_out > 0) {
+        messages->left_out = record.left_out;
+        messages->left_out_annexes = queue.left_out_annexes;
+    }
+    device.post(std::move(messages));
 }
 
 Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
       frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
       frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)),
-      sends_(frame_selected_ && queue.device.sending()), shape_(queue.interpreter.shape()) {
+      sends_(frame_selected_ && queue.device.sending()) {
+    worker_ = queue_.worker();
+    if (worker_) {
+        // The worker may be running the queue's interpreter now: the queue's shape as the
+        // command buffers handed to it leave it is kept here.
+        shape_ = queue_.shape;
+    } else {
+        shape_ = queue_.interpreter.shape();
+    }
     // Layer command buffers are only reused, and results only read, once the semaphore says so.
     const bool completes = ensure_semaphore(queue_);
     can_label_ = completes && device_.label_api != LabelApi::none;
@@ -84,7 +113,9 @@ Submission::Submission(TimelineQueue& queue, const char* api)
     // cores: work of the layer's left until after it competes with that thread for them and,
     // on a busy machine, gets the application's thread preempted for the length of the
     // device's run (docs/timeline.md). Nothing starts sooner for it there.
-    after_driver_ = !device_.cpu_device;
+    // With the worker interpreting, what is left until after the driver's call is handing the
+    // streams over, on either kind of device.
+    after_driver_ = worker_ != nullptr || !device_.cpu_device;
     for (const auto& instrument : queue_.instruments) {
         instrument->begin_submission(start);
         pair_marks_ = pair_marks_ || instrument->pairs_marks();
@@ -94,6 +125,14 @@ Submission::Submission(TimelineQueue& queue, const char* api)
 }
 
 Submission::~Submission() {
+    if (worker_) {
+        queue_.shape = shape_;
+        // Only a render pass left open needs its part; the stream holding it may be gone by
+        // the next submission.
+        if (!shape_.open) {
+            queue_.shape.part = nullptr;
+        }
+    }
     for (const auto& instrument : queue_.instruments) {
         instrument->end_submission();
     }
@@ -149,6 +188,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
             }
         } else {
             interpret_waiting();
+            take_interpreter_back();
             messages = interpret(what);
             shape_ = queue_.interpreter.shape();
             for (Readback& r : record_.readbacks) {
@@ -211,26 +251,38 @@ void Submission::post(std::unique_ptr<SubmitMessages> messages, const Interprete
     if (!messages) {
         return;
     }
-    SubmitDescription& description = messages->description;
-    description.device = device_.id;
-    description.queue = queue_.id;
-    description.frame = frame_;
-    description.cpu_ns = cpu_ns_;
-    description.api = api_;
-    description.batch = what.batch;
-    description.s_label = what.s_label;
-    messages->has_submit = true;
-    messages->submit = what.submit;
-    messages->listed = std::move(record_.workloads);
-    if (record_.left_out > 0) {
-        messages->left_out = record_.left_out;
-        messages->left_out_annexes = queue_.left_out_annexes;
-    }
-    device_.post(std::move(messages));
+    const SubmitPlace place{frame_, cpu_ns_, api_, what.batch, what.s_label, what.submit};
+    post_submit(queue_, std::move(messages), place, record_);
     sink_.posted();
 }
 
+void Submission::take_interpreter_back() {
+    if (worker_) {
+        worker_->drain();
+    }
+}
+
 void Submission::interpret_waiting() {
+    if (worker_) {
+        for (const Interpreted& what : waiting_) {
+            InterpretationJob& job = jobs_.emplace_back();
+            job.queue = &queue_;
+            if (what.cb) {
+                job.commands = what.cb->recorder.pinned_commands();
+            }
+            job.submit = what.submit;
+            job.s_label = what.s_label;
+            job.frame = frame_;
+            job.cpu_ns = cpu_ns_;
+            job.api = api_;
+            job.batch = what.batch;
+            job.quiet = !frame_selected_;
+            job.describe = sends_;
+        }
+        waiting_.clear();
+        worker_->push(jobs_);
+        return;
+    }
     for (const Interpreted& what : waiting_) {
         post(interpret(what), what);
         // The stream's checks (Interpreter::scan) leave nothing to read back.

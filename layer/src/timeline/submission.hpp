@@ -8,6 +8,7 @@
 // instruments take part at every step (instrument.hpp).
 
 #include "timeline/device.hpp"
+#include "timeline/interpretation_worker.hpp"
 #include "timeline/outgoing.hpp"
 #include "timeline/server_sink.hpp"
 #include "timeline/submit_patch.hpp"
@@ -19,6 +20,21 @@
 #include <vector>
 
 namespace vkscope::timeline {
+
+// Where a submitted command buffer ran: what its SUBMIT says besides its workloads.
+struct SubmitPlace {
+    uint64_t frame = 0;
+    uint64_t cpu_ns = 0;
+    const char* api = "";
+    uint32_t batch = 0;
+    uint64_t s_label = 0;
+    uint64_t submit = 0;
+};
+
+// Posts what one interpreted command buffer tells the capture server (`record`: what the
+// interpreter found in it), on whichever thread interpreted it.
+void post_submit(TimelineQueue& queue, std::unique_ptr<SubmitMessages> messages,
+                 const SubmitPlace& place, SubmitRecord& record);
 
 class Submission final : private LayerCommandBuffers {
 public:
@@ -95,8 +111,12 @@ private:
     // post() once the instruments are done with the record.
     std::unique_ptr<SubmitMessages> interpret(const Interpreted& what);
     void post(std::unique_ptr<SubmitMessages> messages, const Interpreted& what);
-    // Interprets the command buffers whose interpretation waits, in call order.
+    // Interprets the command buffers whose interpretation waits, in call order: here, or on the
+    // device's interpretation worker (handed_over_).
     void interpret_waiting();
+    // Before interpreting on this thread where the worker has the queue's interpreter: waits for
+    // what was handed to it.
+    void take_interpreter_back();
 
     TimelineQueue& queue_;
     TimelineDevice& device_;
@@ -111,6 +131,10 @@ private:
     // No instrument needs a command buffer's workloads before the driver's call, and the device
     // is not a CPU device: they are interpreted after it (InstrumentQueue::pairs_before_submit()).
     bool after_driver_ = true;
+    // The device's interpretation worker runs this queue's streams (interpretation_worker.hpp);
+    // null: this thread does.
+    InterpretationWorker* worker_ = nullptr;
+    std::vector<InterpretationJob> jobs_;
     const bool sends_; // captured frame, and somewhere to send it
     // The queue as the command buffers so far leave it, interpreted or not.
     QueueShape shape_;

@@ -1,0 +1,159 @@
+#include "timeline/interpretation_worker.hpp"
+
+#include "core/background_thread.hpp"
+#include "core/message_channel.hpp"
+#include "core/pending_posts.hpp"
+#include "timeline/device.hpp"
+#include "timeline/server_sink.hpp"
+#include "timeline/submission.hpp"
+
+#include <csignal>
+#include <pthread.h>
+
+namespace vkscope::timeline {
+
+InterpretationWorker::InterpretationWorker(TimelineDevice& device)
+    : device_(device), generation_(MessageChannel::fork_generation()) {
+    // The application's signal handlers expect to run on its own threads.
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+InterpretationWorker::~InterpretationWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable() && usable()) {
+        thread_.join();
+    } else if (thread_.joinable()) {
+        thread_.detach(); // the parent's, in a forked child: nothing to join
+    }
+}
+
+bool InterpretationWorker::usable() const {
+    return generation_ == MessageChannel::fork_generation();
+}
+
+void InterpretationWorker::push(InterpretationJob job) {
+    bool wake = false;
+    add_pending_posts(1);
+    {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(std::move(job));
+        ++pushed_;
+        wake = idle_;
+        idle_ = false;
+    }
+    if (wake) {
+        wake_.notify_one();
+    }
+}
+
+void InterpretationWorker::push(std::vector<InterpretationJob>& jobs) {
+    if (jobs.empty()) {
+        return;
+    }
+    bool wake = false;
+    add_pending_posts(static_cast<int64_t>(jobs.size()));
+    {
+        std::lock_guard lock(mutex_);
+        for (InterpretationJob& job : jobs) {
+            queue_.push_back(std::move(job));
+        }
+        pushed_ += jobs.size();
+        wake = idle_;
+        idle_ = false;
+    }
+    jobs.clear();
+    if (wake) {
+        wake_.notify_one();
+    }
+}
+
+void InterpretationWorker::drain() {
+    std::unique_lock lock(mutex_);
+    const uint64_t target = pushed_;
+    ran_.wait(lock, [&] { return done_ >= target; });
+}
+
+void InterpretationWorker::run() {
+    become_background_thread("vkscope-interp");
+    std::vector<InterpretationJob> batch;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        while (queue_.empty() && !stopping_) {
+            idle_ = true;
+            wake_.wait(lock);
+        }
+        if (queue_.empty()) {
+            return; // stopping, with everything run
+        }
+        batch.swap(queue_);
+        lock.unlock();
+        for (InterpretationJob& job : batch) {
+            execute(job);
+        }
+        const auto ran = static_cast<int64_t>(batch.size());
+        // The pinned streams are let go here, on this thread, not in the application's.
+        batch.clear();
+        add_pending_posts(-ran);
+        lock.lock();
+        done_ += static_cast<uint64_t>(ran);
+        ran_.notify_all();
+    }
+}
+
+void InterpretationWorker::execute(InterpretationJob& job) {
+    switch (job.kind) {
+    case InterpretationJob::Kind::command_buffer:
+        interpret(job);
+        break;
+    case InterpretationJob::Kind::label_begin: {
+        ServerSink sink(device_);
+        job.queue->interpreter.queue_label_begin(job.label, sink);
+        break;
+    }
+    case InterpretationJob::Kind::label_end:
+        job.queue->interpreter.queue_label_end();
+        break;
+    case InterpretationJob::Kind::record:
+        device_.post(std::move(job.record));
+        break;
+    }
+}
+
+void InterpretationWorker::interpret(InterpretationJob& job) {
+    TimelineQueue& queue = *job.queue;
+    ServerSink sink(device_);
+    SubmitRecord record;
+    record.quiet = job.quiet;
+    record.describe = job.describe;
+    record.submit = job.submit;
+    std::unique_ptr<SubmitMessages> messages;
+    if (job.describe) {
+        messages = std::make_unique<SubmitMessages>();
+    }
+    if (job.commands) {
+        const CommandStream stream{*job.commands, {}, 0};
+        if (messages) {
+            record.workloads.reserve(stream.size() / 2 + 1);
+            messages->workloads.reserve(stream.size() / 2 + 1);
+        }
+        sink.collect(messages.get());
+        queue.interpreter.run(stream, sink, record);
+        sink.collect(nullptr);
+    }
+    if (messages) {
+        const SubmitPlace place{job.frame, job.cpu_ns, job.api, job.batch, job.s_label, job.submit};
+        post_submit(queue, std::move(messages), place, record);
+        sink.posted();
+    }
+}
+
+} // namespace vkscope::timeline

@@ -1,0 +1,102 @@
+#pragma once
+// Where a device without instruments interprets its submitted command streams: on a thread of
+// the layer's own, not in the application's vkQueueSubmit.
+//
+// Interpreting a stream is most of what the timeline does per workload at submission (walking
+// its commands, the queue's label stack, the WORKLOAD and SUBMIT records), and nothing in the
+// application's call needs its result: the layer command buffers placed around the application's
+// are decided by a scan of the stream's shape (Interpreter::scan()). So the submitting thread
+// pins the stream (Recorder::pinned_commands()) and hands it over; this worker runs the queue's
+// interpreter on it and posts what it finds. Instruments pair their marks on the submitting
+// thread, before their own work of the call, so a device with any keeps interpreting there.
+//
+// Jobs run in the order they were pushed, one device's on one thread, and each queue's are
+// pushed under that queue's lock: the queue's interpreter sees its command buffers and queue
+// labels in submission order, as it did on the submitting threads. Everything the device would
+// post after a submission's messages (FRAME) is pushed too, so the capture server hears it in
+// the same order as before. A submission that has to interpret on its own thread (parameters to
+// read back, a render pass left open by an earlier command buffer) first waits for the worker
+// to run everything pushed before it (drain()).
+//
+// The thread starts with every signal blocked and runs at SCHED_BATCH (core/background_thread):
+// its wake-ups never preempt the application. Jobs not yet run count as posts to come
+// (core/pending_posts.hpp): a channel that closes, or a fatal signal, waits for them first.
+
+#include "timeline/command_stream.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace vkscope {
+class OutgoingRecord;
+} // namespace vkscope
+
+namespace vkscope::timeline {
+
+class TimelineDevice;
+class TimelineQueue;
+
+struct InterpretationJob {
+    enum class Kind : uint8_t { command_buffer, label_begin, label_end, record };
+    Kind kind = Kind::command_buffer;
+    TimelineQueue* queue = nullptr;
+
+    // command_buffer: its commands (null: a command buffer the layer does not know) and what its
+    // SUBMIT says of the call.
+    std::shared_ptr<const std::vector<Command>> commands;
+    uint64_t submit = 0;
+    uint64_t s_label = 0;
+    uint64_t frame = 0;
+    uint64_t cpu_ns = 0;
+    const char* api = "";
+    uint32_t batch = 0;
+    bool quiet = false;    // outside captured frames: the queue's state only
+    bool describe = false; // captured, and somewhere to send it
+
+    std::string label;                      // label_begin
+    std::unique_ptr<OutgoingRecord> record; // record: posted in its place in the order
+};
+
+class InterpretationWorker {
+public:
+    explicit InterpretationWorker(TimelineDevice& device);
+    // Runs what is left, then stops.
+    ~InterpretationWorker();
+    InterpretationWorker(const InterpretationWorker&) = delete;
+    InterpretationWorker& operator=(const InterpretationWorker&) = delete;
+
+    // False in a forked child, which has no such thread: it interprets on its own threads.
+    bool usable() const;
+
+    void push(InterpretationJob job);
+    // Moves every job of `jobs` over, leaving it empty.
+    void push(std::vector<InterpretationJob>& jobs);
+    // Returns once every job pushed before the call has run. Never on the worker's thread.
+    void drain();
+
+private:
+    void run();
+    void execute(InterpretationJob& job);
+    void interpret(InterpretationJob& job);
+
+    TimelineDevice& device_;
+    const uint64_t generation_; // MessageChannel::fork_generation() of the thread
+
+    std::mutex mutex_; // guards everything down to the thread
+    std::condition_variable wake_;
+    std::condition_variable ran_;
+    std::vector<InterpretationJob> queue_;
+    uint64_t pushed_ = 0;
+    uint64_t done_ = 0;
+    bool idle_ = false; // waiting for a push
+    bool stopping_ = false;
+
+    std::thread thread_;
+};
+
+} // namespace vkscope::timeline
