@@ -235,17 +235,33 @@ def run_once(program: Program, config: Config, frames: int, skip: int, tmp: Path
     return out
 
 
-def agreement(budgeted: Mapping[str, float], full: Mapping[str, float]) -> dict[str, Any]:
+def agreement(
+    budgeted: Mapping[str, float],
+    full: Mapping[str, float],
+    frames: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """Each identity measured in both captures: its budgeted median GPU time against the
-    unbudgeted one."""
+    unbudgeted one; those that disagree are listed (identity `queue|label path|type|ordinal`,
+    both medians, the frames the budget measured it in), so that a run says which they are."""
     both = [k for k in budgeted if k in full and full[k] > 0]
     diffs = [abs(budgeted[k] - full[k]) / full[k] * 100 for k in both]
     within = sum(agrees(budgeted[k], full[k]) for k in both)
+    disagreeing = [
+        {
+            "identity": k,
+            "budgeted_ns": budgeted[k],
+            "full_ns": full[k],
+            "frames": (frames or {}).get(k),
+        }
+        for k in both
+        if not agrees(budgeted[k], full[k])
+    ]
     return {
         "identities": len(both),
         "within": within,
         "median_diff_percent": statistics.median(diffs) if diffs else None,
         "p90_diff_percent": percentile(diffs, 0.9) if diffs else None,
+        "disagreeing": disagreeing,
     }
 
 
@@ -292,10 +308,9 @@ def measure(
             for b in BUDGETED:
                 run = round_runs[b.key]
                 full = round_runs[b.full]
-                run["agreement"] = agreement(run["identity_ns"], full["identity_ns"])
-                run["agreement"]["sampled"] = sampled_agreement(
-                    {k: len(v) for k, v in run["identity_times"].items()}, full["identity_times"]
-                )
+                counts = {k: len(v) for k, v in run["identity_times"].items()}
+                run["agreement"] = agreement(run["identity_ns"], full["identity_ns"], counts)
+                run["agreement"]["sampled"] = sampled_agreement(counts, full["identity_times"])
             for key, run in round_runs.items():
                 run.pop("identity_ns")
                 run.pop("identity_times")
@@ -389,7 +404,26 @@ def coverage_lines(block: Mapping[str, Any]) -> list[str]:
             f"| {share([a['median_diff_percent'] or 0 for a in agree])} / "
             f"{share([a['p90_diff_percent'] or 0 for a in agree])} |"
         )
-    return lines
+    return lines + disagreeing_lines(rounds)
+
+
+def disagreeing_lines(rounds: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """The identities that disagreed, per configuration and run: identity, the median with
+    and without the budget, and the frames the budget measured it in."""
+    lines: list[str] = []
+    for b in BUDGETED:
+        for i, run in enumerate(rounds.get(b.key, ())):
+            found = run["agreement"].get("disagreeing")
+            if not found:
+                continue
+            shown = "; ".join(
+                f"`{d['identity']}` {d['budgeted_ns'] / 1000:.2f} against "
+                f"{d['full_ns'] / 1000:.2f} µs ({d['frames']} frames)"
+                for d in found[:8]
+            )
+            more = f"; {len(found) - 8} more" if len(found) > 8 else ""
+            lines.append(f"- {BY_KEY[b.key].title}, run {i + 1}, disagreeing: {shown}{more}")
+    return ["", *lines] if lines else []
 
 
 def verdict_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
