@@ -140,18 +140,11 @@ void InterpretationWorker::interpret(InterpretationJob& job) {
         messages = std::make_unique<SubmitMessages>();
     }
     if (job.commands) {
-        const CommandStream stream{*job.commands, {}, 0};
-        if (messages) {
-            record.workloads.reserve(stream.size() / 2 + 1);
-            messages->workloads.reserve(stream.size() / 2 + 1);
-        }
-        sink.collect(messages.get());
-        queue.interpreter.run(stream, sink, record);
-        sink.collect(nullptr);
+        run_stream(queue.interpreter, sink, CommandStream{*job.commands, {}, 0}, record,
+                   messages.get());
     }
     if (messages) {
-        const SubmitPlace place{job.frame, job.cpu_ns, job.api, job.batch, job.s_label, job.submit};
-        post_submit(queue, std::move(messages), place, record);
+        post_submit(queue, std::move(messages), job.description, job.submit, record);
         sink.posted();
     }
 }

@@ -23,6 +23,7 @@
 // (core/pending_posts.hpp): a channel that closes, or a fatal signal, waits for them first.
 
 #include "timeline/command_stream.hpp"
+#include "timeline/outgoing.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -50,13 +51,9 @@ struct InterpretationJob {
     // SUBMIT says of the call.
     std::shared_ptr<const std::vector<Command>> commands;
     uint64_t submit = 0;
-    uint64_t s_label = 0;
-    uint64_t frame = 0;
-    uint64_t cpu_ns = 0;
-    const char* api = "";
-    uint32_t batch = 0;
-    bool quiet = false;    // outside captured frames: the queue's state only
-    bool describe = false; // captured, and somewhere to send it
+    SubmitDescription description; // its device and queue filled in as it is posted
+    bool quiet = false;            // outside captured frames: the queue's state only
+    bool describe = false;         // captured, and somewhere to send it
 
     std::string label;                      // label_begin
     std::unique_ptr<OutgoingRecord> record; // record: posted in its place in the order

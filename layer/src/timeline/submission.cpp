@@ -71,25 +71,31 @@ void end_frame(TimelineQueue& queue, const char* reason) {
     }
 }
 
+void run_stream(Interpreter& interpreter, ServerSink& sink, const CommandStream& stream,
+                SubmitRecord& record, SubmitMessages* messages) {
+    if (messages) {
+        // Two commands a workload, most of them new in a recording submitted once.
+        record.workloads.reserve(stream.size() / 2 + 1);
+        messages->workloads.reserve(stream.size() / 2 + 1);
+    }
+    sink.collect(messages);
+    interpreter.run(stream, sink, record);
+    sink.collect(nullptr);
+}
+
 void post_submit(TimelineQueue& queue, std::unique_ptr<SubmitMessages> messages,
-                 const SubmitPlace& place, SubmitRecord& record) {
-    TimelineDevice& device = queue.device;
-    SubmitDescription& description = messages->description;
-    description.device = device.id;
-    description.queue = queue.id;
-    description.frame = place.frame;
-    description.cpu_ns = place.cpu_ns;
-    description.api = place.api;
-    description.batch = place.batch;
-    description.s_label = place.s_label;
+                 const SubmitDescription& description, uint64_t submit, SubmitRecord& record) {
+    messages->description = description;
+    messages->description.device = queue.device.id;
+    messages->description.queue = queue.id;
     messages->has_submit = true;
-    messages->submit = place.submit;
+    messages->submit = submit;
     messages->listed = std::move(record.workloads);
     if (record.left_out > 0) {
         messages->left_out = record.left_out;
         messages->left_out_annexes = queue.left_out_annexes;
     }
-    device.post(std::move(messages));
+    queue.device.post(std::move(messages));
 }
 
 Submission::Submission(TimelineQueue& queue, const char* api)
@@ -232,14 +238,7 @@ std::unique_ptr<SubmitMessages> Submission::interpret(const Interpreted& what) {
         if (pair_marks_) {
             record_.instances.reserve(stream.size() / 2 + 1);
         }
-        if (messages) {
-            // Two commands a workload, most of them new in a recording submitted once.
-            record_.workloads.reserve(stream.size() / 2 + 1);
-            messages->workloads.reserve(stream.size() / 2 + 1);
-        }
-        sink_.collect(messages.get());
-        queue_.interpreter.run(stream, sink_, record_);
-        sink_.collect(nullptr);
+        run_stream(queue_.interpreter, sink_, stream, record_, messages.get());
     }
     for (const auto& instrument : queue_.instruments) {
         instrument->paired(record_);
@@ -251,9 +250,18 @@ void Submission::post(std::unique_ptr<SubmitMessages> messages, const Interprete
     if (!messages) {
         return;
     }
-    const SubmitPlace place{frame_, cpu_ns_, api_, what.batch, what.s_label, what.submit};
-    post_submit(queue_, std::move(messages), place, record_);
+    post_submit(queue_, std::move(messages), describe(what), what.submit, record_);
     sink_.posted();
+}
+
+SubmitDescription Submission::describe(const Interpreted& what) const {
+    SubmitDescription d;
+    d.frame = frame_;
+    d.cpu_ns = cpu_ns_;
+    d.api = api_;
+    d.batch = what.batch;
+    d.s_label = what.s_label;
+    return d;
 }
 
 void Submission::take_interpreter_back() {
@@ -271,11 +279,7 @@ void Submission::interpret_waiting() {
                 job.commands = what.cb->recorder.pinned_commands();
             }
             job.submit = what.submit;
-            job.s_label = what.s_label;
-            job.frame = frame_;
-            job.cpu_ns = cpu_ns_;
-            job.api = api_;
-            job.batch = what.batch;
+            job.description = describe(what);
             job.quiet = !frame_selected_;
             job.describe = sends_;
         }

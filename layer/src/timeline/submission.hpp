@@ -21,20 +21,14 @@
 
 namespace vkscope::timeline {
 
-// Where a submitted command buffer ran: what its SUBMIT says besides its workloads.
-struct SubmitPlace {
-    uint64_t frame = 0;
-    uint64_t cpu_ns = 0;
-    const char* api = "";
-    uint32_t batch = 0;
-    uint64_t s_label = 0;
-    uint64_t submit = 0;
-};
-
+// Runs one command buffer's stream on the queue's interpreter into `record`, describing what is
+// new into `messages` (null: nothing is described), on whichever thread interprets it.
+void run_stream(Interpreter& interpreter, ServerSink& sink, const CommandStream& stream,
+                SubmitRecord& record, SubmitMessages* messages);
 // Posts what one interpreted command buffer tells the capture server (`record`: what the
 // interpreter found in it), on whichever thread interpreted it.
 void post_submit(TimelineQueue& queue, std::unique_ptr<SubmitMessages> messages,
-                 const SubmitPlace& place, SubmitRecord& record);
+                 const SubmitDescription& description, uint64_t submit, SubmitRecord& record);
 
 class Submission final : private LayerCommandBuffers {
 public:
@@ -111,6 +105,8 @@ private:
     // post() once the instruments are done with the record.
     std::unique_ptr<SubmitMessages> interpret(const Interpreted& what);
     void post(std::unique_ptr<SubmitMessages> messages, const Interpreted& what);
+    // What the SUBMIT of `what` says of the call (its device and queue aside).
+    SubmitDescription describe(const Interpreted& what) const;
     // Interprets the command buffers whose interpretation waits, in call order: here, or on the
     // device's interpretation worker (handed_over_).
     void interpret_waiting();
