@@ -2,11 +2,19 @@
 
 #include <atomic>
 #include <ctime>
+#include <pthread.h>
 
 namespace vkscope {
 namespace {
 
 std::atomic<int64_t> g_pending{0};
+
+// A forked child has none of the threads whose work was counted.
+void forget_after_fork() noexcept {
+    g_pending.store(0, std::memory_order_relaxed);
+}
+
+[[maybe_unused]] const int g_fork_handler = pthread_atfork(nullptr, nullptr, forget_after_fork);
 
 } // namespace
 

@@ -24,16 +24,18 @@ InterpretationWorker::InterpretationWorker(TimelineDevice& device)
 }
 
 InterpretationWorker::~InterpretationWorker() {
+    if (!usable()) {
+        // A forked child: the thread is the parent's, and so may be the lock (held by that
+        // thread at the fork). Neither is touched; the handle is let go of without a join.
+        [[maybe_unused]] auto* never_destroyed = new std::thread(std::move(thread_));
+        return;
+    }
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
     }
     wake_.notify_one();
-    if (thread_.joinable() && usable()) {
-        thread_.join();
-    } else if (thread_.joinable()) {
-        thread_.detach(); // the parent's, in a forked child: nothing to join
-    }
+    thread_.join();
 }
 
 bool InterpretationWorker::usable() const {
