@@ -1,11 +1,28 @@
 #include "core/background_thread.hpp"
 
-#ifdef __linux__
+#include <csignal>
 #include <pthread.h>
+
+#ifdef __linux__
 #include <sched.h>
 #endif
 
 namespace vkscope {
+
+std::thread start_layer_thread(std::function<void()> body) {
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    try {
+        std::thread thread(std::move(body));
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        return thread;
+    } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+    }
+}
 
 void name_layer_thread([[maybe_unused]] const char* name) {
 #ifdef __linux__

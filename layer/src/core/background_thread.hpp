@@ -2,7 +2,15 @@
 // The layer's own threads run beside the application's. Each names itself first; the sender,
 // whose lag costs only buffered bytes, also gives up preempting the application.
 
+#include <functional>
+#include <thread>
+
 namespace vkscope {
+
+// Starts one of the layer's threads with every signal blocked: the application's handlers expect
+// to run on the application's threads, not in the middle of the layer's. Throws what std::thread
+// throws, with the calling thread's signal mask as it was.
+std::thread start_layer_thread(std::function<void()> body);
 
 // Names the calling thread, so that a CPU-time sampler can leave the profiler's own work out.
 void name_layer_thread(const char* name);

@@ -253,19 +253,7 @@ MessageChannel::~MessageChannel() {
 }
 
 void MessageChannel::start_sender() {
-    // The sender thread starts with every signal blocked: the application's handlers expect to
-    // run on the application's threads, not in the middle of the layer's.
-    sigset_t all;
-    sigset_t previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    try {
-        thread_ = std::thread([this] { run(); });
-    } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-        throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    thread_ = start_layer_thread([this] { run(); });
 }
 
 uint64_t MessageChannel::fork_generation() noexcept {

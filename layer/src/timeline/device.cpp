@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <system_error>
 
 namespace vkscope::timeline {
 
@@ -190,7 +191,15 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
     }
     attach_instruments(providers, families);
     if (server && instruments.empty()) {
-        interpretation = std::make_unique<InterpretationWorker>(*this);
+        try {
+            interpretation = std::make_unique<InterpretationWorker>(*this);
+        } catch (const std::system_error& e) {
+            // The submitting threads interpret, as with instruments.
+            log_once(LogLevel::warn,
+                     "timeline: no interpretation thread (%s); submissions "
+                     "interpret their command buffers themselves",
+                     e.what());
+        }
     }
     DeviceDescription description = describe(s, physical.properties, setup, families);
     for (const auto& instrument : instruments) {
@@ -286,19 +295,22 @@ void TimelineDevice::post(std::string frame) const {
 }
 
 void TimelineDevice::post_in_order(std::unique_ptr<OutgoingRecord> record) {
-    if (interpretation && interpretation->usable()) {
+    if (InterpretationWorker* worker = interpretation_worker()) {
         InterpretationJob job;
         job.kind = InterpretationJob::Kind::record;
         job.record = std::move(record);
-        interpretation->push(std::move(job));
+        worker->push(std::move(job));
     } else {
         post(std::move(record));
     }
 }
 
+InterpretationWorker* TimelineDevice::interpretation_worker() const {
+    return interpretation && interpretation->usable() ? interpretation.get() : nullptr;
+}
+
 InterpretationWorker* TimelineQueue::worker() const {
-    InterpretationWorker* w = device.interpretation.get();
-    return w && w->usable() ? w : nullptr;
+    return device.interpretation_worker();
 }
 
 void TimelineDevice::post(std::unique_ptr<OutgoingRecord> record) const {

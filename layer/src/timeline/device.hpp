@@ -218,6 +218,9 @@ public:
     // Posts what must reach the capture server after every submission's messages so far (the
     // end of a frame): through the interpretation worker where there is one.
     void post_in_order(std::unique_ptr<OutgoingRecord> record);
+    // `interpretation` where this process runs its thread (not in a forked child); null: the
+    // submitting threads interpret.
+    InterpretationWorker* interpretation_worker() const;
 
 private:
     // What the readback thread sends, gathered over one round of its completions (its own).

@@ -7,21 +7,11 @@
 #include "timeline/server_sink.hpp"
 #include "timeline/submission.hpp"
 
-#include <csignal>
-#include <pthread.h>
-
 namespace vkscope::timeline {
 
 InterpretationWorker::InterpretationWorker(TimelineDevice& device)
-    : device_(device), generation_(MessageChannel::fork_generation()) {
-    // The application's signal handlers expect to run on its own threads.
-    sigset_t all;
-    sigset_t previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    thread_ = std::thread([this] { run(); });
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-}
+    : device_(device), generation_(MessageChannel::fork_generation()),
+      thread_(start_layer_thread([this] { run(); })) {}
 
 InterpretationWorker::~InterpretationWorker() {
     if (!usable()) {
@@ -43,21 +33,15 @@ bool InterpretationWorker::usable() const {
 }
 
 void InterpretationWorker::push(InterpretationJob job) {
-    bool wake = false;
-    add_pending_posts(1);
-    {
-        std::lock_guard lock(mutex_);
-        queue_.push_back(std::move(job));
-        ++pushed_;
-        wake = idle_;
-        idle_ = false;
-    }
-    if (wake) {
-        wake_.notify_one();
-    }
+    push_all(std::span(&job, 1));
 }
 
 void InterpretationWorker::push(std::vector<InterpretationJob>& jobs) {
+    push_all(jobs);
+    jobs.clear();
+}
+
+void InterpretationWorker::push_all(std::span<InterpretationJob> jobs) {
     if (jobs.empty()) {
         return;
     }
@@ -72,7 +56,6 @@ void InterpretationWorker::push(std::vector<InterpretationJob>& jobs) {
         wake = idle_;
         idle_ = false;
     }
-    jobs.clear();
     if (wake) {
         wake_.notify_one();
     }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +78,7 @@ public:
     void drain();
 
 private:
+    void push_all(std::span<InterpretationJob> jobs);
     void run();
     void execute(InterpretationJob& job);
     void interpret(InterpretationJob& job);
