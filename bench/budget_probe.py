@@ -12,12 +12,14 @@ frame and one workload's), free of that spread. On a GPU where `--timing queue -
 starved at one or two workloads a frame, that difference is the cost per frame the controller
 saw.
 
-  .venv/bin/python bench/budget_probe.py [--budget 2%] [--frames 600] [-- extra vkscope options]
+  .venv/bin/python bench/budget_probe.py [--budget 2%] [--frames 600] [--results J] [--docs M]
+      [-- extra vkscope options]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -41,43 +43,79 @@ def probe(
     workloads: int,
     skip: int,
     extra: Sequence[str] = (),
+    timing: str = "queue",
 ) -> list[dict[str, Any]]:
     """One run under `budget`: from frame `skip` on, the frames grouped by their state and what
-    they and the frame before them measured, each group's frames and median time (µs)."""
+    they and the frame before them measured, each group's frames and median time (µs), and the
+    median of each phase of the frame as the program timed it: its recording, its vkQueueSubmit
+    call, its fence wait (which falls in the next frame's interval), and `other`, the rest of the
+    interval the layer saw (the program checking the frame before, the layer's frame end)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-budget-probe-") as tmp:
         cap = Path(tmp) / "probe.vkscope"
+        log = Path(tmp) / "frames.txt"
         cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html", "-o", str(cap)]
-        cmd += ["--timing", "queue", "--budget", budget, *extra]
+        cmd += ["--timing", timing, "--budget", budget, *extra]
         cmd += [f"-s{k}={v}" for k, v in frame_submits.items()]
         cmd += ["--", str(tools.workload), "--scenario", "game_scale", "--quiet"]
-        cmd += ["--workloads", str(workloads), "--frames", str(frames)]
+        cmd += ["--workloads", str(workloads), "--frames", str(frames), "--frame-log", str(log)]
         res = subprocess.run(cmd, env=base_env(), capture_output=True, text=True, timeout=900)
         if res.returncode != 0:
             raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
         with open_capture(cap) as c:
             records = sorted(c.budget_frames(), key=lambda f: f.number)
-    groups: dict[tuple[str, int, int], list[float]] = {}
+        phases = read_frame_log(log)
+    groups: dict[tuple[str, int, int], list[dict[str, float]]] = {}
     for before, frame in pairwise(records):
         if frame.number < skip or not frame.interval_ns or frame.number != before.number + 1:
             continue
         key = (frame.state, before.measured, frame.measured)
-        groups.setdefault(key, []).append(frame.interval_ns / 1e3)
-    return [
-        {
-            "state": s,
-            "before": b,
-            "measured": m,
-            "frames": len(t),
-            "median_us": statistics.median(t),
-        }
-        for (s, b, m), t in sorted(groups.items())
-    ]
+        times = {"frame": frame.interval_ns / 1e3}
+        # The program's frame N is the layer's frame N (one frame end a frame, counted alike),
+        # and the layer's interval of frame N runs from frame N - 1's end (its submission) to
+        # frame N's: frame N - 1's fence wait, then frame N's recording and submission. Each
+        # frame is given its own wait, where the GPU time its instruments cost shows.
+        own, previous = phases.get(frame.number), phases.get(frame.number - 1)
+        if own is not None and previous is not None:
+            times |= own
+            times["other"] = times["frame"] - own["record"] - own["submit"] - previous["wait"]
+        groups.setdefault(key, []).append(times)
+    rows = []
+    for (s, b, m), frames_times in sorted(groups.items()):
+        row: dict[str, Any] = {"state": s, "before": b, "measured": m, "frames": len(frames_times)}
+        row["median_us"] = statistics.median(t["frame"] for t in frames_times)
+        for phase in PHASES:
+            values = [t[phase] for t in frames_times if phase in t]
+            if values:
+                row[f"{phase}_us"] = statistics.median(values)
+        rows.append(row)
+    return rows
+
+
+# The phases of a frame the program times (vkscope-workload's --frame-log), and the rest.
+PHASES = ("record", "submit", "wait", "other")
+
+
+def read_frame_log(path: Path) -> dict[int, dict[str, float]]:
+    """The program's frame log: per frame index its phases in µs."""
+    out: dict[int, dict[str, float]] = {}
+    lines_ = path.read_text().splitlines()
+    if not lines_ or lines_[0].split() != ["frame", "record_us", "submit_us", "wait_us"]:
+        raise RuntimeError(f"{path}: not a frame log of vkscope-workload")
+    for line in lines_[1:]:
+        frame, record, submit, wait = line.split()
+        out[int(frame)] = {"record": float(record), "submit": float(submit), "wait": float(wait)}
+    return out
 
 
 def lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return [
         f"{r['state']} after a frame measuring {r['before']}, measuring {r['measured']}: "
         f"{r['frames']} frames, median {r['median_us']:.1f} µs"
+        + (
+            " (" + ", ".join(f"{p} {r[p + '_us']:.1f}" for p in PHASES if p + "_us" in r) + ")"
+            if any(p + "_us" in r for p in PHASES)
+            else ""
+        )
         for r in rows
     ]
 
@@ -88,14 +126,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=600)
     parser.add_argument("--workloads", type=int, default=200)
     parser.add_argument("--skip", type=int, default=120, help="frames before those grouped")
+    parser.add_argument("--timing", default="queue", choices=("none", "queue", "full"))
+    parser.add_argument("--results", type=Path, help="also write the groups here, as JSON")
+    parser.add_argument("--docs", type=Path, help="also write the lines here, as Markdown")
     parser.add_argument("extra", nargs="*", help="more `vkscope run` options (after --)")
     args = parser.parse_args(argv)
     tools = Tools.installed()
     _, frame_submits = frame_end(tools)
     rows = probe(
-        tools, frame_submits, args.budget, args.frames, args.workloads, args.skip, args.extra
+        tools,
+        frame_submits,
+        args.budget,
+        args.frames,
+        args.workloads,
+        args.skip,
+        args.extra,
+        args.timing,
     )
-    print("\n".join(lines(rows)))
+    text = lines(rows)
+    print("\n".join(text))
+    # A diagnostic's output, kept where bench/device/run.sh --bench collects a benchmark's: not
+    # a committed result (no page is generated from it).
+    if args.results:
+        args.results.write_text(json.dumps({"budget": args.budget, "groups": rows}, indent=1))
+    if args.docs:
+        args.docs.write_text("".join(f"- {line}\n" for line in text))
     return 0
 
 

@@ -58,6 +58,33 @@ def test_it_times_its_frames_and_checks_every_one(workload: Path, floor: str) ->
         assert found.group(9) is None
 
 
+@pytest.mark.parametrize("shape", [(), ("--record-thread",)], ids=["inline", "recording thread"])
+def test_its_frame_log_has_every_frame_and_its_phases(
+    workload: Path, tmp_path: Path, shape: tuple[str, ...]
+) -> None:
+    log = tmp_path / "frames.txt"
+    res = run([workload, *game_scale("--frame-log", str(log), *shape, frames=4)], base_env())
+    scenario_ran(res, "game_scale")
+    header, *rows = log.read_text().splitlines()
+    assert header.split() == ["frame", "record_us", "submit_us", "wait_us"]
+    assert [int(r.split()[0]) for r in rows] == [0, 1, 2, 3]
+    for r in rows:
+        record, submit, wait = (float(v) for v in r.split()[1:])
+        # Each phase took time: 22 workloads recorded, one submission, a fence waited for.
+        assert record > 0 and submit > 0 and wait > 0, r
+
+
+def test_a_frame_log_it_cannot_write_fails_before_the_first_frame(
+    workload: Path, tmp_path: Path
+) -> None:
+    res = run([workload, *game_scale("--frame-log", str(tmp_path / "no" / "such" / "f"))],
+              base_env())  # fmt: skip
+    # A setup error (exit 4), before any frame ran: no summary line.
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "--frame-log: cannot write" in res.stderr
+    assert not SUMMARY.search(res.stdout)
+
+
 def test_its_options_are_checked(workload: Path) -> None:
     bad = run([workload, "--scenario", "game_scale", "--workloads", "3"], base_env())
     assert bad.returncode == 2

@@ -32,7 +32,7 @@ const char* usageText() {
            "                        [--compute-iterations N] [--quiet] [--no-one-time-submit]\n"
            "                        [--time-frames FROM] [--workloads N] [--submits N]\n"
            "                        [--floor none|timestamps|pipeline_statistics]\n"
-           "                        [--record-thread] [--numbered-frames]\n"
+           "                        [--record-thread] [--frame-log PATH] [--numbered-frames]\n"
            "                        [--compile-at-frame N]\n";
 }
 
@@ -55,6 +55,12 @@ std::string parseOptions(int argc, char** argv, Options& out) {
             out.noOneTimeSubmit = true;
         } else if (arg == "--record-thread") {
             out.recordThread = true;
+        } else if (arg == "--frame-log") {
+            const char* v = value();
+            error = needsValue(v);
+            if (v) {
+                out.frameLog = v;
+            }
         } else if (arg == "--numbered-frames") {
             out.numberedFrames = true;
         } else if (arg == "--workloads") {

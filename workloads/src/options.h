@@ -40,6 +40,10 @@ struct Options {
     uint32_t submits = 1;
     Floor floor = Floor::None;
     bool recordThread = false;
+    // game_scale: a file to write every frame's times to, one line a frame (frame index, its
+    // recording, its vkQueueSubmit calls, its fence wait, all in microseconds): what a profiler
+    // adds, per frame and per phase, to be set beside the profiler's own record of each frame.
+    std::string frameLog;
     // game: label each frame `Frame N` rather than `Frame`, so that every workload under the
     // label is a workload of its own frame (a frame whose workloads change from frame to frame).
     bool numberedFrames = false;

@@ -19,6 +19,8 @@
 // --record-thread). Dispatches are two groups of 64 invocations running --compute-iterations / 16
 // loop steps each (160 by default). Frames end like small_frame's: VK_EXT_frame_boundary on the
 // last submission where the device has it, else the layer's `frame_submits` (= S).
+// --frame-log PATH writes every frame's recording, vkQueueSubmit calls and fence wait to PATH,
+// one line a frame, once the last frame is done: where in the frame a profiler's cost lands.
 // Selected by name only: not part of --all.
 
 #include "errors.h"
@@ -34,6 +36,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -123,6 +126,15 @@ public:
         timestampPeriod_ = ctx.properties.limits.timestampPeriod;
         timeFrom_ = o.timeFramesFrom.value_or(0);
         frames_ = o.frames;
+        if (!o.frameLog.empty()) {
+            // Opened now, so that a path that cannot be written fails before the first frame.
+            frameLog_.reset(std::fopen(o.frameLog.c_str(), "w"));
+            if (!frameLog_) {
+                throw std::runtime_error("--frame-log: cannot write " + o.frameLog);
+            }
+            std::fputs("frame record_us submit_us wait_us\n", frameLog_.get());
+            frameLines_.reserve(frames_);
+        }
 
         program_ = createComputeProgram(ctx, janitor_, spirv::lcgFixedComp(), 1, sizeof(LcgPush));
         data_ = createBuffer(ctx, janitor_, kDataWords * 4,
@@ -194,8 +206,17 @@ public:
             submitting += Clock::now() - before;
         }
         ctx.frameEnded = frameBoundary_;
+        const Clock::time_point waitStart = Clock::now();
         waitFence(ctx, fence_);
-        const Clock::duration whole = Clock::now() - start;
+        const Clock::time_point end = Clock::now();
+        const Clock::duration whole = end - start;
+        if (frameLog_) {
+            frameLines_.push_back({frameIndex, set.recordUs, microseconds(submitting),
+                                   microseconds(end - waitStart)});
+            if (frameIndex + 1 == frames_) {
+                writeFrameLog();
+            }
+        }
         if (frameIndex >= timeFrom_) {
             frameUs_.push_back(microseconds(whole));
             submitUs_.push_back(microseconds(submitting));
@@ -221,6 +242,27 @@ public:
     }
 
 private:
+    struct FrameLine {
+        uint32_t frame;
+        double recordUs;
+        double submitUs;
+        double waitUs;
+    };
+    struct FileCloser {
+        void operator()(std::FILE* f) const { std::fclose(f); }
+    };
+
+    // Written at the end, not frame by frame: no file write inside the frames it times.
+    void writeFrameLog() {
+        std::FILE* f = frameLog_.get();
+        for (const FrameLine& l : frameLines_) {
+            std::fprintf(f, "%u %.3f %.3f %.3f\n", l.frame, l.recordUs, l.submitUs, l.waitUs);
+        }
+        if (std::fflush(f) != 0) {
+            throw std::runtime_error("--frame-log: writing the frames failed");
+        }
+    }
+
     struct Set {
         VkCommandPool pool = VK_NULL_HANDLE;
         std::vector<VkCommandBuffer> cmds;
@@ -610,6 +652,8 @@ private:
     std::vector<double> submitUs_;
     std::vector<double> recordUs_;
     std::vector<double> gpuUs_;
+    std::unique_ptr<std::FILE, FileCloser> frameLog_;
+    std::vector<FrameLine> frameLines_;
 
     std::thread recorder_;
     std::mutex mutex_;
