@@ -35,6 +35,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from bench import frame_phases
 from bench.frame_cost import Tools, printer
 from bench.resultfile import (
     DOCS_DIR,
@@ -115,9 +116,13 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def read_capture(path: Path, skip: int) -> dict[str, Any]:
+def read_capture(
+    path: Path, skip: int, phases: Mapping[int, Mapping[str, float]] | None = None
+) -> dict[str, Any]:
     """What a run's capture says: its frames' times after `skip` frames, and per workload
-    identity the frames that measured it and its GPU times there."""
+    identity the frames that measured it and its GPU times there. With the program's frame log
+    (`phases`), each phase's median, and for a budgeted run what its measured frames cost
+    beside its baseline frames, phase by phase (bench/frame_phases.py)."""
     with open_capture(path) as cap:
         ends = sorted((f.number, f.cpu_ns) for f in cap.frames() if f.cpu_ns is not None)
         records = sorted(cap.budget_frames(), key=lambda f: f.number)
@@ -143,10 +148,15 @@ def read_capture(path: Path, skip: int) -> dict[str, Any]:
         "identity_ns": {k: statistics.median(v) for k, v in times.items()},
         "identity_times": times,
     }
+    if phases is not None:
+        out["phases"] = frame_phases.medians(phases, skip)
     if states:
         out |= coverage(measured, states, skip, len(ends))
         out["controller"] = controller_view(records, skip)
         out["trace"] = trace(records)
+        if phases is not None:
+            by_number = {r.number: (r.state, r.measured) for r in records}
+            out["split"] = frame_phases.cost_split(by_number, phases, skip)
     return out
 
 
@@ -221,7 +231,8 @@ def run_once(program: Program, config: Config, frames: int, skip: int, tmp: Path
     cap = tmp / f"{config.key}.vkscope"
     for f in tmp.glob(f"{config.key}.vkscope*"):
         f.unlink()
-    inner = program.args(config, frames, None)
+    log = tmp / f"{config.key}.frames"
+    inner = [*program.args(config, frames, None), "--frame-log", str(log)]
     cmd, env = command(program, config, inner, tmp)
     cmd[cmd.index(str(tmp / "capture.vkscope"))] = str(cap)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
@@ -229,8 +240,8 @@ def run_once(program: Program, config: Config, frames: int, skip: int, tmp: Path
         raise RuntimeError(
             f"{config.title}: exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}"
         )
-    out = read_capture(cap, skip)
-    for f in tmp.glob(f"{config.key}.vkscope*"):
+    out = read_capture(cap, skip, frame_phases.read_frame_log(log))
+    for f in [*tmp.glob(f"{config.key}.vkscope*"), log]:
         f.unlink()
     return out
 
@@ -497,7 +508,58 @@ def method_line(block: Mapping[str, Any]) -> str:
     )
 
 
+def phase_lines(block: Mapping[str, Any]) -> list[str]:
+    """Where the frame's time goes (the program's own log of each frame), and for each budgeted
+    run what its measured frames cost beside the baseline runs next to them, phase by phase."""
+    rounds = block["rounds"]
+    if not all(r.get("phases") for c in CONFIGS for r in rounds.get(c.key, [])):
+        return []  # results from before the program logged its frames
+    lines = [
+        "Where the frame's time goes, as the program timed each frame (median of frames, from "
+        f"frame {block['skip']} on): its recording, its vkQueueSubmit call and its fence wait "
+        "(the GPU's share; bench/frame_phases.py).",
+        "",
+        "| configuration | recording | vkQueueSubmit | fence wait |",
+        "| --- | --- | --- | --- |",
+    ]
+    us = lambda v: f"{v:.1f} µs"  # noqa: E731
+    for c in CONFIGS:
+        if c.key not in rounds:
+            continue
+        runs = rounds[c.key]
+        cells = [spread([r["phases"][p] for r in runs], us) for p in frame_phases.PHASES]
+        lines.append(f"| {c.title} | {' | '.join(cells)} |")
+    lines += [
+        "",
+        "What a budgeted run's measured frames added beside its baseline frames, each baseline "
+        f"run against the measured frames within {frame_phases.NEAR} frames of it (the same "
+        "stretch of the frame time's drift), per workload measured:",
+        "",
+        "| configuration | workloads measured | added to the frame | a workload: frame "
+        "| recording | vkQueueSubmit | fence wait |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    per = lambda v: f"{v:+.2f} µs"  # noqa: E731
+    for b in BUDGETED:
+        splits = [r["split"] for r in rounds.get(b.key, []) if r.get("split")]
+        if not splits:
+            continue
+        counts = spread([s["measured"] for s in splits], lambda v: f"{v:.1f}")
+        frame = spread([s["frame"]["added_us"] for s in splits], lambda v: f"{v:+.1f} µs")
+        error = max(s["frame"]["error_us"] for s in splits)
+        cells = [
+            spread([s[p]["per_workload_us"] for s in splits], per)
+            for p in ("frame", *frame_phases.PHASES)
+        ]
+        lines.append(
+            f"| {BY_KEY[b.key].title} | {counts} | {frame} (standard error ≤ {error:.1f} µs) "
+            f"| {' | '.join(cells)} |"
+        )
+    return lines
+
+
 def block_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
+    phases = phase_lines(block)
     return [
         method_line(block),
         "",
@@ -505,6 +567,7 @@ def block_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
         "",
         *coverage_lines(block),
         "",
+        *([*phases, ""] if phases else []),
         "Targets:",
         "",
         *verdict_lines(block, cpu_device),

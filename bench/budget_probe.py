@@ -29,6 +29,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from bench import frame_phases
 from bench.frame_cost import Tools
 from bench.workload_cost import frame_end
 from harness.env import base_env
@@ -63,7 +64,7 @@ def probe(
             raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
         with open_capture(cap) as c:
             records = sorted(c.budget_frames(), key=lambda f: f.number)
-        phases = read_frame_log(log)
+        phases = frame_phases.read_frame_log(log)
     groups: dict[tuple[str, int, int], list[dict[str, float]]] = {}
     for before, frame in pairwise(records):
         if frame.number < skip or not frame.interval_ns or frame.number != before.number + 1:
@@ -91,20 +92,8 @@ def probe(
     return rows
 
 
-# The phases of a frame the program times (vkscope-workload's --frame-log), and the rest.
-PHASES = ("record", "submit", "wait", "other")
-
-
-def read_frame_log(path: Path) -> dict[int, dict[str, float]]:
-    """The program's frame log: per frame index its phases in µs."""
-    out: dict[int, dict[str, float]] = {}
-    lines_ = path.read_text().splitlines()
-    if not lines_ or lines_[0].split() != ["frame", "record_us", "submit_us", "wait_us"]:
-        raise RuntimeError(f"{path}: not a frame log of vkscope-workload")
-    for line in lines_[1:]:
-        frame, record, submit, wait = line.split()
-        out[int(frame)] = {"record": float(record), "submit": float(submit), "wait": float(wait)}
-    return out
+# The phases of a frame the program times (bench/frame_phases.py), and the rest of the interval.
+PHASES = (*frame_phases.PHASES, "other")
 
 
 def lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
