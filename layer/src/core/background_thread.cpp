@@ -1,6 +1,8 @@
 #include "core/background_thread.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <pthread.h>
 
 #ifdef __linux__
@@ -27,6 +29,31 @@ std::thread start_layer_thread(std::function<void()> body) {
 void name_layer_thread([[maybe_unused]] const char* name) {
 #ifdef __linux__
     pthread_setname_np(pthread_self(), name);
+#endif
+}
+
+bool is_layer_thread([[maybe_unused]] pid_t tid) {
+#ifdef __linux__
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
+    std::FILE* f = std::fopen(path, "r");
+    if (!f) {
+        return false;
+    }
+    char name[32] = {};
+    const bool read = std::fgets(name, sizeof name, f) != nullptr;
+    std::fclose(f);
+    if (!read) {
+        return false;
+    }
+    std::string_view n(name);
+    if (n.ends_with('\n')) {
+        n.remove_suffix(1);
+    }
+    return std::find(kLayerThreadNames.begin(), kLayerThreadNames.end(), n) !=
+           kLayerThreadNames.end();
+#else
+    return false;
 #endif
 }
 

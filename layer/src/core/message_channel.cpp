@@ -477,7 +477,7 @@ void MessageChannel::record_error(std::string why) {
 }
 
 void MessageChannel::run() {
-    become_background_thread("vkscope-sender");
+    become_background_thread(kSenderThread);
     std::chrono::milliseconds backoff = kMinBackoff;
     // Between attempts, and after a connection breaks too: a server that accepts and hangs up at
     // once must not turn the sender into a busy loop.

@@ -68,7 +68,7 @@ void InterpretationWorker::drain() {
 }
 
 void InterpretationWorker::run() {
-    become_background_thread("vkscope-interp");
+    become_background_thread(kInterpretationThread);
     std::vector<InterpretationJob> batch;
     std::unique_lock lock(mutex_);
     for (;;) {

@@ -79,7 +79,7 @@ void ReadbackWorker::run() {
     // thread has read them, so on a busy machine a readback thread that waits for a free core
     // makes the pools pile up (61 held over 1,000 frames on a loaded 2-core machine, against
     // 8 for 10 frames).
-    name_layer_thread("vkscope-readbk");
+    name_layer_thread(kReadbackThread);
     // Instruments' results go out as the timeline's messages.
     class Sink final : public CompletionSink {
     public:

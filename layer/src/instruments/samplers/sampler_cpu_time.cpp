@@ -1,5 +1,6 @@
 // The cpu_time sampler: CPU time the process used, less the sampling thread's own and that of
-// vkscope's own threads (vkscope-sender sending messages, vkscope-readbk reading results back).
+// vkscope's own threads (core/background_thread.hpp: sending messages, reading results back,
+// interpreting command streams).
 // Between two samples taken by a thread that waits meanwhile, that is the time every other thread
 // of the process ran: on a software rasterizer the GPU's work itself, elsewhere the CPU work that
 // ran alongside the GPU's.
@@ -9,13 +10,13 @@
 // thread's own clock, read from another thread of the process, is exact, so the sampler reads
 // every live thread's and keeps a running total of what each added since the previous sample.
 
+#include "core/background_thread.hpp"
 #include "instruments/samplers/samplers.hpp"
 
 #include <array>
 #include <cstdio>
 #include <ctime>
 #include <dirent.h>
-#include <string_view>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -36,23 +37,6 @@ struct Thread {
     bool seen = false;     // in the current sample
     bool profiler = false; // one of vkscope's own
 };
-
-bool is_profiler_thread(pid_t tid) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
-    FILE* f = fopen(path, "r");
-    if (!f) {
-        return false;
-    }
-    char name[32] = {};
-    bool ours = false;
-    if (fgets(name, sizeof name, f)) {
-        const std::string_view n(name);
-        ours = n == "vkscope-sender\n" || n == "vkscope-readbk\n";
-    }
-    fclose(f);
-    return ours;
-}
 
 struct State {
     std::array<Thread, kThreads> threads{};
@@ -119,7 +103,7 @@ int sample(void* sampler, double* values) {
             }
             // A new thread: all its time so far falls after the previous sample.
             t = &s->threads[s->count++];
-            *t = Thread{tid, 0, false, is_profiler_thread(tid)};
+            *t = Thread{tid, 0, false, is_layer_thread(tid)};
         }
         if (tid != self && !t->profiler && now > t->last_ns) {
             s->total_ns += static_cast<double>(now - t->last_ns);
