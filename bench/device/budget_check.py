@@ -2,8 +2,9 @@
 game-scale frame with `--timing queue` and with `--counters pipeline_statistics`, without a
 budget, under one and under 0% (the instruments there, measuring nothing), beside the timeline
 alone, with every frame's controller record of the first round and where each run's frame time
-goes (the program's own log of its frames: bench/frame_phases.py). Four rounds of 600 frames took
-two minutes on an H200 with five configurations; with seven, about three."""
+goes (the program's own log of its frames: bench/frame_phases.py). Four rounds of 600 frames with
+seven configurations took about three minutes on an H200; six rounds (the fewest whose range is
+a 95% interval of their median) about four and a half."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from bench.device.device_context import Context, Outcome
 
 NAME = "budget"
 WORKLOADS = 200
-ROUNDS, FRAMES, SKIP = 4, 600, 120
+ROUNDS, FRAMES, SKIP = 6, 600, 120
 QUICK_ROUNDS, QUICK_FRAMES, QUICK_SKIP = 1, 160, 80
 
 
