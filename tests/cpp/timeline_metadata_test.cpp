@@ -8,7 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
+#include <tuple>
+#include <vector>
 
 namespace vkscope::timeline {
 namespace {
@@ -106,6 +110,55 @@ TEST(TimelineMetadata, RenderPassAttachmentsKeepTheirEnumerants) {
     EXPECT_EQ(a[2]["kind"].text, "depth_stencil");
     EXPECT_EQ(a[2]["stencil_load"].text, "1");
     EXPECT_EQ(a[2]["format"].text, std::to_string(VK_FORMAT_D24_UNORM_S8_UINT));
+}
+
+TEST(TimelineMetadata, ARenderPassKeepsItsLastInstancesFieldsForTheNextAlike) {
+    RenderPassInfo pass;
+    pass.attachments = R"([{"kind":"color"}])";
+    const VkRect2D area{{0, 0}, {640, 480}};
+    const std::string first = cached_render_pass_fields(3, "vkCmdBeginRenderPass", area, 1, pass);
+    EXPECT_EQ(first, render_pass_fields(3, "vkCmdBeginRenderPass", area, 1, pass));
+    // Kept: the same again, whatever the description says now (it cannot change while the
+    // render pass lives; changed here only to see where the fields come from).
+    pass.attachments = "[]";
+    EXPECT_EQ(cached_render_pass_fields(3, "vkCmdBeginRenderPass", area, 1, pass), first);
+    // Anything of the instance that differs builds them anew.
+    const VkRect2D half{{0, 0}, {320, 480}};
+    const VkRect2D moved{{1, 0}, {640, 480}};
+    for (const auto& [device, api, a, layers] :
+         {std::tuple{4ull, "vkCmdBeginRenderPass", area, 1u},
+          std::tuple{3ull, "vkCmdBeginRenderPass2", area, 1u},
+          std::tuple{3ull, "vkCmdBeginRenderPass", half, 1u},
+          std::tuple{3ull, "vkCmdBeginRenderPass", moved, 1u},
+          std::tuple{3ull, "vkCmdBeginRenderPass", area, 2u}}) {
+        EXPECT_EQ(cached_render_pass_fields(device, api, a, layers, pass),
+                  render_pass_fields(device, api, a, layers, pass))
+            << api << " " << a.extent.width << " " << layers;
+    }
+}
+
+TEST(TimelineMetadata, ARenderPassRecordedOnSeveralThreadsAtOnceGivesEachItsFields) {
+    RenderPassInfo pass;
+    pass.attachments = "[]";
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (uint32_t t = 0; t < 4; ++t) {
+        threads.emplace_back([&pass, &wrong, t] {
+            for (uint32_t i = 0; i < 2000; ++i) {
+                // Two areas a thread, so that the cache changes under the others.
+                const VkRect2D area{{0, 0}, {100 + t, 100 + (i % 2)}};
+                const std::string got =
+                    cached_render_pass_fields(1, "vkCmdBeginRenderPass", area, 1, pass);
+                if (got != render_pass_fields(1, "vkCmdBeginRenderPass", area, 1, pass)) {
+                    ++wrong;
+                }
+            }
+        });
+    }
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(TimelineMetadata, DynamicRenderingAttachmentsComeFromTheirViews) {

@@ -21,8 +21,8 @@ std::string begin_info_fields(CommandBufferState& cb, const VkRenderPassBeginInf
     const timeline::FramebufferInfo* fb = tl.framebuffers.find(key(begin.framebuffer));
     static const timeline::RenderPassInfo kUnknown{1, 0, "[]"};
     const timeline::RenderPassInfo* pass = tl.render_passes.find(key(begin.renderPass));
-    return timeline::render_pass_fields(tl.id, api, begin.renderArea, fb ? fb->layers : 1,
-                                        pass ? *pass : kUnknown);
+    return timeline::cached_render_pass_fields(tl.id, api, begin.renderArea, fb ? fb->layers : 1,
+                                               pass ? *pass : kUnknown);
 }
 
 // The first subpass executes secondaries (VK_SUBPASS_CONTENTS_INLINE_AND_SECONDARY_COMMAND_

@@ -230,6 +230,25 @@ std::string render_pass_fields(uint64_t device, const char* api, const VkRect2D&
     return json.take();
 }
 
+std::string cached_render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
+                                      uint32_t layers, const RenderPassInfo& pass) {
+    RenderPassFieldsCache& c = *pass.cache;
+    std::lock_guard lock(c.mutex);
+    const bool same = c.valid && c.device == device && c.api == api &&
+                      c.area.offset.x == area.offset.x && c.area.offset.y == area.offset.y &&
+                      c.area.extent.width == area.extent.width &&
+                      c.area.extent.height == area.extent.height && c.layers == layers;
+    if (!same) {
+        c.fields = render_pass_fields(device, api, area, layers, pass);
+        c.valid = true;
+        c.device = device;
+        c.api = api;
+        c.area = area;
+        c.layers = layers;
+    }
+    return c.fields;
+}
+
 std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
                              const ViewLookup& view) {
     std::vector<Attachment> list;

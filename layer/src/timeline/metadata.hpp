@@ -1,6 +1,7 @@
 #pragma once
 // What the WORKLOAD payload says about each kind of workload (docs/protocol.md), built from the
-// Vulkan structures the application passed. Pure functions; the hooks look up the objects.
+// Vulkan structures the application passed. Pure functions (but for a render pass's cache of
+// its last instance's fields); the hooks look up the objects.
 //
 // The result is the payload's members without the braces, so that render passes can append the
 // totals that are only final once their command buffer has ended.
@@ -10,6 +11,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,11 +39,26 @@ struct ImageViewInfo {
     VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
 };
 
+// The fields of a render pass's last instance, kept for the next one: a frame begins the same
+// render pass with the same area again and again, and building the fields is most of what a
+// render pass instance costs its recording thread.
+struct RenderPassFieldsCache {
+    std::mutex mutex; // of this render pass only: threads recording it at once
+    bool valid = false;
+    uint64_t device = 0;
+    const char* api = nullptr;
+    VkRect2D area{};
+    uint32_t layers = 0;
+    std::string fields;
+};
+
 // What a VkRenderPass says about every instance of it.
 struct RenderPassInfo {
     uint32_t subpasses = 1;
     uint32_t view_mask = 0;  // of all subpasses together
     std::string attachments; // JSON array
+    // Shared by copies: the render pass is described once and stored once.
+    std::shared_ptr<RenderPassFieldsCache> cache = std::make_shared<RenderPassFieldsCache>();
 };
 
 RenderPassInfo describe_render_pass(const VkRenderPassCreateInfo& info);
@@ -48,6 +66,9 @@ RenderPassInfo describe_render_pass(const VkRenderPassCreateInfo2& info);
 
 std::string render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
                                uint32_t layers, const RenderPassInfo& pass);
+// The same, from the render pass's cache where its last instance had the same area and layers.
+std::string cached_render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
+                                      uint32_t layers, const RenderPassInfo& pass);
 
 using ViewLookup = std::function<std::optional<ImageViewInfo>(VkImageView)>;
 std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
