@@ -517,10 +517,12 @@ def phase_lines(block: Mapping[str, Any]) -> list[str]:
     lines = [
         "Where the frame's time goes, as the program timed each frame (median of frames, from "
         f"frame {block['skip']} on): its recording, its vkQueueSubmit call and its fence wait "
-        "(the GPU's share; bench/frame_phases.py).",
+        "(the GPU's share; bench/frame_phases.py); the scatter is each phase's interquartile "
+        "range over the frames of a run (median of the runs).",
         "",
-        "| configuration | recording | vkQueueSubmit | fence wait |",
-        "| --- | --- | --- | --- |",
+        "| configuration | recording | vkQueueSubmit | fence wait | scatter from frame to frame: "
+        "recording / vkQueueSubmit / fence wait |",
+        "| --- | --- | --- | --- | --- |",
     ]
     us = lambda v: f"{v:.1f} µs"  # noqa: E731
     for c in CONFIGS:
@@ -528,7 +530,11 @@ def phase_lines(block: Mapping[str, Any]) -> list[str]:
             continue
         runs = rounds[c.key]
         cells = [spread([r["phases"][p] for r in runs], us) for p in frame_phases.PHASES]
-        lines.append(f"| {c.title} | {' | '.join(cells)} |")
+        scatter = " / ".join(
+            f"{statistics.median(r['phases'][p + '_iqr'] for r in runs):.1f}"
+            for p in frame_phases.PHASES
+        )
+        lines.append(f"| {c.title} | {' | '.join(cells)} | {scatter} µs |")
     lines += [
         "",
         "What a budgeted run's measured frames added beside its baseline frames, each baseline "
@@ -547,9 +553,13 @@ def phase_lines(block: Mapping[str, Any]) -> list[str]:
         counts = spread([s["measured"] for s in splits], lambda v: f"{v:.1f}")
         frame = spread([s["frame"]["added_us"] for s in splits], lambda v: f"{v:+.1f} µs")
         error = max(s["frame"]["error_us"] for s in splits)
+        # (none a workload where the frames next to the baseline runs measured nothing)
         cells = [
-            spread([s[p]["per_workload_us"] for s in splits], per)
-            for p in ("frame", *frame_phases.PHASES)
+            spread(values, per) if values else "n/a"
+            for values in (
+                [s[p]["per_workload_us"] for s in splits if s[p]["per_workload_us"] is not None]
+                for p in ("frame", *frame_phases.PHASES)
+            )
         ]
         lines.append(
             f"| {BY_KEY[b.key].title} | {counts} | {frame} (standard error ≤ {error:.1f} µs) "

@@ -33,12 +33,17 @@ def read_frame_log(path: Path) -> dict[int, dict[str, float]]:
 
 
 def medians(phases: Mapping[int, Mapping[str, float]], skip: int) -> dict[str, float]:
-    """Each phase's median over the frames from `skip` on, and the frame's (their sum)."""
+    """Each phase's median over the frames from `skip` on, and the frame's (their sum), and as
+    `<phase>_iqr` how far they scatter from frame to frame (their interquartile range)."""
     frames = [p for n, p in phases.items() if n >= skip]
-    if not frames:
+    if len(frames) < 2:
         return {}
-    out = {p: statistics.median(f[p] for f in frames) for p in PHASES}
-    out["frame"] = statistics.median(sum(f[p] for p in PHASES) for f in frames)
+    out: dict[str, float] = {}
+    for name in (*PHASES, "frame"):
+        values = [sum(f[p] for p in PHASES) if name == "frame" else f[name] for f in frames]
+        q1, _, q3 = statistics.quantiles(values, n=4)
+        out[name] = statistics.median(values)
+        out[f"{name}_iqr"] = q3 - q1
     return out
 
 
