@@ -209,6 +209,47 @@ TEST(TimelineMetadata, DynamicRenderingAttachmentsComeFromTheirViews) {
     EXPECT_EQ(a[1]["stencil_load"].text, "0");
 }
 
+TEST(TimelineMetadata, ACommandBufferKeepsItsLastRenderingInstancesFieldsForTheNextAlike) {
+    VkRenderingAttachmentInfo color{};
+    color.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO;
+    color.imageView = reinterpret_cast<VkImageView>(uintptr_t{0x10});
+    color.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
+    color.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
+    VkRenderingInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_RENDERING_INFO;
+    info.renderArea = {{0, 0}, {64, 64}};
+    info.layerCount = 1;
+    info.colorAttachmentCount = 1;
+    info.pColorAttachments = &color;
+    VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    const ViewLookup view = [&format](VkImageView) -> std::optional<ImageViewInfo> {
+        return ImageViewInfo{format, VK_SAMPLE_COUNT_1_BIT};
+    };
+    RenderingFieldsCache cache;
+    const auto cached = [&] {
+        return cache.fields(describe_rendering(1, "vkCmdBeginRendering", info, view));
+    };
+    const auto built = [&] { return rendering_fields(1, "vkCmdBeginRendering", info, view); };
+    EXPECT_EQ(cached(), built());
+    EXPECT_EQ(cached(), built());
+    // What the instance says changed: its fields are written anew, not taken from the cache.
+    color.loadOp = VK_ATTACHMENT_LOAD_OP_LOAD;
+    EXPECT_EQ(cached(), built());
+    EXPECT_NE(members(cached())["attachments"][0]["load"].text, "1");
+    // A view made again under the same handle, of another format: compared by what it is.
+    format = VK_FORMAT_B8G8R8A8_SRGB;
+    EXPECT_EQ(members(cached())["attachments"][0]["format"].text,
+              std::to_string(VK_FORMAT_B8G8R8A8_SRGB));
+    // More instances than the cache keeps, in turn, each with its own fields.
+    for (uint32_t round = 0; round < 3; ++round) {
+        for (uint32_t width = 1; width <= 6; ++width) {
+            info.renderArea.extent.width = width;
+            EXPECT_EQ(cached(), built()) << width;
+            EXPECT_EQ(members(cached())["width"].text, std::to_string(width));
+        }
+    }
+}
+
 TEST(TimelineMetadata, DispatchInvocationsOnlyWhenBothSizesAreKnown) {
     Json w = members(dispatch_fields(1, "vkCmdDispatch", Size3{4, 2, 1}, {}, Size3{8, 8, 1}));
     EXPECT_EQ(w["invocations"].text, "512");

@@ -55,6 +55,8 @@ struct CommandBufferState {
     Recorder recorder;
     ParameterArena parameters;
     std::optional<Size3> compute_local_size; // of the bound compute pipeline or shader
+    // Kept across its recordings: the next recording begins the same instances.
+    RenderingFieldsCache rendering_fields;
     // Of its command pool; UINT32_MAX when the layer did not see the pool created.
     uint32_t family = UINT32_MAX;
     // Recorded in a captured frame (the `frames` setting): the layer writes into it.

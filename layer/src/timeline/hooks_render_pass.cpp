@@ -67,11 +67,11 @@ void begin_rendering(VkCommandBuffer handle, const VkRenderingInfo* info, const 
     std::string fields;
     if (!flags.resuming) {
         timeline::TimelineDevice& tl = *cb->device;
-        fields = timeline::rendering_fields(
+        fields = cb->rendering_fields.fields(timeline::describe_rendering(
             tl.id, api, *info, [&tl](VkImageView view) -> std::optional<timeline::ImageViewInfo> {
                 const timeline::ImageViewInfo* v = tl.views.find(key(view));
                 return v ? std::optional(*v) : std::nullopt;
-            });
+            }));
     }
     timeline::VulkanRecordSink sink(*cb);
     cb->recorder.begin_render_pass(std::move(fields), flags, sink);

@@ -9,16 +9,6 @@ namespace vkscope::timeline {
 namespace {
 
 // One attachment of a render pass as the protocol lists it.
-struct Attachment {
-    uint32_t index = 0;
-    bool depth_stencil = false;
-    std::optional<VkFormat> format;
-    std::optional<uint32_t> samples;
-    std::optional<VkAttachmentLoadOp> load, stencil_load;
-    std::optional<VkAttachmentStoreOp> store, stencil_store;
-    bool resolve = false;
-};
-
 template <typename T> void optional_value(JsonWriter& json, const char* key, std::optional<T> v) {
     json.key(key);
     if (v) {
@@ -249,9 +239,15 @@ std::string cached_render_pass_fields(uint64_t device, const char* api, const Vk
     return c.fields;
 }
 
-std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
-                             const ViewLookup& view) {
-    std::vector<Attachment> list;
+RenderingDescription describe_rendering(uint64_t device, const char* api,
+                                        const VkRenderingInfo& info, const ViewLookup& view) {
+    RenderingDescription out;
+    out.device = device;
+    out.api = api;
+    out.area = info.renderArea;
+    out.layers = info.layerCount;
+    out.view_mask = info.viewMask;
+    std::vector<Attachment>& list = out.attachments;
     auto describe_view = [&](Attachment& a, VkImageView handle) {
         if (auto v = view(handle)) {
             a.format = v->format;
@@ -299,11 +295,33 @@ std::string rendering_fields(uint64_t device, const char* api, const VkRendering
         }
         list.push_back(a);
     }
+    return out;
+}
+
+std::string rendering_fields(const RenderingDescription& rendering) {
     RenderPassInfo pass;
     pass.subpasses = 1;
-    pass.view_mask = info.viewMask;
-    pass.attachments = attachments_json(list);
-    return render_pass_fields(device, api, info.renderArea, info.layerCount, pass);
+    pass.view_mask = rendering.view_mask;
+    pass.attachments = attachments_json(rendering.attachments);
+    return render_pass_fields(rendering.device, rendering.api, rendering.area, rendering.layers,
+                              pass);
+}
+
+std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
+                             const ViewLookup& view) {
+    return rendering_fields(describe_rendering(device, api, info, view));
+}
+
+std::string RenderingFieldsCache::fields(RenderingDescription rendering) {
+    for (const std::optional<Entry>& e : entries_) {
+        if (e && e->rendering == rendering) {
+            return e->fields;
+        }
+    }
+    std::string built = rendering_fields(rendering);
+    entries_[next_] = Entry{std::move(rendering), built};
+    next_ = (next_ + 1) % kEntries;
+    return built;
 }
 
 std::string dispatch_fields(uint64_t device, const char* api, std::optional<Size3> groups,

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 #include <vulkan/vulkan.h>
 
 namespace vkscope::timeline {
@@ -70,9 +71,60 @@ std::string render_pass_fields(uint64_t device, const char* api, const VkRect2D&
 std::string cached_render_pass_fields(uint64_t device, const char* api, const VkRect2D& area,
                                       uint32_t layers, const RenderPassInfo& pass);
 
+// One attachment of a render pass instance as its WORKLOAD says it.
+struct Attachment {
+    uint32_t index = 0;
+    bool depth_stencil = false;
+    std::optional<VkFormat> format;
+    std::optional<uint32_t> samples;
+    std::optional<VkAttachmentLoadOp> load, stencil_load;
+    std::optional<VkAttachmentStoreOp> store, stencil_store;
+    bool resolve = false;
+    bool operator==(const Attachment&) const = default;
+};
+
+// Everything a dynamic rendering instance's fields say, before they are written: what a cache
+// of them compares (the views' formats and samples included, so that a view destroyed and made
+// again under the same handle compares by what it is).
+struct RenderingDescription {
+    uint64_t device = 0;
+    const char* api = nullptr;
+    VkRect2D area{};
+    uint32_t layers = 0;
+    uint32_t view_mask = 0;
+    std::vector<Attachment> attachments;
+    bool operator==(const RenderingDescription& o) const {
+        return device == o.device && api == o.api && area.offset.x == o.area.offset.x &&
+               area.offset.y == o.area.offset.y && area.extent.width == o.area.extent.width &&
+               area.extent.height == o.area.extent.height && layers == o.layers &&
+               view_mask == o.view_mask && attachments == o.attachments;
+    }
+};
+
 using ViewLookup = std::function<std::optional<ImageViewInfo>(VkImageView)>;
+RenderingDescription describe_rendering(uint64_t device, const char* api,
+                                        const VkRenderingInfo& info, const ViewLookup& view);
+std::string rendering_fields(const RenderingDescription& rendering);
 std::string rendering_fields(uint64_t device, const char* api, const VkRenderingInfo& info,
                              const ViewLookup& view);
+
+// The fields of a command buffer's last few dynamic rendering instances, for the next alike: a
+// command buffer recorded again every frame begins the same instances again, and writing their
+// fields is most of what one costs its recording thread. One recording thread at a time, as its
+// command buffer.
+class RenderingFieldsCache {
+public:
+    std::string fields(RenderingDescription rendering);
+
+private:
+    static constexpr size_t kEntries = 4;
+    struct Entry {
+        RenderingDescription rendering;
+        std::string fields;
+    };
+    std::array<std::optional<Entry>, kEntries> entries_;
+    size_t next_ = 0; // the entry a miss replaces
+};
 
 // groups is nullopt for an indirect dispatch until its annex.
 std::string dispatch_fields(uint64_t device, const char* api, std::optional<Size3> groups,
