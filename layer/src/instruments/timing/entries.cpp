@@ -4,36 +4,20 @@
 
 namespace vkscope::timing {
 
-TimingEntry entry_of(const timeline::MarkedInstance& instance, size_t slot) {
+void mark_untimed(TimingEntry& e, const timeline::MarkedInstance& instance, size_t slot) {
     using Ending = timeline::MarkedInstance::Ending;
     const timeline::Mark& begin = instance.begin[slot];
-    TimingEntry e{
-        instance.submit, instance.tag, timestamp_of(begin), timestamp_of(instance.end[slot]),
-        nullptr,         false};
-    const bool ended = instance.ending != Ending::never;
-    if (!e.begin || !e.end || !ended) {
-        // The recording's own reason when it wrote no start (recorded outside a captured frame,
-        // ...); otherwise what went wrong after it.
-        const char* fallback = !ended                                   ? reason::kNotEnded
-                               : instance.ending == Ending::render_pass ? reason::kSplitPartUntimed
-                                                                        : nullptr;
-        e.untimed = !e.begin && begin.why() ? begin.why() : fallback;
-        e.begin = {};
-        e.end = {};
-    }
-    return e;
+    // The recording's own reason when it wrote no start (recorded outside a captured frame,
+    // ...); otherwise what went wrong after it.
+    const char* fallback = instance.ending == Ending::never         ? reason::kNotEnded
+                           : instance.ending == Ending::render_pass ? reason::kSplitPartUntimed
+                                                                    : nullptr;
+    e.untimed = !e.begin && begin.why() ? begin.why() : fallback;
+    e.begin = {};
+    e.end = {};
 }
 
-void append_entry(QueryReads& reads, std::vector<TimingEntry>& list, size_t from,
-                  const TimingEntry& e) {
-    const bool timed = e.begin && e.end;
-    if (timed && e.end.block != e.begin.block) {
-        reads.add(e.end.block);
-    }
-    if (!e.begin || reads.first_use(e.begin.block, e.begin.slot, timed)) {
-        list.push_back(e);
-        return;
-    }
+void append_repeat(std::vector<TimingEntry>& list, size_t from, const TimingEntry& e) {
     for (size_t i = from; i < list.size(); ++i) {
         TimingEntry& user = list[i];
         if (user.begin == e.begin) {

@@ -24,16 +24,46 @@ struct TimingEntry {
     bool ambiguous = false;
 };
 
-// Timing's entry for an instance whose marks hold timing's at `slot`.
-TimingEntry entry_of(const timeline::MarkedInstance& instance, size_t slot);
+// Why an instance without both of timing's timestamps (or never ended) is untimed; clears them.
+void mark_untimed(TimingEntry& e, const timeline::MarkedInstance& instance, size_t slot);
+
+// Timing's entry for an instance whose marks hold timing's at `slot`. Inline, as append_entry():
+// both run for every workload instance a submission times, on the application's thread, and a
+// call each was a fifth of that.
+[[gnu::always_inline]] inline TimingEntry entry_of(const timeline::MarkedInstance& instance,
+                                                   size_t slot) {
+    TimingEntry e{instance.submit,
+                  instance.tag,
+                  timestamp_of(instance.begin[slot]),
+                  timestamp_of(instance.end[slot]),
+                  nullptr,
+                  false};
+    if (!e.begin || !e.end || instance.ending == timeline::MarkedInstance::Ending::never) {
+        mark_untimed(e, instance, slot);
+    }
+    return e;
+}
+
+// append_entry() for an entry whose begin timestamp an entry since the last read already uses.
+void append_repeat(std::vector<TimingEntry>& list, size_t from, const TimingEntry& e);
 
 // Appends `e` to `list`, whose entries from `from` on are those since the last read, unless its
 // begin timestamp is one an entry there already uses: the same recorded queries run twice before
 // a read. The first user is then flagged ambiguous, and `e` too, or `e` is dropped when both are
 // one instance executed twice. `reads` has seen the begins of those entries (only a repeat looks
 // through them), and counts the blocks of each entry with both timestamps.
-void append_entry(QueryReads& reads, std::vector<TimingEntry>& list, size_t from,
-                  const TimingEntry& e);
+[[gnu::always_inline]] inline void append_entry(QueryReads& reads, std::vector<TimingEntry>& list,
+                                                size_t from, const TimingEntry& e) {
+    const bool timed = e.begin && e.end;
+    if (timed && e.end.block != e.begin.block) {
+        reads.add(e.end.block);
+    }
+    if (!e.begin || reads.first_use(e.begin.block, e.begin.slot, timed)) {
+        list.push_back(e);
+        return;
+    }
+    append_repeat(list, from, e);
+}
 
 // append_entry for each entry of `later`, after `earlier`: `later` keeps those appended.
 void mark_repeats(std::vector<TimingEntry>& earlier, std::vector<TimingEntry>& later);

@@ -198,8 +198,13 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
             last = block;
         }
     }
-    // An instance paired already may have begun in an earlier command buffer's stream.
+    // An instance paired already may have begun in an earlier command buffer's stream: only a
+    // render pass instance can (any other workload begins and ends in one stream, whose marks
+    // were just looked through).
     for (const timeline::MarkedInstance& instance : record.instances) {
+        if (instance.ending == timeline::MarkedInstance::Ending::workload) {
+            continue;
+        }
         const Timestamp begin = timestamp_of(instance.begin[slot]);
         if (begin && begin.block != last && timestamp_of(instance.end[slot])) {
             reads_.add(begin.block);
