@@ -4,9 +4,7 @@
 //
 // Consecutive workloads share a timestamp (N+1 slots for N workloads): the end of one is the start
 // of the next, as long as nothing the layer sees ran in between (a parameter copy, an executed
-// secondary, an event wait); then the next workload gets a fresh start timestamp. So does the
-// workload after one that ended in a block's last slot: a new block is reset in the command
-// buffer where it is taken, which must not be between a workload's two timestamps.
+// secondary, an event wait); then the next workload gets a fresh start timestamp.
 //
 // Stages: with `none` a fresh start is written at TOP_OF_PIPE (cheap; it may fire while earlier
 // work still runs, which is what `none` means) and every end at BOTTOM_OF_PIPE. With `queue` and
@@ -56,13 +54,11 @@ public:
     size_t blocks() const { return arena_.blocks(); }
 
 private:
-    // Takes `count` slots in one block and writes a timestamp into the first.
-    Timestamp write(TimestampWriter& writer, bool top_of_pipe, uint32_t count);
+    Timestamp write(TimestampWriter& writer, bool top_of_pipe);
 
     QueryPoolCache* cache_ = nullptr;
     QueryArena arena_;
     Timestamp chain_; // the last end, while nothing has run after it
-    Timestamp end_;   // the slot a start of its own took for its workload's end
     Mode mode_ = Mode::none;
     bool one_run_ = false;
     const char* untimed_ = reason::kOutsideFrame;
