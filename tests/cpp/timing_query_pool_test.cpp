@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -198,6 +200,95 @@ TEST(TimingRecording, ConsecutiveWorkloadsShareATimestamp) {
     EXPECT_EQ(b1.slot, 2u); // N+1: three slots for two workloads
     EXPECT_EQ(w.events, (Events{"reset 0+64", "bottom 0", "barrier", "bottom 1", "barrier",
                                 "bottom 2", "barrier"}));
+}
+
+// What the writer saw, with each workload's start and end marked where the recording gave them.
+class MarkingWriter : public FakeWriter {
+public:
+    void mark(const char* what) { events.push_back(what); }
+};
+
+TEST(TimingRecording, NoResetRunsInsideAWorkloadsTime) {
+    for (const Mode mode : {Mode::none, Mode::queue}) {
+        FakeBackend fake;
+        QueryPoolCache cache(fake.backend(), 16);
+        RecordingTiming r;
+        r.begin(&cache, mode, nullptr);
+        MarkingWriter w;
+        // Three blocks' worth of consecutive workloads, and one interrupted at a block's end.
+        for (uint32_t i = 0; i < 3 * QueryBlock::kSlots; ++i) {
+            if (i == QueryBlock::kSlots * 2 + QueryBlock::kSlots / 2) {
+                r.interrupt();
+            }
+            ASSERT_TRUE(r.start(w));
+            w.mark("workload");
+            ASSERT_TRUE(r.finish(w));
+            w.mark("done");
+        }
+        // Between a workload's start timestamp (the last one written before it) and its end
+        // (the first one after it) the GPU counts everything as the workload's: no reset there.
+        bool open = false;
+        size_t resets = 0;
+        for (const std::string& e : w.events) {
+            if (e == "workload") {
+                open = true;
+            } else if (e == "done") {
+                open = false;
+            } else if (e.starts_with("reset")) {
+                ++resets;
+                EXPECT_FALSE(open) << "a reset inside a workload, mode " << mode_name(mode);
+            }
+        }
+        EXPECT_GE(resets, 3u);
+        // The shared ends still save a timestamp per workload: a block holds 63 workloads.
+        EXPECT_LE(fake.created, 4u);
+    }
+}
+
+TEST(TimingRecording, ASharedStartIsNeverABlocksLastSlot) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::queue, nullptr);
+    FakeWriter w;
+    Timestamp last_end;
+    for (uint32_t i = 0; i < QueryBlock::kSlots; ++i) {
+        const Timestamp start = r.start(w);
+        if (i > 0 && last_end.slot + 1 < QueryBlock::kSlots) {
+            EXPECT_EQ(start, last_end) << i;
+        }
+        last_end = r.finish(w);
+        EXPECT_EQ(start.block, last_end.block) << i;
+        EXPECT_EQ(last_end.slot, start.slot + 1) << i;
+    }
+    // The 63rd workload ended in the block's last slot; the 64th started a block of its own.
+    EXPECT_NE(last_end.block, nullptr);
+    EXPECT_EQ(last_end.slot, 1u);
+}
+
+TEST(TimingRecording, EverySlotABlockGaveIsWritten) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::queue, nullptr);
+    FakeWriter w;
+    // 62 workloads in a row end in slot 62; the next, after something in between, would start in
+    // the block's last slot and end in a new block, across its reset.
+    for (uint32_t i = 0; i < QueryBlock::kSlots - 2; ++i) {
+        r.start(w);
+        r.finish(w);
+    }
+    r.interrupt();
+    const Timestamp start = r.start(w);
+    const Timestamp end = r.finish(w);
+    EXPECT_EQ(start.slot, 0u);
+    EXPECT_EQ(end.slot, 1u);
+    EXPECT_EQ(start.block, end.block);
+    // The last slot of the first block was written all the same (its copy waits for every slot
+    // taken), before the new block's reset.
+    const auto reset = std::find(w.events.begin() + 1, w.events.end(), "reset 0+64");
+    ASSERT_NE(reset, w.events.end());
+    EXPECT_EQ(*(reset - 1), "bottom 63");
 }
 
 TEST(TimingRecording, SomethingInBetweenGetsAFreshStart) {

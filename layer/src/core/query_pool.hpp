@@ -84,6 +84,10 @@ public:
     std::optional<Slots> take(QueryPoolCache& cache, uint32_t count = 1);
     void release(QueryPoolCache& cache);
     size_t blocks() const { return blocks_.size(); }
+    // Slots left in the block the next take() would use (0 without one).
+    uint32_t room() const {
+        return blocks_.empty() ? 0 : QueryBlock::kSlots - blocks_.back()->used;
+    }
 
 private:
     std::vector<QueryBlock*> blocks_;
