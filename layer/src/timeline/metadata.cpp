@@ -224,10 +224,8 @@ std::string cached_render_pass_fields(uint64_t device, const char* api, const Vk
                                       uint32_t layers, const RenderPassInfo& pass) {
     RenderPassFieldsCache& c = *pass.cache;
     std::lock_guard lock(c.mutex);
-    const bool same = c.valid && c.device == device && c.api == api &&
-                      c.area.offset.x == area.offset.x && c.area.offset.y == area.offset.y &&
-                      c.area.extent.width == area.extent.width &&
-                      c.area.extent.height == area.extent.height && c.layers == layers;
+    const bool same = c.valid && c.device == device && c.api == api && same_area(c.area, area) &&
+                      c.layers == layers;
     if (!same) {
         c.fields = render_pass_fields(device, api, area, layers, pass);
         c.valid = true;

@@ -83,6 +83,12 @@ struct Attachment {
     bool operator==(const Attachment&) const = default;
 };
 
+// Whether two render areas are the same rectangle (VkRect2D has no comparison of its own).
+inline bool same_area(const VkRect2D& a, const VkRect2D& b) {
+    return a.offset.x == b.offset.x && a.offset.y == b.offset.y &&
+           a.extent.width == b.extent.width && a.extent.height == b.extent.height;
+}
+
 // Everything a dynamic rendering instance's fields say, before they are written: what a cache
 // of them compares (the views' formats and samples included, so that a view destroyed and made
 // again under the same handle compares by what it is).
@@ -94,10 +100,8 @@ struct RenderingDescription {
     uint32_t view_mask = 0;
     std::vector<Attachment> attachments;
     bool operator==(const RenderingDescription& o) const {
-        return device == o.device && api == o.api && area.offset.x == o.area.offset.x &&
-               area.offset.y == o.area.offset.y && area.extent.width == o.area.extent.width &&
-               area.extent.height == o.area.extent.height && layers == o.layers &&
-               view_mask == o.view_mask && attachments == o.attachments;
+        return device == o.device && api == o.api && same_area(area, o.area) &&
+               layers == o.layers && view_mask == o.view_mask && attachments == o.attachments;
     }
 };
 
