@@ -58,12 +58,18 @@ public:
         interruptions.push_back(what);
     }
     bool waited() const override { return waits; }
+    Mark restart(Mark current) override {
+        ++restarts;
+        return restarts_after_waits ? point("restart") : current;
+    }
     const char* unmarked() const override { return unmarked_; }
     const char* left_out() const override { return "left out"; }
 
     Mark nth(uint32_t call) { return Mark::at(this, call); }
 
-    bool waits = false; // its start() writes a wait for the host
+    bool waits = false;                // its start() writes a wait for the host
+    bool restarts_after_waits = false; // restart() marks a new start
+    uint32_t restarts = 0;             // restart() was called
     std::vector<Interruption> interruptions;
 
 private:

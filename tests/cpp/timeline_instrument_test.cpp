@@ -93,6 +93,47 @@ TEST(TimelineInstrumentPoints, AWaitAtAStartBreaksTheLaterInstrumentsChain) {
               (std::vector<Interruption>{Interruption::event_wait, Interruption::event_wait}));
 }
 
+TEST(TimelineInstrumentPoints, AWaitAtAStartRestartsTheEarlierInstruments) {
+    // The third instrument's start writes commands of its own (a query pool's reset, say) after
+    // the first two have started: each of those is asked to restart, and the first, which
+    // starts again, has its new start as the workload's begin mark.
+    InstrumentedRecording r(3);
+    r.instrument(0).restarts_after_waits = true;
+    r.instrument(2).waits = true;
+    r.begin(true, true);
+    dispatch(r);
+    r.recorder.end();
+    EXPECT_EQ(points(r), (Events{"begin", "tag", "start", "restart", "finish", "end"}));
+    EXPECT_EQ(r.instrument(0).restarts, 1u);
+    EXPECT_EQ(r.instrument(1).restarts, 1u);
+    EXPECT_EQ(r.instrument(2).restarts, 0u) << "not the one that wrote them";
+    Queue q;
+    const SubmitRecord rec = q.submit(r.recorder);
+    ASSERT_EQ(rec.instances.size(), 1u);
+    EXPECT_EQ(rec.instances[0].begin[0], r.instrument(0).nth(2)) << "the restart's mark";
+    EXPECT_EQ(rec.instances[0].begin[1], r.instrument(1).nth(1)) << "kept its own";
+    EXPECT_EQ(rec.instances[0].end[0], r.instrument(0).nth(3));
+}
+
+TEST(TimelineInstrumentPoints, OnlyStartsThatWroteCommandsRestartAnything) {
+    InstrumentedRecording r(2);
+    r.instrument(0).restarts_after_waits = true;
+    r.begin(true, true);
+    dispatch(r);
+    dispatch(r);
+    r.recorder.end();
+    EXPECT_EQ(r.instrument(0).restarts, 0u);
+    // A wait at the first instrument's own start has no instrument before it to restart.
+    InstrumentedRecording w(2);
+    w.instrument(0).waits = true;
+    w.instrument(0).restarts_after_waits = true;
+    w.begin(true, true);
+    dispatch(w);
+    w.recorder.end();
+    EXPECT_EQ(w.instrument(0).restarts, 0u);
+    EXPECT_EQ(w.instrument(1).restarts, 0u);
+}
+
 // Leaves the second instrument out of every other workload, as a cost budget might.
 InstrumentChoice every_other(const Workload&, void* context) {
     auto& n = *static_cast<uint32_t*>(context);

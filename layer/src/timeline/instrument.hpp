@@ -153,10 +153,16 @@ public:
     // The start of a render pass instance: what an instrument needs to know about it beforehand.
     virtual Mark start_render_pass(const RenderPassStart&) { return start(); }
     virtual void interrupt(Interruption) {}
-    // The last start() wrote a wait the GPU may idle in (a handover to the host): the
-    // instruments after it are told of an event_wait, so that no one measures across it (timing
-    // then takes a fresh start timestamp rather than the previous workload's end).
+    // The last start() wrote commands the GPU spends time in before the workload, besides its
+    // own mark: a wait the GPU may idle in (a handover to the host) or a query pool's reset. No
+    // instrument may measure across them: those after it are told of an event_wait (timing then
+    // takes a fresh start timestamp rather than the previous workload's end), and those before it,
+    // whose start is already written, are asked to restart().
     virtual bool waited() const { return false; }
+    // An instrument after this one wrote such commands after this one's start `current`: the mark
+    // to keep instead. Timing writes a fresh start after them; an instrument whose start spans
+    // them harmlessly (or could not be repeated) keeps its own.
+    virtual Mark restart(Mark current) { return current; }
     // vkCmdExecuteCommands, after the driver's: `secondaries` ran here (this instrument's
     // recordings of them, null for a command buffer the layer does not know), inside the current
     // render pass instance when `in_render_pass`. Their workloads' marks are their own.

@@ -85,44 +85,66 @@ uint32_t Recorder::instrument_marks(bool start, const Workload* w,
     }
     const auto at = static_cast<uint32_t>(marks_.size());
     bool waited = false;
-    for (const auto& instrument : options_.instruments) {
+    uint32_t restart_below = 0;
+    for (uint32_t slot = 0; slot < options_.instruments.size(); ++slot) {
+        InstrumentRecording& instrument = *options_.instruments[slot];
         if (waited) {
-            instrument->interrupt(Interruption::event_wait);
+            instrument.interrupt(Interruption::event_wait);
         }
         if (render_pass) {
             const RenderPassStart how{render_pass->suspending, render_pass->secondaries};
-            marks_.push_back(instrument->start_render_pass(how));
+            marks_.push_back(instrument.start_render_pass(how));
         } else {
-            marks_.push_back(start ? instrument->start() : instrument->finish());
+            marks_.push_back(start ? instrument.start() : instrument.finish());
         }
-        waited = waited || ((start || render_pass) && instrument->waited());
+        if ((start || render_pass) && instrument.waited()) {
+            waited = true;
+            restart_below = slot;
+        }
     }
+    restart(at, restart_below, InstrumentChoice::kAll);
     return at;
+}
+
+// The instruments before the last one whose start wrote commands of its own (a query pool's
+// reset) started before those commands: each may take a new start after them. Rare (a new query
+// block, a command buffer's first workload), so the common start pays one compare.
+void Recorder::restart(uint32_t at, uint32_t below, uint8_t measured) {
+    for (uint32_t slot = 0; slot < below; ++slot) {
+        if (measured & (1u << slot)) {
+            marks_[at + slot] = options_.instruments[slot]->restart(marks_[at + slot]);
+        }
+    }
 }
 
 uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassFlags* render_pass) {
     const auto at = static_cast<uint32_t>(marks_.size());
     const bool begins = start || render_pass;
     bool waited = false;
-    uint32_t slot = 0;
-    for (const auto& instrument : options_.instruments) {
-        Mark m = Mark::none(instrument->left_out());
-        if (w.measured & (1u << slot++)) {
+    uint32_t restart_below = 0;
+    for (uint32_t slot = 0; slot < options_.instruments.size(); ++slot) {
+        InstrumentRecording& instrument = *options_.instruments[slot];
+        Mark m = Mark::none(instrument.left_out());
+        if (w.measured & (1u << slot)) {
             if (waited) {
-                instrument->interrupt(Interruption::event_wait);
+                instrument.interrupt(Interruption::event_wait);
             }
             if (render_pass) {
-                m = instrument->start_render_pass(
+                m = instrument.start_render_pass(
                     {render_pass->suspending, render_pass->secondaries});
             } else {
-                m = start ? instrument->start() : instrument->finish();
+                m = start ? instrument.start() : instrument.finish();
             }
-            waited = waited || (begins && instrument->waited());
+            if (begins && instrument.waited()) {
+                waited = true;
+                restart_below = slot;
+            }
         } else if (begins) {
-            instrument->interrupt(Interruption::left_out);
+            instrument.interrupt(Interruption::left_out);
         }
         marks_.push_back(m);
     }
+    restart(at, restart_below, w.measured);
     return at;
 }
 

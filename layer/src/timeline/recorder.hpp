@@ -154,6 +154,7 @@ private:
     uint32_t instrument_marks(bool start, const Workload* w, const RenderPassFlags* render_pass);
     // The same for a workload some instrument is left out of.
     uint32_t chosen_marks(bool start, const Workload& w, const RenderPassFlags* render_pass);
+    void restart(uint32_t at, uint32_t below, uint8_t measured);
     // The instruments that measure `w`, chosen as it begins (RecordOptions::choose).
     void choose(Workload& w) {
         if (options_.choose && !options_.instruments.empty()) {

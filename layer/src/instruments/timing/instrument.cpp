@@ -55,6 +55,15 @@ public:
     void release() override { timing_.release(); }
     timeline::Mark start() override { return mark(timing_.start(writer_)); }
     timeline::Mark finish() override { return mark(timing_.finish(writer_)); }
+    // Another instrument wrote a query pool's reset after this start: a start after it instead
+    // (the earlier timestamp stays written and unused).
+    timeline::Mark restart(timeline::Mark current) override {
+        if (!current) {
+            return current;
+        }
+        timing_.interrupt();
+        return mark(timing_.start(writer_));
+    }
     // Something ran since the last workload ended: the next one needs a start of its own.
     void interrupt(timeline::Interruption) override { timing_.interrupt(); }
     void execute(std::span<timeline::InstrumentRecording* const>, bool) override {
