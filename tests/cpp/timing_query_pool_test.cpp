@@ -232,7 +232,7 @@ TEST(TimingRecording, NoResetRunsInsideAWorkloadsTime) {
         for (const std::string& e : w.events) {
             if (e == "workload") {
                 open = true;
-            } else if (e == "done") {
+            } else if (e.starts_with("bottom") || e.starts_with("top")) {
                 open = false;
             } else if (e.starts_with("reset")) {
                 ++resets;
@@ -264,6 +264,27 @@ TEST(TimingRecording, ASharedStartIsNeverABlocksLastSlot) {
     // The 63rd workload ended in the block's last slot; the 64th started a block of its own.
     EXPECT_NE(last_end.block, nullptr);
     EXPECT_EQ(last_end.slot, 1u);
+}
+
+TEST(TimingRecording, ANewBlocksStartIsWrittenRightAfterTheEndThatFilledTheLast) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::queue, nullptr);
+    MarkingWriter w;
+    for (uint32_t i = 0; i < QueryBlock::kSlots; ++i) {
+        ASSERT_TRUE(r.start(w));
+        w.mark("workload");
+        ASSERT_TRUE(r.finish(w));
+        w.mark("application");
+    }
+    // The 64th workload's start follows the 63rd's end, before what the application recorded
+    // between them, as a start shared with the end would: the new block's reset falls in no
+    // workload's time, and the application's commands in the 64th's, like every other's.
+    const auto end = std::find(w.events.begin(), w.events.end(), "bottom 63");
+    ASSERT_NE(end, w.events.end());
+    EXPECT_EQ((Events(end, end + 7)), (Events{"bottom 63", "barrier", "reset 0+64", "bottom 0",
+                                              "barrier", "application", "workload"}));
 }
 
 TEST(TimingRecording, EverySlotABlockGaveIsWritten) {

@@ -33,7 +33,7 @@ void StatisticsRecording::release() {
 }
 
 timeline::Mark StatisticsRecording::begin_query() {
-    reset_ = false;
+    wrote_ = false;
     if (why_) {
         return timeline::Mark::none(why_);
     }
@@ -50,9 +50,9 @@ timeline::Mark StatisticsRecording::begin_query() {
         // Reset in the command buffer, not on the host: a recording submitted again must find its
         // queries reset each time it runs.
         device_.next.CmdResetQueryPool(handle_, pool, 0, QueryBlock::kSlots);
-        reset_ = true;
     }
     device_.next.CmdBeginQuery(handle_, pool, slots->first, 0);
+    wrote_ = true;
     open_ = timeline::Mark::at(slots->block, slots->first);
     return open_;
 }
@@ -62,7 +62,7 @@ timeline::Mark StatisticsRecording::start() {
 }
 
 timeline::Mark StatisticsRecording::start_render_pass(const timeline::RenderPassStart& how) {
-    reset_ = false;
+    wrote_ = false;
     if (why_) {
         return timeline::Mark::none(why_);
     }

@@ -27,9 +27,12 @@ public:
     timeline::Mark start_render_pass(const timeline::RenderPassStart& how) override;
     const char* unmarked() const override { return why_ ? why_ : why(Reason::no_query_pool); }
     const char* left_out() const override { return why(Reason::budget); }
-    // The last start reset a new query block: an instrument that started before it (timing)
-    // starts again after it, so that no workload's time counts the reset.
-    bool waited() const override { return reset_; }
+    // The last start wrote commands (a query's begin, a new block's reset): an instrument that
+    // started before them (timing) starts again after them, so that no workload's time counts
+    // them. A begin and end of these queries cost the GPU several times a small workload's own
+    // time on some devices (an H200): counted in the next workload's time by a timestamp shared
+    // with the previous workload's end, they would be most of it.
+    bool waited() const override { return wrote_; }
 
     // The application begins or ends one of its own pipeline statistics queries.
     void application_query(bool begins);
@@ -45,7 +48,7 @@ private:
     timeline::Mark open_;                          // the query begun and not yet ended
     uint32_t application_active_ = 0;
     bool one_run_ = false; // the blocks it takes are read in place (QueryBlock::one_run)
-    bool reset_ = false;   // the last start wrote a block's reset
+    bool wrote_ = false;   // the last start wrote commands
 };
 
 } // namespace vkscope::pipeline_statistics

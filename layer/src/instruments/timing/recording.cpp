@@ -40,8 +40,8 @@ Timestamp RecordingTiming::write(TimestampWriter& writer, bool top_of_pipe) {
 // timestamps, where the GPU would count it as the workload's time (on an H200 a reset added some
 // 3 µs to every 63rd workload). So a workload's start is never a block's last slot: a start of
 // its own in a block with one slot left fills that slot first (every slot taken is written, since
-// a block's copy waits for all of them), and after an end in a block's last slot the next
-// workload starts afresh in a new block, after its reset.
+// a block's copy waits for all of them), and an end in a block's last slot is followed at once by
+// the new block's reset and the next workload's start (finish()).
 Timestamp RecordingTiming::start(TimestampWriter& writer) {
     if (!active()) {
         return {};
@@ -64,7 +64,16 @@ Timestamp RecordingTiming::finish(TimestampWriter& writer) {
         return {};
     }
     const Timestamp end = write(writer, false);
-    chain_ = end && end.slot + 1 < QueryBlock::kSlots ? end : Timestamp{};
+    if (end && end.slot + 1 == QueryBlock::kSlots) {
+        // The next start in a new block, written right after this end rather than right before
+        // the next workload: what the application records in between (its barriers) then counts
+        // in the next workload's time as it does where the start is this end itself, and the
+        // times of the workloads at a block's boundary are like all the others'. Unused when
+        // something else comes between (interrupt()) or nothing does.
+        chain_ = write(writer, mode_ == Mode::none);
+    } else {
+        chain_ = end;
+    }
     return end;
 }
 
