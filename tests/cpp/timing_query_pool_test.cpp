@@ -196,10 +196,12 @@ TEST(TimingRecording, ConsecutiveWorkloadsShareATimestamp) {
     const Timestamp b0 = r.start(w);
     const Timestamp b1 = r.finish(w);
     EXPECT_EQ(a1, b0);
-    EXPECT_EQ(a0.slot, 0u);
-    EXPECT_EQ(b1.slot, 2u); // N+1: three slots for two workloads
-    EXPECT_EQ(w.events, (Events{"reset 0+64", "bottom 0", "barrier", "bottom 1", "barrier",
-                                "bottom 2", "barrier"}));
+    // N+1: three slots for two workloads, after the block's first, which takes the write right
+    // after its reset.
+    EXPECT_EQ(a0.slot, 1u);
+    EXPECT_EQ(b1.slot, 3u);
+    EXPECT_EQ(w.events, (Events{"reset 0+64", "bottom 0", "bottom 1", "barrier", "bottom 2",
+                                "barrier", "bottom 3", "barrier"}));
 }
 
 // What the writer saw, with each workload's start and end marked where the recording gave them.
@@ -261,9 +263,10 @@ TEST(TimingRecording, ASharedStartIsNeverABlocksLastSlot) {
         EXPECT_EQ(start.block, last_end.block) << i;
         EXPECT_EQ(last_end.slot, start.slot + 1) << i;
     }
-    // The 63rd workload ended in the block's last slot; the 64th started a block of its own.
+    // The 62nd workload ended in the block's last slot; the 63rd started in a block of its own
+    // (whose first slot took the write after its reset), and the 64th followed it.
     EXPECT_NE(last_end.block, nullptr);
-    EXPECT_EQ(last_end.slot, 1u);
+    EXPECT_EQ(last_end.slot, 3u);
 }
 
 TEST(TimingRecording, ANewBlocksStartIsWrittenRightAfterTheEndThatFilledTheLast) {
@@ -283,8 +286,8 @@ TEST(TimingRecording, ANewBlocksStartIsWrittenRightAfterTheEndThatFilledTheLast)
     // workload's time, and the application's commands in the 64th's, like every other's.
     const auto end = std::find(w.events.begin(), w.events.end(), "bottom 63");
     ASSERT_NE(end, w.events.end());
-    EXPECT_EQ((Events(end, end + 7)), (Events{"bottom 63", "barrier", "reset 0+64", "bottom 0",
-                                              "barrier", "application", "workload"}));
+    EXPECT_EQ((Events(end, end + 8)), (Events{"bottom 63", "barrier", "reset 0+64", "bottom 0",
+                                              "bottom 1", "barrier", "application", "workload"}));
 }
 
 TEST(TimingRecording, EverySlotABlockGaveIsWritten) {
@@ -293,17 +296,18 @@ TEST(TimingRecording, EverySlotABlockGaveIsWritten) {
     RecordingTiming r;
     r.begin(&cache, Mode::queue, nullptr);
     FakeWriter w;
-    // 62 workloads in a row end in slot 62; the next, after something in between, would start in
-    // the block's last slot and end in a new block, across its reset.
-    for (uint32_t i = 0; i < QueryBlock::kSlots - 2; ++i) {
+    // 61 workloads in a row end in slot 62 (slot 0 took the write after the reset); the next,
+    // after something in between, would start in the block's last slot and end in a new block,
+    // across its reset.
+    for (uint32_t i = 0; i < QueryBlock::kSlots - 3; ++i) {
         r.start(w);
         r.finish(w);
     }
     r.interrupt();
     const Timestamp start = r.start(w);
     const Timestamp end = r.finish(w);
-    EXPECT_EQ(start.slot, 0u);
-    EXPECT_EQ(end.slot, 1u);
+    EXPECT_EQ(start.slot, 1u);
+    EXPECT_EQ(end.slot, 2u);
     EXPECT_EQ(start.block, end.block);
     // The last slot of the first block was written all the same (its copy waits for every slot
     // taken), before the new block's reset.
@@ -324,8 +328,10 @@ TEST(TimingRecording, SomethingInBetweenGetsAFreshStart) {
     const Timestamp start = r.start(w);
     EXPECT_NE(end, start);
     r.finish(w);
-    // No barriers without serialization; a fresh start is top of pipe, an end bottom.
-    EXPECT_EQ(w.events, (Events{"reset 0+64", "top 0", "bottom 1", "top 2", "bottom 3"}));
+    // No barriers without serialization; a fresh start is top of pipe, an end bottom (and the
+    // write right after the reset, never read).
+    EXPECT_EQ(w.events,
+              (Events{"reset 0+64", "bottom 0", "top 1", "bottom 2", "top 3", "bottom 4"}));
 }
 
 TEST(TimingRecording, UntimedRecordingsWriteNothing) {
