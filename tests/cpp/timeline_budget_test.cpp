@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -521,7 +522,9 @@ TEST(Budget, ARecordingKeepsTheWindowOfTheFrameItBeganIn) {
     // window after the frame has ended.
     void* recording = budget.recording_began();
     EXPECT_EQ(Budget::choose(w, recording).measured, InstrumentChoice::kAll);
-    EXPECT_EQ(Budget::choose(w, recording).measured, 0);
+    const InstrumentChoice second = Budget::choose(w, recording);
+    EXPECT_EQ(second.measured, 0);
+    EXPECT_FALSE(second.precedes_measured) << "the window is the first position only";
     const auto frame = budget.frame_ended(now += 1'000'000, true);
     ASSERT_TRUE(frame);
     EXPECT_EQ(frame->state, BudgetState::measured);
@@ -529,6 +532,35 @@ TEST(Budget, ARecordingKeepsTheWindowOfTheFrameItBeganIn) {
     EXPECT_EQ(Budget::choose(w, recording).measured, 0)
         << "its third position, not the next frame's first";
     EXPECT_FALSE(budget.frame_ended(now += 1'000'000, false)) << "not captured: nothing to say";
+}
+
+TEST(Budget, TheWorkloadBeforeAWindowSaysSo) {
+    Budget budget(100);
+    const Workload w;
+    uint64_t now = 1'000'000;
+    // Warmup, the first baseline, and one measured frame of 10 workloads: the next window
+    // begins where that frame's ended, after position 0.
+    for (uint32_t f = 0;
+         f < BudgetController::kWarmupFrames + BudgetController::kFirstBaselineRun + 1; ++f) {
+        void* recording = budget.recording_began();
+        for (int i = 0; i < 10; ++i) {
+            Budget::choose(w, recording);
+        }
+        ASSERT_TRUE(budget.frame_ended(now += 1'000'000, true));
+    }
+    void* recording = budget.recording_began();
+    std::vector<InstrumentChoice> chosen;
+    for (int i = 0; i < 10; ++i) {
+        chosen.push_back(Budget::choose(w, recording));
+    }
+    const auto first = std::find_if(chosen.begin(), chosen.end(), [](const InstrumentChoice& c) {
+        return c.measured == InstrumentChoice::kAll;
+    });
+    ASSERT_NE(first, chosen.end());
+    ASSERT_NE(first, chosen.begin()) << "the window begins after position 0";
+    for (auto c = chosen.begin(); c != chosen.end(); ++c) {
+        EXPECT_EQ(c->precedes_measured, c == first - 1) << c - chosen.begin();
+    }
 }
 
 TEST(SettingsParse, PercentagesAsTheHostReadsThem) {

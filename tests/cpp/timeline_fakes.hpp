@@ -58,6 +58,7 @@ public:
         interruptions.push_back(what);
     }
     bool waited() const override { return waits; }
+    void start_ahead() override { log("ahead"); }
     Mark restart(Mark current) override {
         ++restarts;
         return restarts_after_waits ? point("restart") : current;

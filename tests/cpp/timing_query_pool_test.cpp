@@ -334,6 +334,32 @@ TEST(TimingRecording, SomethingInBetweenGetsAFreshStart) {
               (Events{"reset 0+64", "bottom 0", "top 1", "bottom 2", "top 3", "bottom 4"}));
 }
 
+TEST(TimingRecording, AStartAheadIsTheNextWorkloadsStart) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    RecordingTiming r;
+    r.begin(&cache, Mode::queue, nullptr);
+    MarkingWriter w;
+    // A workload left out (interrupt), its end, the start ahead; then what the application
+    // records, and the next workload, which shares that start.
+    r.interrupt();
+    w.mark("left out");
+    r.start_ahead(w);
+    w.mark("application");
+    const Timestamp start = r.start(w);
+    w.mark("workload");
+    const Timestamp end = r.finish(w);
+    EXPECT_EQ(start.slot, 1u);
+    EXPECT_EQ(end.slot, 2u);
+    EXPECT_EQ(w.events, (Events{"left out", "reset 0+64", "bottom 0", "bottom 1", "barrier",
+                                "application", "workload", "bottom 2", "barrier"}));
+    // Unused when something comes in between: the next start is its own.
+    r.start_ahead(w);
+    r.interrupt();
+    const Timestamp fresh = r.start(w);
+    EXPECT_EQ(fresh.slot, 4u);
+}
+
 TEST(TimingRecording, UntimedRecordingsWriteNothing) {
     FakeBackend fake;
     QueryPoolCache cache(fake.backend(), 16);

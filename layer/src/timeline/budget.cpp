@@ -13,7 +13,10 @@ InstrumentChoice Budget::choose(const Workload&, void* context) {
     Epoch& epoch = *static_cast<Epoch*>(context);
     const uint32_t position = epoch.positions.fetch_add(1, std::memory_order_relaxed);
     const BudgetWindow window = BudgetWindow::unpack(epoch.window.load(std::memory_order_relaxed));
-    return window.measures(position) ? InstrumentChoice{} : InstrumentChoice{0};
+    if (window.measures(position)) {
+        return InstrumentChoice{};
+    }
+    return InstrumentChoice{0, window.measures(position + 1)};
 }
 
 std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {

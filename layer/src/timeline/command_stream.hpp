@@ -73,6 +73,7 @@ struct Workload : WorkloadInfo {
     bool tagged = true;
     // The instruments that measure it, chosen as it began (InstrumentChoice::measured).
     uint8_t measured = InstrumentChoice::kAll;
+    bool precedes_measured = false; // InstrumentChoice::precedes_measured
 
     // 0 not sent, 1 being sent, 2 sent: the WORKLOAD message goes out once, at first submission.
     std::atomic<uint8_t> sent{0};

@@ -125,6 +125,9 @@ enum class Interruption : uint8_t {
 struct InstrumentChoice {
     static constexpr uint8_t kAll = (1u << kMaxInstruments) - 1;
     uint8_t measured = kAll;
+    // Left out, and the workload after it in the frame is chosen: those left out of this one
+    // are asked to start_ahead() right after it ends.
+    bool precedes_measured = false;
 };
 
 // One instrument's state for one command buffer: made when the command buffer is allocated,
@@ -163,6 +166,11 @@ public:
     // to keep instead. Timing writes a fresh start after them; an instrument whose start spans
     // them harmlessly (or could not be repeated) keeps its own.
     virtual Mark restart(Mark current) { return current; }
+    // Right after the end of a workload this instrument was left out of, when the next workload
+    // is likely to be measured (the first of a cost budget's window): timing writes the next
+    // start here, where a start shared with a measured workload's end would be, so that what the
+    // application records in between counts in the next workload's time as it does elsewhere.
+    virtual void start_ahead() {}
     // vkCmdExecuteCommands, after the driver's: `secondaries` ran here (this instrument's
     // recordings of them, null for a command buffer the layer does not know), inside the current
     // render pass instance when `in_render_pass`. Their workloads' marks are their own.

@@ -75,7 +75,9 @@ void Recorder::reset() {
 }
 
 void Recorder::choose_with_options(Workload& w) {
-    w.measured = options_.choose(w, options_.choose_context).measured;
+    const InstrumentChoice choice = options_.choose(w, options_.choose_context);
+    w.measured = choice.measured;
+    w.precedes_measured = choice.precedes_measured;
 }
 
 uint32_t Recorder::instrument_marks(bool start, const Workload* w,
@@ -141,6 +143,8 @@ uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassF
             }
         } else if (begins) {
             instrument.interrupt(Interruption::left_out);
+        } else if (w.precedes_measured) {
+            instrument.start_ahead();
         }
         marks_.push_back(m);
     }

@@ -55,8 +55,9 @@ public:
     void release() override { timing_.release(); }
     timeline::Mark start() override { return mark(timing_.start(writer_)); }
     timeline::Mark finish() override { return mark(timing_.finish(writer_)); }
-    // Another instrument wrote a query pool's reset after this start: a start after it instead
-    // (the earlier timestamp stays written and unused).
+    void start_ahead() override { timing_.start_ahead(writer_); }
+    // Another instrument wrote commands after this start (a statistics query's begin, its pool's
+    // reset): a start after them instead (the earlier timestamp stays written and unused).
     timeline::Mark restart(timeline::Mark current) override {
         if (!current) {
             return current;

@@ -67,6 +67,13 @@ Timestamp RecordingTiming::start(TimestampWriter& writer) {
     return write(writer, mode_ == Mode::none);
 }
 
+void RecordingTiming::start_ahead(TimestampWriter& writer) {
+    if (active()) {
+        chain_ = {};
+        chain_ = start(writer);
+    }
+}
+
 Timestamp RecordingTiming::finish(TimestampWriter& writer) {
     if (!active()) {
         return {};

@@ -49,6 +49,8 @@ public:
     Timestamp finish(TimestampWriter& writer);
     // Something ran since the last workload ended: the next one needs a start of its own.
     void interrupt() { chain_ = {}; }
+    // A start written now, for the next workload to share (Recorder: start_ahead()).
+    void start_ahead(TimestampWriter& writer);
 
     bool active() const { return untimed_ == nullptr; }
     // Why a workload of this recording has no timestamps.
