@@ -13,7 +13,7 @@ TimingQueue::TimingQueue(TimingDevice& device, timeline::TimelineQueue& queue, s
 
 void TimingQueue::begin_submission(const timeline::SubmissionStart& start) {
     // Results are read once the queue's semaphore says the GPU is done: without it, no timing.
-    submit_.emplace(start.completes ? &device_ : nullptr, &results_, queue_.family,
+    submit_.emplace(start.completes ? &device_ : nullptr, &results_, queue_.family, slot_,
                     start.frame_selected);
     if (device_.chain_semaphore) {
         chain_lock_ = device_.chain.lock();
@@ -26,7 +26,7 @@ void TimingQueue::begin_submission(const timeline::SubmissionStart& start) {
 void TimingQueue::after_command_buffer(const timeline::SubmitRecord& record,
                                        timeline::LayerCommandBuffers* layer,
                                        std::vector<VkCommandBuffer>& out) {
-    submit_->add(record, slot_);
+    submit_->add(record);
     if (layer) {
         submit_->flush(*layer, out);
     }

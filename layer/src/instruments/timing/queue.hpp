@@ -27,7 +27,7 @@ public:
     bool pairs_marks() const override { return submit_->active(); }
     // The reads it places need only the blocks the stream's timestamps are in.
     bool pairs_before_submit() const override { return false; }
-    void paired(const timeline::SubmitRecord& record) override { submit_->paired(record, slot_); }
+    void paired(const timeline::SubmitRecord& record) override { submit_->paired(record); }
     void after_command_buffer(const timeline::SubmitRecord& record,
                               timeline::LayerCommandBuffers* layer,
                               std::vector<VkCommandBuffer>& out) override;
