@@ -57,6 +57,8 @@ void Recorder::reset() {
         commands_->clear();
     }
     marks_.clear();
+    mark_objects_.clear();
+    last_objects_.fill(nullptr);
     deferred_.clear();
     has_deferred_.store(false, std::memory_order_relaxed);
     draws_ = 0;
@@ -85,15 +87,16 @@ uint32_t Recorder::instrument_marks(bool start, const Workload* w,
     }
     const auto at = static_cast<uint32_t>(marks_.size());
     bool waited = false;
+    size_t slot = 0;
     for (const auto& instrument : options_.instruments) {
         if (waited) {
             instrument->interrupt(Interruption::event_wait);
         }
         if (render_pass) {
             const RenderPassStart how{render_pass->suspending, render_pass->secondaries};
-            marks_.push_back(instrument->start_render_pass(how));
+            add_mark(slot++, instrument->start_render_pass(how));
         } else {
-            marks_.push_back(start ? instrument->start() : instrument->finish());
+            add_mark(slot++, start ? instrument->start() : instrument->finish());
         }
         waited = waited || ((start || render_pass) && instrument->waited());
     }
@@ -107,7 +110,7 @@ uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassF
     uint32_t slot = 0;
     for (const auto& instrument : options_.instruments) {
         Mark m = Mark::none(instrument->left_out());
-        if (w.measured & (1u << slot++)) {
+        if (w.measured & (1u << slot)) {
             if (waited) {
                 instrument->interrupt(Interruption::event_wait);
             }
@@ -121,7 +124,7 @@ uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassF
         } else if (begins) {
             instrument->interrupt(Interruption::left_out);
         }
-        marks_.push_back(m);
+        add_mark(slot++, m);
     }
     return at;
 }
@@ -351,6 +354,9 @@ void Recorder::execute(const Recorder& secondary) {
         // The secondary's marks join this recording's table, its commands pointing at them there.
         const auto base = static_cast<uint32_t>(marks_.size());
         marks_.insert(marks_.end(), secondary.marks_.begin(), secondary.marks_.end());
+        for (const MarkObject& o : secondary.mark_objects_) {
+            note_object(o);
+        }
         for (const Command& c : (*secondary.commands_)) {
             commands_->push_back(c);
             if (c.marks != kNoMarks) {

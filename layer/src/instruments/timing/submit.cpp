@@ -230,11 +230,10 @@ void SubmitTiming::add(const timeline::SubmitRecord& record) {
     }
     ++added_;
     // Every block a timestamp of the stream is in: those the read copies (or holds).
-    const timeline::CommandStream& stream = record.stream;
     const QueryBlock* last = nullptr;
-    for (size_t i = slot; i < stream.marks.size(); i += stream.width) {
-        auto* block = static_cast<QueryBlock*>(stream.marks[i].object());
-        if (block && block != last) {
+    for (const timeline::MarkObject& o : record.stream.objects) {
+        if (o.slot == slot) {
+            auto* block = static_cast<QueryBlock*>(o.object);
             reads_.add(block);
             last = block;
         }
