@@ -88,6 +88,15 @@ struct SubmitRecord {
         deferred_tag_ends = 0;
         stream = {};
     }
+    // Cleared, and with the settings a new record has: one record serves call after call.
+    void reuse() {
+        clear();
+        submit = 0;
+        pair_marks = false;
+        quiet = false;
+        describe = true;
+        skip_left_out = false;
+    }
 };
 
 // What decides where a submission's layer command buffers go: the labels open on the queue and a
