@@ -209,18 +209,44 @@ struct SubmitTiming::Job {
     }
 };
 
-SubmitTiming::SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family,
-                           size_t slot, bool frame_selected)
-    : device_(device), results_(results), family_(family), slot_(slot),
-      active_(device != nullptr && results != nullptr && frame_selected) {}
+SubmitTiming::SubmitTiming(QueueResults* results, uint32_t family, size_t slot)
+    : results_(results), family_(family), slot_(slot) {}
 
-SubmitTiming::~SubmitTiming() {
+void SubmitTiming::begin(TimingDevice* device, bool frame_selected) {
+    device_ = device;
+    active_ = device != nullptr && results_ != nullptr && frame_selected;
+    if (active_) {
+        closed_.blocks.reserve(blocks_hint_);
+    }
+}
+
+void SubmitTiming::end() {
     for (uint64_t r : regions_) {
         results_->release(r);
     }
     if (device_) {
         let_go(device_, held_);
     }
+    clear();
+    device_ = nullptr;
+    active_ = false;
+}
+
+void SubmitTiming::clear() {
+    reads_.clear();
+    added_ = closed_at_ = 0;
+    read_ends_.clear();
+    batch_ends_.clear();
+    closed_.clear();
+    batches_.clear();
+    instances_.clear();
+    listed_.clear();
+    paired_.clear();
+    regions_.clear();
+    held_.clear();
+    in_place_entries_ = 0;
+    submits_.clear();
+    timed_ = false;
 }
 
 void SubmitTiming::add(const timeline::SubmitRecord& record) {
@@ -372,19 +398,8 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->held = std::move(held_);
     job->in_place_entries = in_place_entries_;
     job->submits = std::move(submits_);
-    instances_.clear();
-    listed_.clear();
-    paired_.clear();
-    closed_.clear();
-    batches_.clear();
-    regions_.clear();
-    held_.clear();
-    in_place_entries_ = 0;
-    submits_.clear();
-    timed_ = false;
-    added_ = closed_at_ = 0;
-    read_ends_.clear();
-    batch_ends_.clear();
+    blocks_hint_ = job->blocks.size();
+    clear();
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
 }
 

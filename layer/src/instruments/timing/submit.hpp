@@ -39,13 +39,19 @@ namespace vkscope::timing {
 
 class SubmitTiming {
 public:
-    // Inactive (does nothing) unless `device` is set and the frame is captured.
-    SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, size_t slot,
-                 bool frame_selected);
+    // One per queue, serving its submissions one after the other (begin() to end()), so that
+    // the lists only this side of the job uses keep their storage.
+    SubmitTiming(QueueResults* results, uint32_t family, size_t slot);
     SubmitTiming(const SubmitTiming&) = delete;
     SubmitTiming& operator=(const SubmitTiming&) = delete;
-    // Gives back ring regions and held pools no job took (the submission failed).
-    ~SubmitTiming();
+    ~SubmitTiming() { end(); }
+
+    // A submission begins: inactive (does nothing) unless `device` is set and the frame is
+    // captured.
+    void begin(TimingDevice* device, bool frame_selected);
+    // It is over: gives back ring regions and held pools no job took (the submission failed),
+    // and forgets the rest.
+    void end();
 
     bool active() const { return active_; }
 
@@ -91,12 +97,14 @@ public:
 
 private:
     void close_read(const char* dropped, bool in_place, const QueryReads* reads);
+    // Empties everything of the submission (what a job took is empty already).
+    void clear();
 
-    TimingDevice* device_;
+    TimingDevice* device_ = nullptr;
     QueueResults* results_;
     uint32_t family_;
     size_t slot_;
-    bool active_;
+    bool active_ = false;
     bool pending() const { return added_ > closed_at_; }
 
     // reads_ holds the blocks of the command buffers added since the last read closed (at
@@ -119,6 +127,9 @@ private:
     uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
     bool timed_ = false; // a command buffer added has a timestamp of timing's
+    // The last job's block list had this many: the next submission's starts as large, rather
+    // than growing block by block (the lists a job takes start empty every time).
+    size_t blocks_hint_ = 0;
 };
 
 } // namespace vkscope::timing
