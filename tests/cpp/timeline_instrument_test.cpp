@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vkscope::timeline {
@@ -211,6 +213,54 @@ TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
     // runs before its workload's tag, and the instruments hear of it first.
     EXPECT_EQ(points(r), (Events{"begin", "tag", "start", "finish", "end", "tag", "start", "finish",
                                  "end", "interrupt", "copy 1@0", "tag", "start", "finish", "end"}));
+}
+
+// What a walk over the stream's marks finds: per instrument, each object its marks name, once
+// for consecutive marks naming the same one, in the marks' order.
+std::vector<std::pair<void*, uint32_t>> walked_objects(const CommandStream& stream) {
+    std::vector<std::pair<void*, uint32_t>> out;
+    std::array<void*, kMaxInstruments> last{};
+    for (size_t i = 0; i < stream.marks.size(); ++i) {
+        const auto slot = static_cast<uint32_t>(i % stream.width);
+        void* object = stream.marks[i].object();
+        if (object && object != last[slot]) {
+            last[slot] = object;
+            out.emplace_back(object, slot);
+        }
+    }
+    return out;
+}
+
+TEST(TimelineInstrumentPoints, TheStreamKeepsTheObjectsItsMarksNameInOrder) {
+    InstrumentedRecording s(kInstruments);
+    s.begin(false, false);
+    dispatch(s);
+    s.recorder.end();
+    InstrumentedRecording r(kInstruments);
+    uint32_t chosen = 0;
+    RecordOptions options;
+    options.choose = every_other;
+    options.choose_context = &chosen;
+    r.begin(true, true, options);
+    dispatch(r);
+    dispatch(r); // the second instrument left out: its marks name nothing
+    r.recorder.execute(s.recorder);
+    dispatch(r);
+    r.recorder.end();
+    const CommandStream stream = r.recorder.stream();
+    std::vector<std::pair<void*, uint32_t>> kept;
+    for (const MarkObject& o : stream.objects) {
+        kept.emplace_back(o.object, o.slot);
+    }
+    EXPECT_EQ(kept, walked_objects(stream));
+    // Each fake instrument names itself: the primary's two, the secondary's two, the primary's
+    // two again after the secondary's.
+    const std::vector<std::pair<void*, uint32_t>> expected{
+        {&r.instrument(0), 0u}, {&r.instrument(1), 1u}, {&s.instrument(0), 0u},
+        {&s.instrument(1), 1u}, {&r.instrument(0), 0u}, {&r.instrument(1), 1u}};
+    EXPECT_EQ(kept, expected);
+    r.recorder.begin(true, true, {});
+    EXPECT_TRUE(r.recorder.stream().objects.empty()) << "a new recording starts without any";
 }
 
 TEST(TimelineInstrumentPoints, SplitRenderPassAndSecondaryGetTheirOwnBeginAndEnd) {

@@ -122,12 +122,22 @@ struct Command {
     ParameterCopy copy;                       // indirect_readback
 };
 
+// An object the marks of instrument `slot` name (Mark::object()).
+struct MarkObject {
+    void* object = nullptr;
+    uint32_t slot = 0;
+};
+
 // A recording's commands and the instruments' marks they point at: each workload boundary with
 // marks has `width` of them in a row, one per instrument of the device by slot.
 struct CommandStream {
     std::span<const Command> commands;
     std::span<const Mark> marks;
     size_t width = 0;
+    // The objects each instrument's marks name, in the order of `marks`, an object named by
+    // several consecutive marks of one instrument once: kept up as the recording is made, so that
+    // a submission finds what it must read (timing's query blocks) without walking every mark.
+    std::span<const MarkObject> objects;
 
     auto begin() const { return commands.begin(); }
     auto end() const { return commands.end(); }

@@ -122,6 +122,15 @@ public:
     std::deque<std::pair<uint64_t, VkCommandBuffer>> busy_wrappers;
     // Waited on after each piece of a submission taken apart (split_submit.hpp); made on first use.
     VkFence split_fence = VK_NULL_HANDLE;
+    // The record of each command buffer a submission runs (Submission), kept from call to call
+    // so that its lists keep their storage: only what a record hands on is moved out of it. So
+    // are the lists of vkQueueSubmit (its batches' copies and command buffer lists) and of
+    // Submission (its layer command buffers, its cut points): each call empties them first.
+    SubmitRecord record;
+    std::vector<VkSubmitInfo> batch_copies;
+    std::vector<std::vector<VkCommandBuffer>> batch_lists;
+    std::vector<VkCommandBuffer> call_wrappers;
+    std::vector<uint8_t> call_cuts;
     // Each instrument's state for the queue, in the device's instrument order.
     std::vector<std::unique_ptr<InstrumentQueue>> instruments;
     // Under a cost budget, when every instrument gives it (InstrumentQueue::left_out_annex()):

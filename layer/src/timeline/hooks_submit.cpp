@@ -52,8 +52,13 @@ VkResult submit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFe
         return find_device(queue)->next.QueueSubmit(queue, count, submits, fence);
     }
     Submission s(*q, "vkQueueSubmit");
-    std::vector<VkSubmitInfo> copies(submits, submits + count);
-    std::vector<std::vector<VkCommandBuffer>> lists(count);
+    // The queue's lists, under the lock s holds: their storage serves call after call.
+    std::vector<VkSubmitInfo>& copies = q->batch_copies;
+    copies.assign(submits, submits + count);
+    std::vector<std::vector<VkCommandBuffer>>& lists = q->batch_lists;
+    if (lists.size() < count) {
+        lists.resize(count);
+    }
     bool boundary = false;
     for (uint32_t i = 0; i < count; ++i) {
         boundary = boundary || ends_frame(submits[i].pNext);

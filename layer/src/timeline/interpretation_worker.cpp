@@ -125,7 +125,7 @@ void InterpretationWorker::interpret(InterpretationJob& job) {
         messages = std::make_unique<SubmitMessages>();
     }
     if (job.commands) {
-        run_stream(queue.interpreter, sink, CommandStream{*job.commands, {}, 0}, record,
+        run_stream(queue.interpreter, sink, CommandStream{*job.commands, {}, 0, {}}, record,
                    messages.get());
     }
     if (messages) {

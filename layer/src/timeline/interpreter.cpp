@@ -12,7 +12,7 @@ bool left_out_of(const SubmitRecord& out, const Workload& w) {
 
 } // namespace
 
-bool claim_send(Workload& w, const InterpreterSink& sink) {
+bool claim_send_contended(Workload& w, const InterpreterSink& sink) {
     uint8_t state = w.sent.load(std::memory_order_acquire);
     while (state != 2) {
         if (state == 0 && w.sent.compare_exchange_weak(state, 1, std::memory_order_acq_rel)) {

@@ -88,6 +88,15 @@ struct SubmitRecord {
         deferred_tag_ends = 0;
         stream = {};
     }
+    // Cleared, and with the settings a new record has: one record serves call after call.
+    void reuse() {
+        clear();
+        submit = 0;
+        pair_marks = false;
+        quiet = false;
+        describe = true;
+        skip_left_out = false;
+    }
 };
 
 // What decides where a submission's layer command buffers go: the labels open on the queue and a
@@ -172,7 +181,19 @@ private:
 
 // Waits for, or claims, the right to send a workload's WORKLOAD message. True for the one caller
 // that must send it, which then calls mark_sent(); false once it is sent, or when `sink` holds it.
-bool claim_send(Workload& w, const InterpreterSink& sink);
+// Inline where the workload is not being sent by anyone else (every workload of every
+// submitted stream passes here); claim_send_contended() waits otherwise.
+bool claim_send_contended(Workload& w, const InterpreterSink& sink);
+inline bool claim_send(Workload& w, const InterpreterSink& sink) {
+    uint8_t state = w.sent.load(std::memory_order_acquire);
+    if (state == 2) {
+        return false;
+    }
+    if (state == 0 && w.sent.compare_exchange_strong(state, 1, std::memory_order_acq_rel)) {
+        return true;
+    }
+    return claim_send_contended(w, sink);
+}
 void mark_sent(Workload& w);
 
 } // namespace vkscope::timeline

@@ -57,6 +57,8 @@ void Recorder::reset() {
         commands_->clear();
     }
     marks_.clear();
+    mark_objects_.clear();
+    last_objects_.fill(nullptr);
     deferred_.clear();
     has_deferred_.store(false, std::memory_order_relaxed);
     draws_ = 0;
@@ -95,9 +97,9 @@ uint32_t Recorder::instrument_marks(bool start, const Workload* w,
         }
         if (render_pass) {
             const RenderPassStart how{render_pass->suspending, render_pass->secondaries};
-            marks_.push_back(instrument.start_render_pass(how));
+            add_mark(slot, instrument.start_render_pass(how));
         } else {
-            marks_.push_back(start ? instrument.start() : instrument.finish());
+            add_mark(slot, start ? instrument.start() : instrument.finish());
         }
         if ((start || render_pass) && instrument.waited()) {
             waited = true;
@@ -108,13 +110,16 @@ uint32_t Recorder::instrument_marks(bool start, const Workload* w,
     return at;
 }
 
-// The instruments before the last one whose start wrote commands of its own (a query pool's
-// reset) started before those commands: each may take a new start after them. Rare (a new query
-// block, a command buffer's first workload), so the common start pays one compare.
+// The instruments before the last one whose start wrote commands of its own (a statistics
+// query's begin, a query pool's reset) started before those commands: each may take a new start
+// after them, whose object is noted like any mark's. Without such an instrument the start pays
+// one compare.
 void Recorder::restart(uint32_t at, uint32_t below, uint8_t measured) {
     for (uint32_t slot = 0; slot < below; ++slot) {
         if (measured & (1u << slot)) {
-            marks_[at + slot] = options_.instruments[slot]->restart(marks_[at + slot]);
+            const Mark m = options_.instruments[slot]->restart(marks_[at + slot]);
+            marks_[at + slot] = m;
+            note_object(MarkObject{m.object(), slot});
         }
     }
 }
@@ -146,7 +151,7 @@ uint32_t Recorder::chosen_marks(bool start, const Workload& w, const RenderPassF
         } else if (w.precedes_measured) {
             instrument.start_ahead();
         }
-        marks_.push_back(m);
+        add_mark(slot, m);
     }
     restart(at, restart_below, w.measured);
     return at;
@@ -377,6 +382,9 @@ void Recorder::execute(const Recorder& secondary) {
         // The secondary's marks join this recording's table, its commands pointing at them there.
         const auto base = static_cast<uint32_t>(marks_.size());
         marks_.insert(marks_.end(), secondary.marks_.begin(), secondary.marks_.end());
+        for (const MarkObject& o : secondary.mark_objects_) {
+            note_object(o);
+        }
         for (const Command& c : (*secondary.commands_)) {
             commands_->push_back(c);
             if (c.marks != kNoMarks) {

@@ -8,6 +8,7 @@
 
 #include "timeline/command_stream.hpp"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -125,7 +126,9 @@ public:
 
     // Logged workloads are missing until materialize(): what is left (labels, render passes)
     // keeps a queue's label stack right in frames that are not captured.
-    CommandStream stream() const { return {*commands_, marks_, options_.instruments.size()}; }
+    CommandStream stream() const {
+        return {*commands_, marks_, options_.instruments.size(), mark_objects_};
+    }
     // The recording's commands, kept whole for a reader on another thread (the interpretation
     // worker) whatever the application does to the command buffer meanwhile: reset() and
     // materialize() leave pinned storage as it is. Its marks are not kept (a device with
@@ -152,6 +155,17 @@ private:
         return options_.instruments.empty() ? kNoMarks : instrument_marks(start, w, render_pass);
     }
     uint32_t instrument_marks(bool start, const Workload* w, const RenderPassFlags* render_pass);
+    // Appends instrument `slot`'s mark to marks_ and keeps mark_objects_ up.
+    void add_mark(size_t slot, Mark m) {
+        marks_.push_back(m);
+        note_object(MarkObject{m.object(), static_cast<uint32_t>(slot)});
+    }
+    void note_object(const MarkObject& o) {
+        if (o.object && o.object != last_objects_[o.slot]) {
+            last_objects_[o.slot] = o.object;
+            mark_objects_.push_back(o);
+        }
+    }
     // The same for a workload some instrument is left out of.
     uint32_t chosen_marks(bool start, const Workload& w, const RenderPassFlags* render_pass);
     void restart(uint32_t at, uint32_t below, uint8_t measured);
@@ -245,6 +259,10 @@ private:
     mutable std::atomic<bool> pinned_{false};
     mutable std::vector<Mark> marks_; // the commands' marks, one per instrument each
     Marks deferred_marks_;            // what logged workloads carry
+    // CommandStream::objects of marks_, and each instrument's last one. Logged workloads' marks
+    // (materialize()) name none.
+    std::vector<MarkObject> mark_objects_;
+    std::array<void*, kMaxInstruments> last_objects_{};
     mutable std::vector<LoggedWorkload> deferred_;
     mutable std::atomic<bool> has_deferred_{false};
     mutable std::mutex materialize_mutex_;

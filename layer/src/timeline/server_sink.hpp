@@ -39,7 +39,7 @@ public:
         if (!into_) {
             return true;
         }
-        into_->workloads.push_back(w);
+        into_->workloads.emplace_back(w);
         claimed_.push_back(w.get());
         return false;
     }

@@ -102,7 +102,11 @@ Submission::Submission(TimelineQueue& queue, const char* api)
     : queue_(queue), device_(queue.device), lock_(queue.mutex), sink_(queue.device), api_(api),
       frame_(queue.device.frame.load(std::memory_order_relaxed)), cpu_ns_(monotonic_ns()),
       frame_selected_(queue.device.frame_selected.load(std::memory_order_relaxed)),
-      sends_(frame_selected_ && queue.device.sending()) {
+      sends_(frame_selected_ && queue.device.sending()), wrappers_(queue.call_wrappers),
+      record_(queue.record), cut_after_(queue.call_cuts) {
+    wrappers_.clear();
+    record_.reuse();
+    cut_after_.clear();
     worker_ = queue_.worker();
     if (worker_) {
         // The worker may be running the queue's interpreter now: the queue's shape as the

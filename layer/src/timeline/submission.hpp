@@ -135,13 +135,13 @@ private:
     // The queue as the command buffers so far leave it, interpreted or not.
     QueueShape shape_;
     std::vector<Interpreted> waiting_;
-    std::vector<VkCommandBuffer> wrappers_;
+    std::vector<VkCommandBuffer>& wrappers_; // the queue's (TimelineQueue::call_wrappers)
     ReadbackJob job_;
-    SubmitRecord record_;
+    SubmitRecord& record_; // the queue's (TimelineQueue::record)
     // The application's structures it changed are put back when the call is over.
     SubmitPatch patch_;
-    uint64_t merged_signal_ = 0; // the signal merge_signal() added, 0: none
-    std::vector<uint8_t> cut_after_;
+    uint64_t merged_signal_ = 0;      // the signal merge_signal() added, 0: none
+    std::vector<uint8_t>& cut_after_; // the queue's (TimelineQueue::call_cuts)
 };
 
 // End of frame `device.frame` (and start of the next): a FRAME message.

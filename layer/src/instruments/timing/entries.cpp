@@ -4,9 +4,9 @@
 
 namespace vkscope::timing {
 
-void mark_untimed(TimingEntry& e, const timeline::MarkedInstance& instance, size_t slot) {
+void mark_untimed(TimingEntry& e, const InstanceMarks& instance) {
     using Ending = timeline::MarkedInstance::Ending;
-    const timeline::Mark& begin = instance.begin[slot];
+    const timeline::Mark& begin = instance.begin;
     // The recording's own reason when it wrote no start (recorded outside a captured frame,
     // ...); otherwise what went wrong after it.
     const char* fallback = instance.ending == Ending::never         ? reason::kNotEnded

@@ -24,24 +24,39 @@ struct TimingEntry {
     bool ambiguous = false;
 };
 
-// Why an instance without both of timing's timestamps (or never ended) is untimed; clears them.
-void mark_untimed(TimingEntry& e, const timeline::MarkedInstance& instance, size_t slot);
+// A paired instance with timing's marks only: what a submission keeps of a MarkedInstance for
+// its completion job, which makes the entry.
+struct InstanceMarks {
+    uint64_t submit = 0; // the instance is submit.tag
+    uint64_t tag = 0;
+    timeline::Mark begin;
+    timeline::Mark end;
+    timeline::MarkedInstance::Ending ending = timeline::MarkedInstance::Ending::workload;
+};
 
-// Timing's entry for an instance whose marks hold timing's at `slot`. Inline, as append_entry():
-// both run for every workload instance a submission times, on the application's thread, and a
-// call each was a fifth of that.
-[[gnu::always_inline]] inline TimingEntry entry_of(const timeline::MarkedInstance& instance,
-                                                   size_t slot) {
-    TimingEntry e{instance.submit,
-                  instance.tag,
-                  timestamp_of(instance.begin[slot]),
-                  timestamp_of(instance.end[slot]),
-                  nullptr,
-                  false};
+inline InstanceMarks marks_of(const timeline::MarkedInstance& instance, size_t slot) {
+    return InstanceMarks{instance.submit, instance.tag, instance.begin[slot], instance.end[slot],
+                         instance.ending};
+}
+
+// Why an instance without both of timing's timestamps (or never ended) is untimed; clears them.
+void mark_untimed(TimingEntry& e, const InstanceMarks& instance);
+
+// Timing's entry for an instance. Inline, as append_entry(): both run for every workload
+// instance a submission times (on the readback thread), and a call each was a fifth of that.
+[[gnu::always_inline]] inline TimingEntry entry_of(const InstanceMarks& instance) {
+    TimingEntry e{
+        instance.submit, instance.tag, timestamp_of(instance.begin), timestamp_of(instance.end),
+        nullptr,         false};
     if (!e.begin || !e.end || instance.ending == timeline::MarkedInstance::Ending::never) {
-        mark_untimed(e, instance, slot);
+        mark_untimed(e, instance);
     }
     return e;
+}
+
+// The same for an instance whose marks hold timing's at `slot`.
+inline TimingEntry entry_of(const timeline::MarkedInstance& instance, size_t slot) {
+    return entry_of(marks_of(instance, slot));
 }
 
 // append_entry() for an entry whose begin timestamp an entry since the last read already uses.

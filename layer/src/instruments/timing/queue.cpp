@@ -9,12 +9,11 @@ namespace vkscope::timing {
 
 TimingQueue::TimingQueue(TimingDevice& device, timeline::TimelineQueue& queue, size_t slot)
     : device_(device), queue_(queue), slot_(slot),
-      results_(device.handle, device.next, device.memory) {}
+      results_(device.handle, device.next, device.memory), submit_(&results_, queue.family, slot) {}
 
 void TimingQueue::begin_submission(const timeline::SubmissionStart& start) {
     // Results are read once the queue's semaphore says the GPU is done: without it, no timing.
-    submit_.emplace(start.completes ? &device_ : nullptr, &results_, queue_.family,
-                    start.frame_selected);
+    submit_.begin(start.completes ? &device_ : nullptr, start.frame_selected);
     if (device_.chain_semaphore) {
         chain_lock_ = device_.chain.lock();
     }
@@ -26,25 +25,25 @@ void TimingQueue::begin_submission(const timeline::SubmissionStart& start) {
 void TimingQueue::after_command_buffer(const timeline::SubmitRecord& record,
                                        timeline::LayerCommandBuffers* layer,
                                        std::vector<VkCommandBuffer>& out) {
-    submit_->add(record, slot_);
+    submit_.add(record);
     if (layer) {
-        submit_->flush(*layer, out);
+        submit_.flush(*layer, out);
     }
 }
 
 void TimingQueue::end_batch(timeline::LayerCommandBuffers* layer,
                             std::vector<VkCommandBuffer>& out) {
     if (layer) {
-        submit_->flush(*layer, out);
+        submit_.flush(*layer, out);
     } else {
-        submit_->drop_pending(reason::kFixedBatch);
+        submit_.drop_pending(reason::kFixedBatch);
     }
 }
 
 void TimingQueue::patch(timeline::BatchPatch& batch) {
     if (!chain_lock_.owns_lock()) {
-        if (submit_->active()) {
-            submit_->end_batch(serialization_name(), nullptr);
+        if (submit_.active()) {
+            submit_.end_batch(serialization_name(), nullptr);
         }
         return;
     }
@@ -82,7 +81,7 @@ SubmissionChain::Decision TimingQueue::decide(const timeline::BatchSemaphores& s
     batch.completion = queue_.signalled + 1;
     batch.waits = semaphores.waits;
     batch.signals = semaphores.signals;
-    batch.serialize = submit_->active() && has_work;
+    batch.serialize = submit_.active() && has_work;
     const SubmissionChain::Decision d = device_.chain.batch(batch, probe);
     // Its queue counts as blocked until that signal says the device ran past it.
     must_signal_ = must_signal_ || d.blocks_queue;
@@ -97,7 +96,7 @@ SubmissionChain::Decision TimingQueue::decide(const timeline::BatchSemaphores& s
         chain_first_wait_ = std::min(chain_first_wait_, d.wait);
     }
     chain_last_signal_ = std::max(chain_last_signal_, d.signal);
-    submit_->end_batch(serialization, caveat);
+    submit_.end_batch(serialization, caveat);
     return d;
 }
 
@@ -142,12 +141,12 @@ std::string TimingQueue::left_out_annex() const {
 }
 
 timeline::CompletionJob TimingQueue::take_completion() {
-    return submit_->active() ? submit_->take_job() : timeline::CompletionJob{};
+    return submit_.active() ? submit_.take_job() : timeline::CompletionJob{};
 }
 
 void TimingQueue::end_submission() {
     // Ring regions no job took go back (the submission failed).
-    submit_.reset();
+    submit_.end();
     if (chain_lock_.owns_lock()) {
         chain_lock_.unlock();
     }

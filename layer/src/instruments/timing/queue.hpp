@@ -24,17 +24,17 @@ public:
     TimingQueue(TimingDevice& device, timeline::TimelineQueue& queue, size_t slot);
 
     void begin_submission(const timeline::SubmissionStart& start) override;
-    bool pairs_marks() const override { return submit_->active(); }
+    bool pairs_marks() const override { return submit_.active(); }
     // The reads it places need only the blocks the stream's timestamps are in.
     bool pairs_before_submit() const override { return false; }
-    void paired(const timeline::SubmitRecord& record) override { submit_->paired(record, slot_); }
+    void paired(const timeline::SubmitRecord& record) override { submit_.paired(record); }
     void after_command_buffer(const timeline::SubmitRecord& record,
                               timeline::LayerCommandBuffers* layer,
                               std::vector<VkCommandBuffer>& out) override;
     void end_batch(timeline::LayerCommandBuffers* layer,
                    std::vector<VkCommandBuffer>& out) override;
     void patch(timeline::BatchPatch& batch) override;
-    bool needs_completion() const override { return submit_->needs_job() || must_signal_; }
+    bool needs_completion() const override { return submit_.needs_job() || must_signal_; }
     void submitted(VkResult result) override;
     timeline::CompletionJob take_completion() override;
     std::string left_out_annex() const override;
@@ -53,7 +53,7 @@ private:
     // submission).
     QueueResults results_;
     // The submission in progress; inactive outside captured frames.
-    std::optional<SubmitTiming> submit_;
+    SubmitTiming submit_;
     // `full`: the chain's lock, held from the first decision until the batches are submitted.
     std::unique_lock<std::mutex> chain_lock_;
     uint64_t chain_first_wait_ = UINT64_MAX; // the IDs this call's batches wait for and take

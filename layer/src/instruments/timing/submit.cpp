@@ -27,6 +27,10 @@ struct SubmitTiming::Job {
     TimingDevice* device = nullptr;
     QueueResults* results = nullptr;
     uint32_t family = 0;
+    std::vector<InstanceMarks> instances;
+    std::vector<Paired> paired;
+    std::vector<uint32_t> read_ends;
+    std::vector<uint32_t> batch_ends;
     std::vector<TimingEntry> entries;
     std::vector<Read> reads;
     std::vector<ReadBlock> blocks;
@@ -67,10 +71,46 @@ struct SubmitTiming::Job {
         return words;
     }
 
+    // The entries of the paired instances, command buffer by command buffer in call order, and
+    // the entries and listed instances each read and each batch ends at: those of the command
+    // buffers it closed after. Within a read, a begin timestamp seen before is a query run twice
+    // (append_entry()).
+    void pair() {
+        entries.reserve(instances.size());
+        QueryReads seen;
+        size_t read_from = 0;
+        size_t settled_reads = 0;
+        size_t settled_batches = 0;
+        uint32_t listed_end = 0;
+        const auto settle = [&](uint32_t cbs) {
+            for (; settled_reads < read_ends.size() && read_ends[settled_reads] <= cbs;
+                 ++settled_reads) {
+                reads[settled_reads].end = static_cast<uint32_t>(entries.size());
+                read_from = entries.size();
+                seen.clear();
+            }
+            for (; settled_batches < batch_ends.size() && batch_ends[settled_batches] <= cbs;
+                 ++settled_batches) {
+                batches[settled_batches].entries = static_cast<uint32_t>(entries.size());
+                batches[settled_batches].listed = listed_end;
+            }
+        };
+        settle(0);
+        size_t i = 0;
+        for (size_t cb = 0; cb < paired.size(); ++cb) {
+            for (; i < paired[cb].instances; ++i) {
+                append_entry(seen, entries, read_from, entry_of(instances[i]));
+            }
+            listed_end = paired[cb].listed;
+            settle(static_cast<uint32_t>(cb + 1));
+        }
+    }
+
     void run(uint64_t done_ns, timeline::CompletionSink& sink) {
         for (uint64_t s : submits) {
             sink.post(submit_done_frame(s, done_ns));
         }
+        pair();
         if (!regions.empty()) {
             results->invalidate();
         }
@@ -169,31 +209,57 @@ struct SubmitTiming::Job {
     }
 };
 
-SubmitTiming::SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family,
-                           bool frame_selected)
-    : device_(device), results_(results), family_(family),
-      active_(device != nullptr && results != nullptr && frame_selected) {}
+SubmitTiming::SubmitTiming(QueueResults* results, uint32_t family, size_t slot)
+    : results_(results), family_(family), slot_(slot) {}
 
-SubmitTiming::~SubmitTiming() {
+void SubmitTiming::begin(TimingDevice* device, bool frame_selected) {
+    device_ = device;
+    active_ = device != nullptr && results_ != nullptr && frame_selected;
+    if (active_) {
+        closed_.blocks.reserve(blocks_hint_);
+    }
+}
+
+void SubmitTiming::end() {
     for (uint64_t r : regions_) {
         results_->release(r);
     }
     if (device_) {
         let_go(device_, held_);
     }
+    clear();
+    device_ = nullptr;
+    active_ = false;
 }
 
-void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
+void SubmitTiming::clear() {
+    reads_.clear();
+    added_ = closed_at_ = 0;
+    read_ends_.clear();
+    batch_ends_.clear();
+    closed_.clear();
+    batches_.clear();
+    instances_.clear();
+    listed_.clear();
+    paired_.clear();
+    regions_.clear();
+    held_.clear();
+    in_place_entries_ = 0;
+    submits_.clear();
+    timed_ = false;
+}
+
+void SubmitTiming::add(const timeline::SubmitRecord& record) {
+    const size_t slot = slot_;
     if (!active_) {
         return;
     }
     ++added_;
     // Every block a timestamp of the stream is in: those the read copies (or holds).
-    const timeline::CommandStream& stream = record.stream;
     const QueryBlock* last = nullptr;
-    for (size_t i = slot; i < stream.marks.size(); i += stream.width) {
-        auto* block = static_cast<QueryBlock*>(stream.marks[i].object());
-        if (block && block != last) {
+    for (const timeline::MarkObject& o : record.stream.objects) {
+        if (o.slot == slot) {
+            auto* block = static_cast<QueryBlock*>(o.object);
             reads_.add(block);
             last = block;
         }
@@ -215,36 +281,24 @@ void SubmitTiming::add(const timeline::SubmitRecord& record, size_t slot) {
     timed_ = timed_ || last != nullptr;
 }
 
-void SubmitTiming::paired(const timeline::SubmitRecord& record, size_t slot) {
+void SubmitTiming::paired(const timeline::SubmitRecord& record) {
     if (!active_) {
         return;
     }
-    ++paired_;
+    const uint64_t submit = record.submit;
     listed_.reserve(listed_.size() + record.workloads.size() - record.left_out);
     for (const timeline::SubmittedWorkload& w : record.workloads) {
         if (!w.left_out) { // the timeline sends its annex (left_out_annex())
-            listed_.emplace_back(record.submit, w.tag);
+            listed_.emplace_back(submit, w.tag);
         }
     }
-    entries_.reserve(entries_.size() + record.instances.size());
-    for (const timeline::MarkedInstance& instance : record.instances) {
-        append_entry(seen_, entries_, read_from_, entry_of(instance, slot));
+    const size_t slot = slot_;
+    instances_.reserve(instances_.size() + record.instances.size());
+    for (const timeline::MarkedInstance& m : record.instances) {
+        instances_.push_back(marks_of(m, slot));
     }
-    settle();
-}
-
-void SubmitTiming::settle() {
-    for (; settled_reads_ < read_ends_.size() && read_ends_[settled_reads_] <= paired_;
-         ++settled_reads_) {
-        closed_.reads[settled_reads_].end = static_cast<uint32_t>(entries_.size());
-        read_from_ = entries_.size();
-        seen_.clear();
-    }
-    for (; settled_batches_ < batch_ends_.size() && batch_ends_[settled_batches_] <= paired_;
-         ++settled_batches_) {
-        batches_[settled_batches_].entries = static_cast<uint32_t>(entries_.size());
-        batches_[settled_batches_].listed = static_cast<uint32_t>(listed_.size());
-    }
+    paired_.push_back(
+        Paired{static_cast<uint32_t>(instances_.size()), static_cast<uint32_t>(listed_.size())});
 }
 
 void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
@@ -252,7 +306,6 @@ void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryRea
     read_ends_.push_back(added_);
     closed_at_ = added_;
     reads_.clear();
-    settle();
 }
 
 void SubmitTiming::drop_pending(const char* why) {
@@ -318,11 +371,11 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
     drop_pending(reason::kNotEnded);
     batches_.push_back(Batch{0, 0, serialization, caveat});
     batch_ends_.push_back(added_);
-    settle();
 }
 
 bool SubmitTiming::needs_job() const {
-    return active_ && (timed_ || !entries_.empty() || !listed_.empty());
+    // An instance paired makes an entry; a workload listed and not left out, a listed one.
+    return active_ && (timed_ || !instances_.empty() || !listed_.empty());
 }
 
 timeline::CompletionJob SubmitTiming::take_job() {
@@ -333,30 +386,20 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->device = device_;
     job->results = results_;
     job->family = family_;
-    job->entries = std::move(entries_);
+    job->instances = std::move(instances_);
+    job->listed = std::move(listed_);
+    job->paired = std::move(paired_);
+    job->read_ends = std::move(read_ends_);
+    job->batch_ends = std::move(batch_ends_);
     job->reads = std::move(closed_.reads);
     job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);
-    job->listed = std::move(listed_);
     job->regions = std::move(regions_);
     job->held = std::move(held_);
     job->in_place_entries = in_place_entries_;
     job->submits = std::move(submits_);
-    entries_.clear();
-    closed_.clear();
-    batches_.clear();
-    listed_.clear();
-    regions_.clear();
-    held_.clear();
-    in_place_entries_ = 0;
-    submits_.clear();
-    timed_ = false;
-    added_ = closed_at_ = paired_ = 0;
-    read_ends_.clear();
-    batch_ends_.clear();
-    settled_reads_ = settled_batches_ = 0;
-    read_from_ = 0;
-    seen_.clear();
+    blocks_hint_ = job->blocks.size();
+    clear();
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
 }
 

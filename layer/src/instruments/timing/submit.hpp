@@ -6,12 +6,14 @@
 //
 // Only what must happen before the driver's call is done then: per command buffer which query
 // pools are read and how, found in its command stream's timer queries (a few instructions per
-// workload). Each instance's two timestamps are noted (and a query run twice before a read
-// flagged) when the timeline has paired them, after the driver's call where it can
-// (InstrumentQueue::paired()); reads and batches are closed by command buffer and learn which
-// entries they end at then. Resolving each instance against its read, settling those that
-// cannot be timed and checking that every listed instance says something is the job's work, on
-// the readback thread.
+// workload). The instances the timeline paired, and the workloads its SUBMITs list, are copied
+// whole as each command buffer is paired (InstrumentQueue::paired()); reads and batches are
+// closed by command buffer. Everything per instance is the job's work, on the readback thread:
+// taking each instance's two timestamps (and flagging a query run twice before a read), finding
+// which entries each read and batch ends at, resolving each instance against its read, settling
+// those that cannot be timed and checking that every listed instance says something. On a CPU
+// device the timeline pairs inside the application's call, so doing it there cost the call about
+// a fifth of what timing added to it.
 //
 // Where the values are read: when every query pool a read covers belongs to a recording that
 // runs once (ONE_TIME_SUBMIT), straight from the pools, on the host, once the GPU is done (the
@@ -37,21 +39,28 @@ namespace vkscope::timing {
 
 class SubmitTiming {
 public:
-    // Inactive (does nothing) unless `device` is set and the frame is captured.
-    SubmitTiming(TimingDevice* device, QueueResults* results, uint32_t family, bool frame_selected);
+    // One per queue, serving its submissions one after the other (begin() to end()), so that
+    // the lists only this side of the job uses keep their storage.
+    SubmitTiming(QueueResults* results, uint32_t family, size_t slot);
     SubmitTiming(const SubmitTiming&) = delete;
     SubmitTiming& operator=(const SubmitTiming&) = delete;
-    // Gives back ring regions and held pools no job took (the submission failed).
-    ~SubmitTiming();
+    ~SubmitTiming() { end(); }
+
+    // A submission begins: inactive (does nothing) unless `device` is set and the frame is
+    // captured.
+    void begin(TimingDevice* device, bool frame_selected);
+    // It is over: gives back ring regions and held pools no job took (the submission failed),
+    // and forgets the rest.
+    void end();
 
     bool active() const { return active_; }
 
     // One application command buffer is in the call; timing's marks are at `slot` of its
     // stream's (and of its paired instances', when they are paired already).
-    void add(const timeline::SubmitRecord& record, size_t slot);
+    void add(const timeline::SubmitRecord& record);
     // The same command buffer's workloads and paired instances, in call order, before or after
     // add().
-    void paired(const timeline::SubmitRecord& record, size_t slot);
+    void paired(const timeline::SubmitRecord& record);
     // Reads what is pending: in place, or copied by a layer command buffer appended to `out`.
     void flush(timeline::LayerCommandBuffers& layer, std::vector<VkCommandBuffer>& out);
     // The batch cannot take layer command buffers: what is pending is untimed.
@@ -70,7 +79,7 @@ public:
     timeline::CompletionJob take_job();
 
     using Read = ClosedReads::Read;
-    // The instances of one batch: entries and listed instances up to these ends.
+    // The instances of one batch: entries and listed instances up to these ends (the job's).
     struct Batch {
         uint32_t entries = 0;
         uint32_t listed = 0;
@@ -80,41 +89,47 @@ public:
     using ReadBlock = ClosedReads::Block;
     struct Job;
 
+    // Where one paired command buffer's instances and listed workloads end in the submission's.
+    struct Paired {
+        uint32_t instances = 0;
+        uint32_t listed = 0;
+    };
+
 private:
     void close_read(const char* dropped, bool in_place, const QueryReads* reads);
-    // Gives the reads and batches closed by the command buffers paired so far their ends.
-    void settle();
+    // Empties everything of the submission (what a job took is empty already).
+    void clear();
 
-    TimingDevice* device_;
+    TimingDevice* device_ = nullptr;
     QueueResults* results_;
     uint32_t family_;
-    bool active_;
+    size_t slot_;
+    bool active_ = false;
     bool pending() const { return added_ > closed_at_; }
 
-    // The whole submission's entries, handed to the job. reads_ holds the blocks of the command
-    // buffers added since the last read closed (at closed_at_ command buffers).
-    std::vector<TimingEntry> entries_;
+    // reads_ holds the blocks of the command buffers added since the last read closed (at
+    // closed_at_ command buffers).
     QueryReads reads_;
     uint32_t added_ = 0;     // command buffers add()ed
     uint32_t closed_at_ = 0; // added_ when the last read closed
-    uint32_t paired_ = 0;    // command buffers paired()
-    // The command buffers each read and each batch closed after; those settled have their
-    // entry ends.
+    // The command buffers each read and each batch closed after.
     std::vector<uint32_t> read_ends_;
     std::vector<uint32_t> batch_ends_;
-    size_t settled_reads_ = 0;
-    size_t settled_batches_ = 0;
-    // Paired entries of the read being settled: from this entry on, and their begins seen.
-    size_t read_from_ = 0;
-    QueryReads seen_;
     ClosedReads closed_;
     std::vector<Batch> batches_;
+    // Every paired command buffer's instances, in call order, with timing's marks only: the job
+    // makes the entries.
+    std::vector<InstanceMarks> instances_;
     std::vector<std::pair<uint64_t, uint64_t>> listed_; // (submit, tag) of every SUBMIT's list
+    std::vector<Paired> paired_;
     std::vector<uint64_t> regions_;
     std::vector<QueryBlock*> held_; // pools read in place (QueryPoolCache::hold)
     uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
     bool timed_ = false; // a command buffer added has a timestamp of timing's
+    // The last job's block list had this many: the next submission's starts as large, rather
+    // than growing block by block (the lists a job takes start empty every time).
+    size_t blocks_hint_ = 0;
 };
 
 } // namespace vkscope::timing
