@@ -178,6 +178,22 @@ def test_the_sampler_matches_devices_by_pci_address_and_samples_on_time(tmp_path
     assert 0 < summary.cpu_ns < summary.wall_ns
 
 
+def test_a_device_announced_after_sampling_stopped_is_still_matched(tmp_path: Path) -> None:
+    # The capture's last messages are read as it ends, after the sampler has stopped: a device
+    # among them still gets its row (its GPU, or why none), with no samples.
+    gpu_sysfs.amdgpu(tmp_path)
+    sink = Sink()
+    sampler = GpuSampler(sink, rate_hz=200, sysfs_root=tmp_path)
+    sampler.start()
+    sampler.stop()
+    sampler.add_device(DeviceRequest(1, 1, 0x1002, gpu_sysfs.AMD))
+    sampler.add_device(DeviceRequest(1, 2, 0x10005, None))
+    devices = {(d.process, d.device): d for b in sink.batches for d in b.devices}
+    assert devices[1, 1].gpu is not None and devices[1, 1].matched_by == PCI_BUS_INFO
+    assert devices[1, 2].gpu is None and "--gpu-pci" in (devices[1, 2].reason or "")
+    assert sink.samples() == []
+
+
 def test_a_file_that_disappears_mid_capture_loses_that_metric_only(tmp_path: Path) -> None:
     device = gpu_sysfs.amdgpu(tmp_path)
     sink = Sink()

@@ -130,6 +130,8 @@ class GpuSampler:
         self._override = override_pci
         self._opener = opener
         self._requests: queue.SimpleQueue[DeviceRequest] = queue.SimpleQueue()
+        self._stopping = threading.Lock()  # add_device() against stop()
+        self._stopped = False
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -156,17 +158,36 @@ class GpuSampler:
         self._slow_thread.start()
 
     def add_device(self, request: DeviceRequest) -> None:
-        self._requests.put(request)
-        self._wake.set()
+        with self._stopping:
+            if not self._stopped:
+                self._requests.put(request)
+                self._wake.set()
+                return
+        self._match_late(request)
 
     def stop(self) -> None:
-        """Stops sampling and hands over the last batch, with the summary."""
+        """Stops sampling and hands over the last batch, with the summary. A device announced
+        after this (the capture's last messages, read as it ends) is matched at once, without
+        samples: the capture still says which GPU it ran on, or why none was sampled."""
         if self._thread is None:
             return
         self._stop.set()
         self._wake.set()
         self._thread.join()
         self._thread = None
+        with self._stopping:
+            self._stopped = True
+        while True:  # put after the thread's last look
+            try:
+                self._match_late(self._requests.get_nowait())
+            except queue.Empty:
+                return
+
+    def _match_late(self, request: DeviceRequest) -> None:
+        device = self._match(request)
+        with self._lock:
+            self._batch.devices.append(device)
+        self._flush()
 
     # -- the thread ---------------------------------------------------------------------
 
