@@ -79,15 +79,14 @@ Timestamp RecordingTiming::finish(TimestampWriter& writer) {
         return {};
     }
     const Timestamp end = write(writer, false);
+    chain_ = end;
     if (end && end.slot + 1 == QueryBlock::kSlots) {
         // The next start in a new block, written right after this end rather than right before
         // the next workload: what the application records in between (its barriers) then counts
         // in the next workload's time as it does where the start is this end itself, and the
         // times of the workloads at a block's boundary are like all the others'. Unused when
         // something else comes between (interrupt()) or nothing does.
-        chain_ = write(writer, mode_ == Mode::none);
-    } else {
-        chain_ = end;
+        start_ahead(writer);
     }
     return end;
 }

@@ -4,9 +4,10 @@
 //
 // Consecutive workloads share a timestamp (N+1 slots for N workloads): the end of one is the start
 // of the next, as long as nothing the layer sees ran in between (a parameter copy, an executed
-// secondary, an event wait); then the next workload gets a fresh start timestamp. So does the
-// workload after one that ended in a block's last slot: a new block is reset in the command
-// buffer where it is taken, which must not be between a workload's two timestamps.
+// secondary, an event wait); then the next workload gets a fresh start timestamp. Where the next
+// start cannot be the end itself but should count what the end's would (after an end in a
+// block's last slot, after a workload a cost budget left out right before its window), it is
+// written right after that end: start_ahead().
 //
 // Stages: with `none` a fresh start is written at TOP_OF_PIPE (cheap; it may fire while earlier
 // work still runs, which is what `none` means) and every end at BOTTOM_OF_PIPE. With `queue` and
