@@ -137,6 +137,14 @@ TEST(TimelineInstrumentPoints, OnlyStartsThatWroteCommandsRestartAnything) {
 }
 
 // Leaves the second instrument out of every other workload, as a cost budget might.
+// Options whose choice is `choose`, counting its calls in `chosen`.
+RecordOptions choosing(InstrumentChoice (*choose)(const Workload&, void*), uint32_t& chosen) {
+    RecordOptions options;
+    options.choose = choose;
+    options.choose_context = &chosen;
+    return options;
+}
+
 InstrumentChoice every_other(const Workload&, void* context) {
     auto& n = *static_cast<uint32_t*>(context);
     return ++n % 2 == 0 ? InstrumentChoice{1} : InstrumentChoice{};
@@ -145,10 +153,7 @@ InstrumentChoice every_other(const Workload&, void* context) {
 TEST(TimelineInstrumentPoints, AnInstrumentLeftOutOfAWorkloadWritesNothingAroundIt) {
     InstrumentedRecording r(kInstruments);
     uint32_t chosen = 0;
-    RecordOptions options;
-    options.choose = every_other;
-    options.choose_context = &chosen;
-    r.begin(true, true, options);
+    r.begin(true, true, choosing(every_other, chosen));
     dispatch(r);
     r.recorder.begin_render_pass("", {}, r.sink);
     r.recorder.end_render_pass(r.sink);
@@ -184,10 +189,7 @@ InstrumentChoice before_a_window(const Workload&, void* context) {
 TEST(TimelineInstrumentPoints, TheWorkloadBeforeAWindowStartsTheNextAheadAfterItsEnd) {
     InstrumentedRecording r(kInstruments);
     uint32_t chosen = 0;
-    RecordOptions options;
-    options.choose = before_a_window;
-    options.choose_context = &chosen;
-    r.begin(true, true, options);
+    r.begin(true, true, choosing(before_a_window, chosen));
     dispatch(r);
     dispatch(r);
     dispatch(r);
@@ -238,10 +240,7 @@ TEST(TimelineInstrumentPoints, TheStreamKeepsTheObjectsItsMarksNameInOrder) {
     s.recorder.end();
     InstrumentedRecording r(kInstruments);
     uint32_t chosen = 0;
-    RecordOptions options;
-    options.choose = every_other;
-    options.choose_context = &chosen;
-    r.begin(true, true, options);
+    r.begin(true, true, choosing(every_other, chosen));
     dispatch(r);
     dispatch(r); // the second instrument left out: its marks name nothing
     r.recorder.execute(s.recorder);
