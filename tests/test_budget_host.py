@@ -50,9 +50,15 @@ def test_what_the_controller_saw_is_stored_frame_by_frame(tmp_path: Path) -> Non
         assert {(f.state, f.workloads, f.measured) for f in frames} == {("measured", 4, 1)}
         assert frames[0].interval_ns == 0 and not frames[0].sample
         assert frames[1].base_ns == 900_000 and frames[1].unit_ns == 1500.0
+        assert [(f.recording_ns, f.recording_share) for f in frames[:2]] == [
+            (300_000, 0.0),
+            (301_000, 0.25),
+        ]
         summary = budget_summary(cap)
     assert summary is not None
     assert (summary.percent, summary.measured_frames, summary.measured_median) == (5.0, 6, 1.0)
+    assert summary.recording_share == 1.25
+    assert "moves with the application's recording by 1.25 times it" in report(path, "markdown")
 
 
 def test_an_identity_s_values_come_from_the_frames_that_measured_it(tmp_path: Path) -> None:
@@ -107,6 +113,21 @@ def test_a_capture_before_budgets_reads_without_one(tmp_path: Path) -> None:
         assert cap.budget_percent() is None
         assert cap.budget_frames() == []
         assert budget_summary(cap) is None
+
+
+def test_a_capture_before_the_recording_was_taken_out_reads_without_it(tmp_path: Path) -> None:
+    path = budget_capture(tmp_path, rotating(4))
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE budget_frames DROP COLUMN recording_ns")
+        db.execute("ALTER TABLE budget_frames DROP COLUMN recording_share")
+        db.execute("PRAGMA user_version = 12")
+        db.execute("UPDATE meta SET value = 12 WHERE key = 'schema_version'")
+    with open_capture(path) as cap:
+        frames = cap.budget_frames()
+        assert [f.number for f in frames] == [0, 1, 2, 3]
+        assert {(f.recording_ns, f.recording_share) for f in frames} == {(None, None)}
+        summary = budget_summary(cap)
+    assert summary is not None and summary.recording_share is None
 
 
 def report(path: Path, fmt: str, tables: frozenset[str] | None = None) -> str:

@@ -120,6 +120,11 @@ def test_each_frame_measures_what_its_controller_planned_and_nothing_else(
         if state != "measured":
             assert count == 0
     assert sum(measured.values()) > 0
+    # The program records its command buffer every frame: each frame says what that took, and
+    # what the controller took out of the frames' times is a share it fitted (0 to 2).
+    recorded = rows(cap, "SELECT recording_ns, recording_share FROM budget_frames")
+    assert all(isinstance(ns, int) and ns > 0 for ns, _ in recorded)
+    assert all(isinstance(share, float) and 0 <= share <= 2 for _, share in recorded)
 
 
 @pytest.mark.vulkan

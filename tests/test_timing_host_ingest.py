@@ -182,7 +182,7 @@ def test_version_2_captures_still_open(tmp_path: Path) -> None:
 
 
 def test_version_1_captures_still_open(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 12
+    assert SCHEMA_VERSION == 13
     s, _ = timed_stream()
     path = capture_from(tmp_path, s)
     downgrade_to_version_1(path)

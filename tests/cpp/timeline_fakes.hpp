@@ -6,6 +6,7 @@
 #include "timeline/messages.hpp"
 #include "timeline/recorder.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -68,6 +69,7 @@ public:
 
     Mark nth(uint32_t call) { return Mark::at(this, call); }
 
+    std::chrono::nanoseconds busy{0};  // each start() and finish() takes at least this long
     bool waits = false;                // its start() writes a wait for the host
     bool restarts_after_waits = false; // restart() marks a new start
     uint32_t restarts = 0;             // restart() was called
@@ -76,6 +78,9 @@ public:
 private:
     Mark point(const char* what) {
         log(what);
+        const auto until = std::chrono::steady_clock::now() + busy;
+        while (busy.count() > 0 && std::chrono::steady_clock::now() < until) {
+        }
         return Mark::at(this, ++calls_);
     }
     void log(const char* what) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -198,6 +199,46 @@ TEST(TimelineInstrumentPoints, TheWorkloadBeforeAWindowStartsTheNextAheadAfterIt
     // (where a finish would be, inside its tag).
     EXPECT_EQ(points(r), (Events{"begin", "tag", "interrupt", "ahead", "end", "tag", "start",
                                  "finish", "end", "tag", "start", "finish", "end"}));
+}
+
+InstrumentChoice none_of_them(const Workload&, void* context) {
+    ++*static_cast<uint32_t*>(context);
+    return InstrumentChoice{0};
+}
+
+InstrumentChoice all_of_them(const Workload&, void* context) {
+    ++*static_cast<uint32_t*>(context);
+    return InstrumentChoice{};
+}
+
+// Under a cost budget the recording says what its instruments' calls took, so that the
+// application's own recording time can be told from it: the calls around the workloads they
+// measure, and nothing for the workloads no instrument measures (only those pay the clock).
+TEST(TimelineInstrumentPoints, TheInstrumentsCallsAreTimedWhereAsked) {
+    constexpr auto kBusy = std::chrono::microseconds(200);
+    for (const auto choose : {none_of_them, all_of_them}) {
+        for (const bool timed : {false, true}) {
+            InstrumentedRecording r(kInstruments);
+            r.instrument(0).busy = kBusy;
+            uint32_t chosen = 0;
+            RecordOptions options = choosing(choose, chosen);
+            options.time_instruments = timed;
+            r.begin(true, true, options);
+            dispatch(r);
+            dispatch(r);
+            r.recorder.end();
+            ASSERT_EQ(chosen, 2u);
+            if (!timed || choose == none_of_them) {
+                EXPECT_EQ(r.recorder.instrument_ns(), 0u) << "timed " << timed;
+            } else {
+                // Two workloads, a start and a finish each.
+                EXPECT_GE(r.recorder.instrument_ns(),
+                          static_cast<uint64_t>(std::chrono::nanoseconds(4 * kBusy).count()));
+            }
+            r.begin(true, true, options);
+            EXPECT_EQ(r.recorder.instrument_ns(), 0u) << "a new recording starts from none";
+        }
+    }
 }
 
 TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {

@@ -62,7 +62,7 @@ def budget_stream(frames: Sequence[Sequence[Item]], percent: float = 5.0) -> Str
             "state": "measured" if measured else "baseline", "workloads": len(items),
             "measured": measured, "interval_ns": FRAME_NS if f else 0, "sample": f > 0,
             "base_ns": 900_000, "unit_ns": 1500.0, "frame_ns": 0.0, "rotation": 4,
-            "next": 1,
+            "next": 1, "recording_ns": 300_000 + 1_000 * f, "recording_share": 0.25 * f,
         }  # fmt: skip
         s.frame(f, cpu_ns=begin + FRAME_NS - 1, budget=record)
     s.goodbye()

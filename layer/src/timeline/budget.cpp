@@ -30,7 +30,9 @@ std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
             epochs_[current % kEpochs].positions.load(std::memory_order_relaxed),
             epochs_[(current + kEpochs - 1) % kEpochs].positions.load(std::memory_order_relaxed));
         const uint64_t interval = last_end_ns_ && now_ns > last_end_ns_ ? now_ns - last_end_ns_ : 0;
-        out = controller_.frame_ended(interval, positions);
+        const uint64_t recording =
+            epochs_[current % kEpochs].recording_ns.load(std::memory_order_relaxed);
+        out = controller_.frame_ended(interval, positions, recording);
         last_end_ns_ = now_ns;
     } else {
         controller_.frame_skipped();
@@ -38,6 +40,7 @@ std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
     }
     Epoch& next = epochs_[(current + 1) % kEpochs];
     next.positions.store(0, std::memory_order_relaxed);
+    next.recording_ns.store(0, std::memory_order_relaxed);
     next.window.store(controller_.window().pack(), std::memory_order_relaxed);
     current_.store(current + 1, std::memory_order_release);
     return out;

@@ -40,6 +40,13 @@ public:
     void* recording_began() { return &epochs_[current_.load(std::memory_order_acquire) % kEpochs]; }
     // RecordOptions::choose: every instrument, or none.
     static InstrumentChoice choose(const Workload& w, void* context);
+    // vkEndCommandBuffer of a recording begun with `context` (recording_began()): the time the
+    // application spent recording it, less what the instruments' calls took in it, counts in
+    // the frame it began in (what the controller takes out of the frame's time as noise).
+    static void recorded(void* context, uint64_t application_ns) {
+        static_cast<Epoch*>(context)->recording_ns.fetch_add(application_ns,
+                                                             std::memory_order_relaxed);
+    }
 
     // A frame ended at `now_ns` (CLOCK_MONOTONIC); `captured`: the frame selection captured it.
     // What the controller saw and decided, for the FRAME message; none for a frame not captured.
@@ -50,6 +57,7 @@ private:
     struct Epoch {
         std::atomic<uint32_t> positions{0};
         std::atomic<uint64_t> window{0}; // BudgetWindow::pack()
+        std::atomic<uint64_t> recording_ns{0};
     };
     // A recording keeps its frame's epoch to its end: four frames is room for one that spans
     // the end of its frame, with the epochs of the frames after it prepared meanwhile.

@@ -42,13 +42,15 @@ BudgetController::BudgetController(double budget, uint32_t frames_per_set)
     state_ = budget_ > 0 ? BudgetState::warmup : BudgetState::baseline;
 }
 
-BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positions) {
+BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positions,
+                                          uint64_t recording_ns) {
     positions = std::min(positions, BudgetWindow::kMaxPositions);
     BudgetFrame f;
     f.state = state_;
     f.workloads = positions;
     f.measured = state_ == BudgetState::measured ? window_.measured(positions) : 0;
     f.interval_ns = interval_ns;
+    f.recording_ns = recording_ns;
     // What a frame's instruments cost may show in the next frames' times (the GPU's share, when
     // the application waits for a frame later): a time is a sample only after frames alike
     // (both baseline, or both measured and about as many: a count that grew shows its cost over
@@ -65,11 +67,12 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
     alike_run_ = alike ? alike_run_ + 1 : 0;
     const bool settled = alike_run_ >= kSettleFrames;
     if (settled && state_ == BudgetState::baseline) {
-        base_samples_[base_count_++ % kBaseSamples] = {interval_ns, frames_};
+        base_samples_[base_count_++ % kBaseSamples] = {interval_ns, recording_ns, frames_};
         f.sample = true;
     } else if (settled && state_ == BudgetState::measured) {
         const double measured = (f.measured + previous_count_) / 2.0;
-        unit_samples_[unit_count_++ % kUnitSamples] = {interval_ns, measured, frames_};
+        unit_samples_[unit_count_++ % kUnitSamples] = {interval_ns, recording_ns, measured,
+                                                       frames_};
         f.sample = true;
     }
     estimate();
@@ -96,6 +99,7 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
         f.frame_ns = frame_ns_;
     }
     f.rotation = rotation_;
+    f.recording_share = recording_share_;
     f.next = state_ == BudgetState::measured ? window_.measured(positions) : 0;
     return f;
 }
@@ -111,8 +115,20 @@ void BudgetController::estimate() {
         b[i] = static_cast<double>(base_samples_[i].interval_ns);
         since = std::min(since, base_samples_[i].frame);
     }
+    // The budget is a share of the frame as the application sees it.
+    base_ns_ = static_cast<uint64_t>(median(b.data(), b.data() + bases));
+    // Every comparison is of times less the share of the application's recording they move
+    // with: what scatters with the recording (a slow state of the application's thread) then
+    // leaves the baseline's error and the measured frames' scatter alike.
+    fit_recording_share();
+    const double share = recording_share_;
+    const auto adjusted = [share](uint64_t interval, uint64_t recording) {
+        return static_cast<double>(interval) - share * static_cast<double>(recording);
+    };
+    for (size_t i = 0; i < bases; ++i) {
+        b[i] = adjusted(base_samples_[i].interval_ns, base_samples_[i].recording_ns);
+    }
     const double base = median(b.data(), b.data() + bases);
-    base_ns_ = static_cast<uint64_t>(base);
     // The baseline's own uncertainty (a median's standard error, from the samples' median
     // absolute deviation): an error in it is an error in every frame's added time.
     for (size_t i = 0; i < bases; ++i) {
@@ -153,7 +169,8 @@ void BudgetController::estimate() {
     };
     std::array<Added, kUnitSamples> sorted{};
     for (size_t i = 0; i < units; ++i) {
-        sorted[i] = {static_cast<double>(recent[i].interval_ns) - base, recent[i].measured};
+        sorted[i] = {adjusted(recent[i].interval_ns, recent[i].recording_ns) - base,
+                     recent[i].measured};
     }
     const double last_unit = last_unit_;
     const double last_frame = frame_ns_;
@@ -249,6 +266,50 @@ void BudgetController::estimate() {
     base_suspect_ = mean_a < -2 * error;
 }
 
+void BudgetController::fit_recording_share() {
+    // From the change between two samples of consecutive frames alike (both baseline, or both
+    // measured with counts a workload apart at most, that workload's cost taken off): what the
+    // instruments cost is then the same on both sides, so the change in the frame's time is what
+    // the change in its recording moved it by, and the measured frames, far more than the
+    // baseline ones, make the fit within a few frames of a change of the recording's state.
+    double srr = 0;
+    double sri = 0;
+    size_t pairs = 0;
+    const auto add = [&](uint64_t interval, uint64_t recording, uint64_t interval_before,
+                         uint64_t recording_before, double instruments) {
+        if (recording == 0 || recording_before == 0) {
+            return; // not known
+        }
+        const double r = static_cast<double>(recording) - static_cast<double>(recording_before);
+        const double i =
+            static_cast<double>(interval) - static_cast<double>(interval_before) - instruments;
+        srr += r * r;
+        sri += r * i;
+        ++pairs;
+    };
+    const size_t bases = std::min(base_count_, kBaseSamples);
+    for (size_t age = 1; age < bases; ++age) {
+        const BaseSample& s = base_samples_[(base_count_ - age) % kBaseSamples];
+        const BaseSample& before = base_samples_[(base_count_ - age - 1) % kBaseSamples];
+        if (s.frame == before.frame + 1) {
+            add(s.interval_ns, s.recording_ns, before.interval_ns, before.recording_ns, 0);
+        }
+    }
+    const size_t units = std::min(unit_count_, kUnitSamples);
+    for (size_t age = 1; age < units; ++age) {
+        const UnitSample& s = unit_samples_[(unit_count_ - age) % kUnitSamples];
+        const UnitSample& before = unit_samples_[(unit_count_ - age - 1) % kUnitSamples];
+        if (s.frame == before.frame + 1 && std::abs(s.measured - before.measured) <= 1) {
+            add(s.interval_ns, s.recording_ns, before.interval_ns, before.recording_ns,
+                last_unit_ * (s.measured - before.measured));
+        }
+    }
+    // (a recording time that does not vary, or is not known, explains nothing)
+    recording_share_ = pairs >= kRecordingFitPairs && srr > 0
+                           ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
+                           : 0.0;
+}
+
 double BudgetController::allowed() const {
     if (!base_ns_ || planned_unit_ns_ <= 0) {
         return 0;
@@ -293,6 +354,7 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
         last_unit_ = 0;
         planned_unit_ns_ = 0;
         base_suspect_ = false;
+        recording_share_ = 0;
     }
     if (!base_ns_ || due) {
         baseline_left_ = (base_ns_ ? kBaselineRun : kFirstBaselineRun) - 1;

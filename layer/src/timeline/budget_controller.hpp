@@ -7,11 +7,15 @@
 //
 // Estimates come from the frames' own times: the time between two frame ends, taken only where
 // the frame and the one before it were alike (both measured, or both not), since what a frame's
-// instruments cost the GPU may show in the next frame's time. The frame without instruments is
-// the median of the last *baseline* frames (runs of frames measured by nothing: at the start,
-// then every ~24 frames at the end of a rotation, more often while the baseline is uncertain);
-// what measuring adds is what the measured frames of the same span of frames took over it,
-// trimmed of outliers, with its standard error (theirs and the baseline's).
+// instruments cost the GPU may show in the next frame's time. What the application's own
+// recording took in each frame (its command buffers' recording time, without what the
+// instruments' calls took in it) is what no instrument changes, and where it scatters with the
+// frame's time it is taken out of both: each time counts as its interval less the recording
+// times the share of it that the baseline frames say the interval moves with. The frame without
+// instruments is the median of the last *baseline* frames (runs of frames measured by nothing: at
+// the start, then every ~24 frames at the end of a rotation, more often while the baseline is
+// uncertain); what measuring adds is what the measured frames of the same span of frames took over
+// it, trimmed of outliers, with its standard error (theirs and the baseline's).
 //
 // The plan holds that cost plus its error within the budget, counted per workload measured, so
 // that a cost the frames' noise hides never licenses measuring more; the rotation is the fewest
@@ -70,12 +74,14 @@ struct BudgetFrame {
     uint32_t workloads = 0;
     uint32_t measured = 0;
     uint64_t interval_ns = 0;
+    uint64_t recording_ns = 0;
     bool sample = false;
     std::optional<uint64_t> base_ns;
     std::optional<double> unit_ns;
     std::optional<double> frame_ns;
     uint32_t rotation = 0;
     uint32_t next = 0;
+    double recording_share = 0;
 };
 
 class BudgetController {
@@ -101,6 +107,13 @@ public:
     static constexpr size_t kUnitSamples = 256;
     // Standard errors of the estimated cost the plan adds to it.
     static constexpr double kErrors = 1.0;
+    // Pairs of samples of consecutive frames before the frame's time is fitted against the
+    // application's recording time, and the most of that time one frame's time may be taken to
+    // move with: a slow recording state that slows the submit and the wait with it moves the
+    // frame by more than the recording alone, but a share fitted far above that is the fit's
+    // noise.
+    static constexpr size_t kRecordingFitPairs = 8;
+    static constexpr double kMostRecordingShare = 2.0;
 
     // `budget`: the share of the frame without instruments that they may add (0.05 for 5%).
     // `frames_per_set`: frames one full measurement of a workload spans (performance queries'
@@ -109,9 +122,10 @@ public:
     explicit BudgetController(double budget, uint32_t frames_per_set = 1);
 
     // A captured frame ended `interval_ns` after the previous frame's end (0: the previous frame
-    // was not captured, or there was none), having begun `positions` workloads. Returns what the
-    // frame was and plans the next (window()).
-    BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions);
+    // was not captured, or there was none), having begun `positions` workloads, whose recordings
+    // took the application `recording_ns` beside the instruments' own calls (0: not known).
+    // Returns what the frame was and plans the next (window()).
+    BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions, uint64_t recording_ns = 0);
     // The frame that ended was not captured: the next captured frame's time is no sample.
     void frame_skipped() {
         previous_ = BudgetState::warmup;
@@ -123,19 +137,26 @@ public:
     std::optional<uint64_t> base_ns() const { return base_ns_; }
     std::optional<double> unit_ns() const { return unit_ns_; }
     double frame_ns() const { return frame_ns_; }
+    // The share of the application's recording time the frame's time is taken to move with.
+    double recording_share() const { return recording_share_; }
 
 private:
     struct BaseSample {
         uint64_t interval_ns = 0;
+        uint64_t recording_ns = 0;
         uint64_t frame = 0; // frames_ when it was taken
     };
     struct UnitSample {
         uint64_t interval_ns = 0;
+        uint64_t recording_ns = 0;
         double measured = 0; // workloads measured, averaged over the frame and the one before
         uint64_t frame = 0;
     };
 
     void estimate();
+    // recording_share_: the slope of the samples' times on their recording times, within
+    // [0, kMostRecordingShare]; 0 while they are too few or do not vary.
+    void fit_recording_share();
     // Workloads a frame may measure within the budget, from the estimates (0 without).
     double allowed() const;
     BudgetState plan(uint32_t positions, bool rotated);
@@ -169,6 +190,7 @@ private:
     // measured (estimate()); 0 before the first estimate.
     double planned_unit_ns_ = 0;
     double base_error_ = 0; // the baseline's standard error
+    double recording_share_ = 0;
     bool base_suspect_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include "timeline/device.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace vkscope {
 namespace {
@@ -15,6 +16,12 @@ using timeline::TimelineDevice;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;
+}
+
+uint64_t steady_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
 }
 
 } // namespace
@@ -123,15 +130,21 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         options.tags = options.tags && cb->instrumented;
         options.defer_workloads = !cb->instrumented;
         options.instruments = cb->instruments;
+        cb->budget_epoch = nullptr;
         if (tl.budget && cb->instrumented) {
             options.choose = timeline::Budget::choose;
             options.choose_context = tl.budget->recording_began();
+            options.time_instruments = true;
+            cb->budget_epoch = options.choose_context;
         }
         const timeline::RecordingStart start{cb->family, cb->primary, one_time, cb->instrumented};
         for (const auto& instrument : cb->instruments) {
             instrument->begin(start);
         }
         cb->recorder.begin(cb->primary, one_time, options);
+        if (cb->budget_epoch) {
+            cb->recording_began_ns = steady_ns();
+        }
         return result;
     }
     return next_of(commandBuffer).BeginCommandBuffer(commandBuffer, pBeginInfo);
@@ -139,6 +152,14 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
 
 VKAPI_ATTR VkResult VKAPI_CALL hooks::vkEndCommandBuffer(VkCommandBuffer commandBuffer) {
     if (CommandBufferState* cb = find_command_buffer(commandBuffer)) {
+        if (cb->budget_epoch) {
+            // What the application's own recording took, from its begin to its end, less the
+            // instruments' calls in it.
+            const uint64_t spent = steady_ns() - cb->recording_began_ns;
+            const uint64_t theirs = cb->recorder.instrument_ns();
+            timeline::Budget::recorded(cb->budget_epoch, spent > theirs ? spent - theirs : 0);
+            cb->budget_epoch = nullptr;
+        }
         cb->recorder.end();
         for (const auto& instrument : cb->instruments) {
             instrument->end();

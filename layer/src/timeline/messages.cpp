@@ -230,7 +230,11 @@ bool append_frame_frame(std::string& out, uint64_t frame_number, uint64_t device
         b.unit_ns ? json.value(*b.unit_ns) : json.null();
         json.key("frame_ns");
         b.frame_ns ? json.value(*b.frame_ns) : json.null();
-        json.field("rotation", b.rotation).field("next", b.next).end_object();
+        json.field("rotation", b.rotation)
+            .field("next", b.next)
+            .field("recording_ns", b.recording_ns)
+            .field("recording_share", b.recording_share)
+            .end_object();
     }
     json.end_object();
     return append_frame(out, MessageType::Frame, frame_number, json.view());

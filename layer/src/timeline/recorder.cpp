@@ -3,6 +3,7 @@
 #include "timeline/ids.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace vkscope::timeline {
 
@@ -71,6 +72,7 @@ void Recorder::reset() {
     continued_counts_.clear();
     needs_submit_label_ = false;
     has_workloads_ = false;
+    instrument_ns_ = 0;
     depth_ = 0;
     foreign_end_ = false;
     current_tagged_ = false;
@@ -80,6 +82,20 @@ void Recorder::choose_with_options(Workload& w) {
     const InstrumentChoice choice = options_.choose(w, options_.choose_context);
     w.measured = choice.measured;
     w.precedes_measured = choice.precedes_measured;
+}
+
+uint32_t Recorder::timed_marks(bool start, const Workload* w, const RenderPassFlags* render_pass) {
+    // A workload no instrument measures costs them a note each, as in a frame that measures
+    // nothing: only the calls that write commands are timed, and only they pay the clock.
+    if (w && w->measured == 0 && !w->precedes_measured) {
+        return instrument_marks(start, w, render_pass);
+    }
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point before = Clock::now();
+    const uint32_t at = instrument_marks(start, w, render_pass);
+    instrument_ns_ += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - before).count());
+    return at;
 }
 
 uint32_t Recorder::instrument_marks(bool start, const Workload* w,

@@ -64,6 +64,9 @@ struct RecordOptions {
     // and is told of it (Interruption::left_out), so that it measures nothing across it.
     InstrumentChoice (*choose)(const Workload& w, void* context) = nullptr;
     void* choose_context = nullptr;
+    // Time what the instruments' calls take around the workloads that some instrument measures
+    // (instrument_ns()): a cost budget tells what the application's own recording took from it.
+    bool time_instruments = false;
 };
 
 struct RenderPassFlags {
@@ -141,6 +144,8 @@ public:
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
     bool has_workloads() const { return has_workloads_; }
+    // What the instruments' calls took in this recording (RecordOptions::time_instruments).
+    uint64_t instrument_ns() const { return instrument_ns_; }
     bool in_render_pass() const { return part_ != nullptr; }
 
 private:
@@ -152,8 +157,13 @@ private:
     // Asks the instruments that measure `w` for their marks at its start or finish; their index
     // in marks_, or kNoMarks without instruments (inline: the timeline alone pays only the test).
     uint32_t mark(bool start, const Workload* w, const RenderPassFlags* render_pass = nullptr) {
-        return options_.instruments.empty() ? kNoMarks : instrument_marks(start, w, render_pass);
+        if (options_.instruments.empty()) {
+            return kNoMarks;
+        }
+        return options_.time_instruments ? timed_marks(start, w, render_pass)
+                                         : instrument_marks(start, w, render_pass);
     }
+    uint32_t timed_marks(bool start, const Workload* w, const RenderPassFlags* render_pass);
     uint32_t instrument_marks(bool start, const Workload* w, const RenderPassFlags* render_pass);
     // Appends instrument `slot`'s mark to marks_ and keeps mark_objects_ up.
     void add_mark(size_t slot, Mark m) {
@@ -285,6 +295,7 @@ private:
     bool one_time_ = true;
     bool needs_submit_label_ = false;
     bool has_workloads_ = false;
+    uint64_t instrument_ns_ = 0;
 };
 
 } // namespace vkscope::timeline

@@ -89,6 +89,11 @@ def budget_lines(budget: BudgetSummary, counts: CoverageCounts) -> list[tuple[st
             estimate += f"; a measured workload adds {duration_text(round(budget.unit_ns))}"
         if budget.frame_ns:
             estimate += f", a frame that measures any {duration_text(round(budget.frame_ns))}"
+        if budget.recording_share:
+            estimate += (
+                f"; the frame's time moves with the application's recording by "
+                f"{budget.recording_share:.2f} times it, taken out of every comparison"
+            )
         lines.append(("estimates", estimate))
     spread = ""
     if counts.frames_min is not None:

@@ -36,7 +36,9 @@ INSTANCE_COLUMNS_SINCE: Final = 10
 # 12: the timer's floor: `timer_floors` (per device and queue family, what back-to-back timestamps
 # and empty workloads read, from DEVICE messages), and frames.pipelines and frames.shader_modules
 # (what the application compiled in each frame, for the warm-up rule).
-SCHEMA_VERSION: Final = 12
+# 13: what the budget's controller took out of each frame's time: budget_frames.recording_ns (the
+# application's own recording time in the frame) and budget_frames.recording_share.
+SCHEMA_VERSION: Final = 13
 APPLICATION_ID: Final = 0x766B7363  # 'vksc': lets `file`-like tools tell a capture from any DB
 
 STATUS_CAPTURING: Final = "capturing"
@@ -186,7 +188,9 @@ CREATE TABLE budget_frames (
     unit_ns REAL,
     frame_ns REAL,
     rotation INTEGER NOT NULL,
-    next INTEGER NOT NULL
+    next INTEGER NOT NULL,
+    recording_ns INTEGER,
+    recording_share REAL
 );
 CREATE TABLE label_stacks (
     process INTEGER NOT NULL,

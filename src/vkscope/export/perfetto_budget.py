@@ -64,6 +64,10 @@ class BudgetTrace:
             args["budget_unit_ns"] = round(f.unit_ns, 1)
         if f.frame_ns is not None:
             args["budget_frame_ns"] = round(f.frame_ns, 1)
+        if f.recording_ns is not None:
+            args["budget_recording_ns"] = f.recording_ns
+        if f.recording_share is not None:
+            args["budget_recording_share"] = round(f.recording_share, 3)
         return args
 
     def write_frame(self, seq: Sequence, process_track: int, frame: Frame) -> None:

@@ -40,6 +40,8 @@ Migration rule, version by version (docs/capture-schema.md, "Versioning"):
   `timer_floors` reads as an empty table (its workloads' times carry no uncertainty and none is
   marked near the floor), and `frames.pipelines` and `frames.shader_modules` read as NULL (the
   warm-up rule then knows only the first frame).
+- 12 -> 13: what the budget's controller took out of each frame's time. `budget_frames.recording_ns`
+  and `recording_share` read as NULL (its controller compared the frames' times as they were).
 
 A capture that was never finalized (its writer was killed, or is still writing) has no index on
 `workloads` yet and may hold a superseded WORKLOAD row per tagID: `indexed_workloads` gives
@@ -101,6 +103,7 @@ ADDED: Final[dict[int, dict[str, tuple[str, ...]]]] = {
     9: {"devices": ("pci",)},
     11: {"devices": ("budget_percent",)},
     12: {"frames": ("pipelines", "shader_modules")},
+    13: {"budget_frames": ("recording_ns", "recording_share")},
 }
 
 

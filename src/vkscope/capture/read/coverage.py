@@ -143,6 +143,8 @@ class BudgetSummary:
     base_ns: int | None  # the last estimate of the frame without instruments
     unit_ns: float | None  # the last estimate of what one measured workload adds
     frame_ns: float | None  # and of what measuring anything adds to a frame beside them
+    # the share of the application's recording time taken out of the frames' times it compared
+    recording_share: float | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -157,6 +159,7 @@ class BudgetSummary:
             "base_ns": self.base_ns,
             "unit_ns": self.unit_ns,
             "frame_ns": self.frame_ns,
+            "recording_share": self.recording_share,
         }
 
 
@@ -185,4 +188,5 @@ def summarize_budget(percent: float, frames: list[BudgetFrame]) -> BudgetSummary
         base_ns=last.base_ns if last else None,
         unit_ns=last_unit.unit_ns if last_unit else None,
         frame_ns=last_unit.frame_ns if last_unit else None,
+        recording_share=last.recording_share if last else None,
     )

@@ -240,12 +240,13 @@ class Capture:
         a capture without a budget, and before schema 11)."""
         sql = (
             "SELECT process, device, number, state, workloads, measured, interval_ns, sample, "
-            "base_ns, unit_ns, frame_ns, rotation, next FROM budget_frames "
+            "base_ns, unit_ns, frame_ns, rotation, next, recording_ns, recording_share "
+            "FROM budget_frames "
             "ORDER BY process, device, number"
         )
         return [
             BudgetFrame(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9], r[10],
-                        r[11], r[12])
+                        r[11], r[12], r[13], r[14])
             for r in self._rows(sql)
         ]  # fmt: skip
 

@@ -161,6 +161,10 @@ class BudgetFrame:
     frame_ns: float | None  # what measuring anything adds to a frame beside its workloads
     rotation: int  # frames a rotation over every workload takes at that cost; 0: none
     next: int  # workloads the next frame measures
+    # the application's own recording time in the frame (without the instruments' calls), and
+    # the share of it the controller took out of every time it compared; None before schema 13
+    recording_ns: int | None = None
+    recording_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

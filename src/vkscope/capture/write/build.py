@@ -83,7 +83,7 @@ class JournalBuild:
         self._workloads = WorkloadRows(target)
         self._insert_frame = f"INSERT INTO {target}.frames VALUES (NULL,?,?,?,?,?,?,?,?,?)"
         self._insert_budget = (
-            f"INSERT INTO {target}.budget_frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            f"INSERT INTO {target}.budget_frames VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         )
         self._insert_submit = (
             f"INSERT INTO {target}.submits ({SUBMIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
@@ -203,7 +203,7 @@ def _budget_columns(b: m.BudgetFrame) -> tuple[Any, ...]:
     """A FRAME's `budget` as the columns of budget_frames after (process, device, number)."""
     return (
         b.state, b.workloads, b.measured, b.interval_ns, b.sample, b.base_ns, b.unit_ns,
-        b.frame_ns, b.rotation, b.next,
+        b.frame_ns, b.rotation, b.next, b.recording_ns, b.recording_share,
     )  # fmt: skip
 
 
