@@ -178,6 +178,7 @@ def controller_view(records: Sequence[BudgetFrame], skip: int) -> dict[str, Any]
         "base_us": last.base_ns / 1e3 if last.base_ns is not None else None,
         "unit_ns": last.unit_ns,
         "frame_us": last.frame_ns / 1e3 if last.frame_ns is not None else None,
+        "recording_share": last.recording_share,
     }
 
 
@@ -195,6 +196,10 @@ def trace(records: Sequence[BudgetFrame]) -> dict[str, Any]:
         "base_us": [rounded(r.base_ns, 1e3) for r in records],
         "unit_ns": [rounded(r.unit_ns, 1) for r in records],
         "frame_us": [rounded(r.frame_ns, 1e3) for r in records],
+        "recording_us": [rounded(r.recording_ns, 1e3) for r in records],
+        "recording_share": [
+            None if r.recording_share is None else round(r.recording_share, 3) for r in records
+        ],
     }
 
 
