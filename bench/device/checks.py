@@ -37,7 +37,10 @@ run.sh brings up. A device run, in one go:
      each writing $OUT/device.json (a check's part is written as soon as it ends, so a run cut
      short keeps what it finished);
   3. here: python bench/device/checks.py --merge FIRST/device.json SECOND/device.json
-     writes bench/results/device.json and docs/bench/device.md; commit both.
+     writes bench/results/device.json and docs/bench/device.md; commit both. All checks at
+     one commit is the rule; where one check was re-run at a later commit (the device's time
+     ran out for the rest), --merge --over LATER/device.json puts it over the file's own, and
+     the page says the commit it ran at.
 """
 
 from __future__ import annotations
@@ -598,16 +601,20 @@ def run_checks(names: Sequence[str], quick: bool, out_file: Path) -> int:
     return 1 if failed else 0
 
 
-def merge(files: Sequence[Path]) -> int:
+def merge(files: Sequence[Path], over: bool = False) -> int:
     """Folds device runs (each with some of the checks) into bench/results/device.json: a
     check's latest run wins. The runs must come from one commit; a results file already there
-    from that commit is folded in first, one from another commit is replaced."""
+    from that commit is folded in first, one from another commit is replaced, or with `over`
+    kept: the runs' checks replace its own, each stamped with the commit and date it ran at
+    (`ran_at`), and the file keeps its commit for the rest."""
     runs = [json.loads(f.read_text()) for f in files]
     commits = {r.get("commit") for r in runs}
     if len(commits) > 1:
         raise SystemExit(f"device runs of different commits: {sorted(map(str, commits))}")
     target = results_path(NAME)
     previous = json.loads(target.read_text()) if target.exists() else None
+    if over and previous and previous.get("commit") not in commits:
+        return merge_over(previous, runs, target)
     if previous and previous.get("commit") in commits:
         runs.insert(0, previous)
     merged = runs[0]
@@ -626,6 +633,20 @@ def merge(files: Sequence[Path]) -> int:
     return 0
 
 
+def merge_over(previous: dict[str, Any], runs: Sequence[dict[str, Any]], target: Path) -> int:
+    merged = previous
+    for r in runs:
+        for name, part in r["checks"].items():
+            if not r.get("clean"):
+                raise SystemExit(f"{name}: a run from a tree with uncommitted changes")
+            merged["checks"][name] = {**part, "ran_at": {"commit": r["commit"], "date": r["date"]}}
+    merged["settings"]["checks"] = [c.name for c in CHECKS if c.name in merged["checks"]]
+    write(merged, target)
+    write_doc(render(merged), DOC)
+    print(f"wrote {target} and {DOC}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("checks", nargs="*", help="checks to run (default: all)")
@@ -633,13 +654,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
     parser.add_argument("--list", action="store_true", help="list the checks")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="FILE")
+    parser.add_argument(
+        "--over",
+        action="store_true",
+        help="with --merge: runs of a later commit replace their checks in the results of "
+        "another, each check saying the commit it ran at",
+    )
     args = parser.parse_args(argv)
     if args.list:
         for c in CHECKS:
             print(c.name + (f" (needs {', '.join(c.needs)})" if c.needs else ""))
         return 0
     if args.merge:
-        return merge(args.merge)
+        return merge(args.merge, over=args.over)
     unknown = set(args.checks) - {c.name for c in CHECKS}
     if unknown:
         parser.error(f"unknown checks: {', '.join(sorted(unknown))}")

@@ -69,10 +69,18 @@ def render(results: Mapping[str, Any] | None) -> str:
     for name, title in TITLES.items():
         part = checks.get(name)
         seconds = part.get("seconds", "") if part else ""
-        lines.append(f"| {title} | {status(part)} | {seconds} |")
+        later = f" (at `{part['ran_at']['commit'][:10]}`)" if part and "ran_at" in part else ""
+        lines.append(f"| {title} | {status(part)}{later} | {seconds} |")
     for name, title in TITLES.items():
         part = checks.get(name)
         lines += ["", f"## {title}", "", f"Status: {status(part)}."]
+        if part and "ran_at" in part:
+            ran = part["ran_at"]
+            lines += [
+                "",
+                f"This check ran at commit `{ran['commit'][:10]}` (clean tree), {ran['date']}, "
+                "on the same machine, after the others of these results.",
+            ]
         if part is None or part["status"] == "not available":
             if part:
                 lines += ["", "The probe without the layer: " + "; ".join(
