@@ -364,6 +364,20 @@ TEST(BudgetController, ACostThatShowsOverSeveralFramesIsNotTakenForTheBaseline) 
     }
 }
 
+// A frame of the H200's size and cost with timing (1.6 ms, 200 workloads of 2.3 us: 28.75% in
+// full, a rotation of 6 at 5%) whose application's recording of 300 us swings by +-45 us in runs
+// of frames.
+Loop swinging_recording() {
+    Loop loop;
+    loop.base_ns = 1'600'000;
+    loop.unit_ns = 2'300;
+    loop.noise = 0.005;
+    loop.recording_ns = 300'000;
+    loop.recording_swing = 0.15;
+    loop.lag = 1;
+    return loop;
+}
+
 // The frame's time scatters with the application's own recording, in runs of frames (on an
 // H200's host the recording of a 1.6 ms frame switches between a fast and a slow state, by some
 // 100 us: more than a 5% budget). Told what the recording took in each frame, the controller
@@ -372,13 +386,7 @@ TEST(BudgetController, ACostThatShowsOverSeveralFramesIsNotTakenForTheBaseline) 
 // scatters by. Over the seeds below, not told: rotations of 14 to 54 frames where the budget
 // implies 7, and a median frame that spent 0.7% to 7.2%; told: 6 or 7 frames, 4.2% to 4.7%.
 TEST(BudgetController, TakesTheApplicationsRecordingOutOfTheFramesTime) {
-    Loop loop;
-    loop.base_ns = 1'600'000;
-    loop.unit_ns = 2'300; // 28.75% in full: a rotation of 6 at 5%
-    loop.noise = 0.005;
-    loop.recording_ns = 300'000;
-    loop.recording_swing = 0.15; // +-45 us, in runs of frames
-    loop.lag = 1;
+    Loop loop = swinging_recording();
     uint32_t missed_untold = 0;
     for (const bool told : {false, true}) {
         loop.report_recording = told;
@@ -405,14 +413,8 @@ TEST(BudgetController, TakesTheApplicationsRecordingOutOfTheFramesTime) {
 // recording the next frame while the GPU runs this one) explains none of it: the share fitted is
 // about none, and the frame is planned from its time as it is.
 TEST(BudgetController, ARecordingOutsideTheFramesTimeIsNotTakenOut) {
-    Loop loop;
-    loop.base_ns = 1'600'000;
-    loop.unit_ns = 2'300;
-    loop.noise = 0.005;
-    loop.recording_ns = 300'000;
-    loop.recording_swing = 0.15;
+    Loop loop = swinging_recording();
     loop.recording_in_frame = 0;
-    loop.lag = 1;
     for (uint32_t seed = 1; seed <= 4; ++seed) {
         loop.seed = seed;
         const auto r = loop.run(600);
@@ -428,14 +430,8 @@ TEST(BudgetController, ARecordingOutsideTheFramesTimeIsNotTakenOut) {
 // Where a slow recording state slows the rest of the frame with it, the frame moves by more than
 // the recording: the share fitted says so, up to kMostRecordingShare.
 TEST(BudgetController, ARecordingThatSlowsTheRestOfTheFrameCountsForMore) {
-    Loop loop;
-    loop.base_ns = 1'600'000;
-    loop.unit_ns = 2'300;
-    loop.noise = 0.005;
-    loop.recording_ns = 300'000;
-    loop.recording_swing = 0.15;
+    Loop loop = swinging_recording();
     loop.recording_in_frame = 1.6;
-    loop.lag = 1;
     const auto r = loop.run(600);
     EXPECT_NEAR(r.frames.back().recording_share, 1.6, 0.15);
     loop.recording_in_frame = 3;
