@@ -3,6 +3,7 @@
 #include "core/pending_posts.hpp"
 
 #include "core/background_thread.hpp"
+#include "core/monotonic_clock.hpp"
 #include "core/wire_format.hpp"
 
 #include <algorithm>
@@ -174,12 +175,6 @@ void after_fork_in_child() noexcept {
 }
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "read by a signal handler");
-
-uint64_t monotonic_ns() noexcept {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
-}
 
 template <typename Items> size_t total_charged(const Items& items) {
     size_t bytes = 0;

@@ -64,7 +64,7 @@ struct CommandBufferState {
     // Each instrument's state for it, in the device's instrument order (slots).
     std::vector<std::unique_ptr<InstrumentRecording>> instruments;
     // Under a cost budget, in a captured frame: the frame's epoch (Budget::recording_began())
-    // and when the application's recording began (steady clock), for Budget::recorded().
+    // and when the application's recording began (monotonic_ns()), for Budget::recorded().
     void* budget_epoch = nullptr;
     uint64_t recording_began_ns = 0;
 };

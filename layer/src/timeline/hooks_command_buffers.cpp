@@ -1,10 +1,10 @@
 // Command buffer lifetime: each command buffer's recorder, created with it, reset with it, and
 // the secondaries inlined into the primaries that execute them.
 
+#include "core/monotonic_clock.hpp"
 #include "timeline/device.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace vkscope {
 namespace {
@@ -16,12 +16,6 @@ using timeline::TimelineDevice;
 
 const DeviceDispatch& next_of(const void* handle) {
     return find_device(handle)->next;
-}
-
-uint64_t steady_ns() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
 }
 
 } // namespace
@@ -143,7 +137,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         }
         cb->recorder.begin(cb->primary, one_time, options);
         if (cb->budget_epoch) {
-            cb->recording_began_ns = steady_ns();
+            cb->recording_began_ns = monotonic_ns();
         }
         return result;
     }
@@ -155,7 +149,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkEndCommandBuffer(VkCommandBuffer command
         if (cb->budget_epoch) {
             // What the application's own recording took, from its begin to its end, less the
             // instruments' calls in it.
-            const uint64_t spent = steady_ns() - cb->recording_began_ns;
+            const uint64_t spent = monotonic_ns() - cb->recording_began_ns;
             const uint64_t theirs = cb->recorder.instrument_ns();
             timeline::Budget::recorded(cb->budget_epoch, spent > theirs ? spent - theirs : 0);
             cb->budget_epoch = nullptr;

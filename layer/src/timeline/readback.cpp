@@ -1,11 +1,11 @@
 #include "timeline/readback.hpp"
 
 #include "core/background_thread.hpp"
+#include "core/monotonic_clock.hpp"
 #include "timeline/metadata.hpp"
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 
 namespace vkscope::timeline {
 namespace {
@@ -14,12 +14,6 @@ constexpr auto kPoll = std::chrono::milliseconds(10);
 // On device destruction: what the GPU has not finished by then is not worth holding the
 // application for.
 constexpr auto kStopGrace = std::chrono::milliseconds(500);
-
-uint64_t now_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 } // namespace
 
@@ -156,7 +150,7 @@ void ReadbackWorker::run() {
         // When the completions were seen (after the counters were read, so that a submission
         // that completed while they were being read counts too): an upper bound for every GPU
         // time they carry.
-        const uint64_t seen_ns = now_ns();
+        const uint64_t seen_ns = monotonic_ns();
         last_seen = std::chrono::steady_clock::now();
         lock.lock();
         std::vector<ReadbackJob> ready;

@@ -1,9 +1,9 @@
 #include "timeline/recorder.hpp"
 
+#include "core/monotonic_clock.hpp"
 #include "timeline/ids.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace vkscope::timeline {
 
@@ -90,11 +90,9 @@ uint32_t Recorder::timed_marks(bool start, const Workload* w, const RenderPassFl
     if (w && w->measured == 0 && !w->precedes_measured) {
         return instrument_marks(start, w, render_pass);
     }
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point before = Clock::now();
+    const uint64_t before = monotonic_ns();
     const uint32_t at = instrument_marks(start, w, render_pass);
-    instrument_ns_ += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - before).count());
+    instrument_ns_ += monotonic_ns() - before;
     return at;
 }
 

@@ -2,13 +2,13 @@
 
 #include "core/log.hpp"
 #include "core/message_channel.hpp"
+#include "core/monotonic_clock.hpp"
 #include "protocol.gen.hpp"
 #include "timeline/ids.hpp"
 #include "timeline/messages.hpp"
 #include "timeline/outgoing.hpp"
 #include "timeline/record_sink.hpp"
 
-#include <ctime>
 #include <map>
 
 namespace vkscope::timeline {
@@ -34,12 +34,6 @@ bool ensure_semaphore(TimelineQueue& q) {
 }
 
 } // namespace
-
-uint64_t monotonic_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 void end_frame(TimelineQueue& queue, const char* reason) {
     TimelineDevice& device = queue.device;

@@ -147,6 +147,4 @@ private:
 // End of frame `device.frame` (and start of the next): a FRAME message.
 void end_frame(TimelineQueue& queue, const char* reason);
 
-uint64_t monotonic_ns();
-
 } // namespace vkscope::timeline
