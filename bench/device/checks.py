@@ -636,9 +636,9 @@ def merge(files: Sequence[Path], over: bool = False) -> int:
 def merge_over(previous: dict[str, Any], runs: Sequence[dict[str, Any]], target: Path) -> int:
     merged = previous
     for r in runs:
+        if not r.get("clean"):
+            raise SystemExit(f"a run from a tree with uncommitted changes: {r.get('commit')}")
         for name, part in r["checks"].items():
-            if not r.get("clean"):
-                raise SystemExit(f"{name}: a run from a tree with uncommitted changes")
             merged["checks"][name] = {**part, "ran_at": {"commit": r["commit"], "date": r["date"]}}
     merged["settings"]["checks"] = [c.name for c in CHECKS if c.name in merged["checks"]]
     write(merged, target)
