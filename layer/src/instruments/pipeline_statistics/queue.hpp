@@ -49,6 +49,9 @@ public:
 
     void begin_submission(const timeline::SubmissionStart& start) override;
     bool pairs_marks() const override { return active_; }
+    // Its queries' copies follow the command buffers that ended them, listed from the paired
+    // instances: a command buffer the budget left out holds none.
+    bool pairs_unmeasured_before_submit() const override { return false; }
     void after_command_buffer(const timeline::SubmitRecord& record,
                               timeline::LayerCommandBuffers* layer,
                               std::vector<VkCommandBuffer>& out) override;
