@@ -316,11 +316,15 @@ def measure(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every configuration once per round, interleaved; a budgeted run judged against the
-    unbudgeted run of its round."""
+    unbudgeted run of its round. Each round starts one configuration further along the list, so
+    that no configuration always runs first, or always after the longest frames."""
     out: dict[str, list[dict[str, Any]]] = {c.key: [] for c in CONFIGS}
     with tempfile.TemporaryDirectory(prefix="vkscope-budget-") as tmp:
         for r in range(rounds):
-            round_runs = {c.key: run_once(program, c, frames, skip, Path(tmp)) for c in CONFIGS}
+            turn = r % len(CONFIGS)
+            order = [*CONFIGS[turn:], *CONFIGS[:turn]]
+            ran = {c.key: run_once(program, c, frames, skip, Path(tmp)) for c in order}
+            round_runs = {c.key: ran[c.key] for c in CONFIGS}
             for b in BUDGETED:
                 run = round_runs[b.key]
                 full = round_runs[b.full]

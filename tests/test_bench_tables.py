@@ -152,3 +152,40 @@ def test_frame_cost_verdicts_take_the_rounds_of_the_targets_alone_with_the_other
         timeline_line
     )
     assert "median of 7 rounds: **met** (+5.0%;" in queue_line
+
+
+def test_a_device_check_run_in_parts_is_joined_into_its_rounds() -> None:
+    # Two device calls of the budget check (`--rounds`), and a check run in both that keeps no
+    # rounds: the first joins, the second keeps its latest run.
+    def part(rounds: list[int], status: str) -> dict[str, object]:
+        return {
+            "status": status,
+            "failures": [f"round {rounds[0]}"] if status == "failed" else [],
+            "seconds": 10.0 * len(rounds),
+            "rounds": {
+                "run": [{"frame": r, "trace": [r]} for r in rounds],
+                "timing": [{"frame": -r} for r in rounds],
+            },
+        }
+
+    runs = [
+        {"commit": "c", "checks": {"budget": part([1, 2], "passed"), "driver": {"n": 1}}},
+        {"commit": "c", "checks": {"budget": part([3], "failed"), "driver": {"n": 2}}},
+    ]
+    code = (
+        "import json\nfrom bench.device.checks import join_parts\n"
+        f"print(json.dumps(join_parts(json.loads({json.dumps(json.dumps(runs))}))))"
+    )
+    joined = json.loads(bench_python(code))
+    budget = joined[0]["checks"]["budget"]
+    assert [r["frame"] for r in budget["rounds"]["run"]] == [1, 2, 3]
+    assert [r["frame"] for r in budget["rounds"]["timing"]] == [-1, -2, -3]
+    # A later part keeps no frame-by-frame record (the first part keeps what it has).
+    assert [("trace" in r) for r in budget["rounds"]["run"]] == [True, True, False]
+    assert (budget["status"], budget["failures"], budget["seconds"]) == (
+        "failed",
+        ["round 3"],
+        30.0,
+    )
+    assert "budget" not in joined[1]["checks"]
+    assert joined[1]["checks"]["driver"] == {"n": 2}

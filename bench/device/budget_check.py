@@ -4,7 +4,9 @@ budget, under one and under 0% (the instruments there, measuring nothing), besid
 alone, with every frame's controller record of the first round and where each run's frame time
 goes (the program's own log of its frames: bench/frame_phases.py). Four rounds of 600 frames with
 seven configurations took about three minutes on an H200; six rounds (the fewest whose range is
-a 95% interval of their median) about four and a half."""
+a 95% interval of their median) about four and a half. Each round starts one configuration
+further along (bench/budget.py), and more rounds than one device call allows run in parts
+(`checks.py --rounds N budget`, one call each), which `checks.py --merge` joins."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ def check_budget(ctx: Context, out: Outcome) -> None:
     rounds, frames, skip = (
         (QUICK_ROUNDS, QUICK_FRAMES, QUICK_SKIP) if ctx.quick else (ROUNDS, FRAMES, SKIP)
     )
+    rounds = ctx.rounds or rounds
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     end, frame_submits = workload_cost.frame_end(tools)
     program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)

@@ -29,6 +29,9 @@ class Context:
     workload: Path
     driver: Driver
     quick: bool
+    # A check that runs interleaved rounds runs this many instead of its own (--rounds): one
+    # check split across device calls, joined again by `checks.py --merge`.
+    rounds: int | None = None
 
     def env(self, layer: bool = True, **settings: str) -> dict[str, str]:
         """The layer's folder on the loader's path (enabled unless `layer` is false, as an
