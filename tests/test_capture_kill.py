@@ -195,12 +195,18 @@ def test_killed_at_a_random_point_of_a_million_workloads(
     tmp_path: Path, long_stream: bytes
 ) -> None:
     capture, sock_path = tmp_path / "killed.vkscope", tmp_path / "s.sock"
-    delay = random.uniform(0.1, 2.0)  # the stream takes a second or two: anywhere in it
+    delay = random.uniform(0.0, 1.9)  # the stream takes a second or two: anywhere in it
     proc = _start_host(capture, sock_path)
     try:
         sock = connect(f"unix:{sock_path}")
         sender = threading.Thread(target=_send_until_killed, args=(sock, long_stream))
         sender.start()
+        # The point is counted from the stream's first commit: on a loaded machine the host may
+        # not have committed even its HELLO a tenth of a second in.
+        deadline = time.monotonic() + 60
+        while _committed_workloads(capture) == 0:
+            assert time.monotonic() < deadline, "the host committed no workload in 60 s"
+            time.sleep(0.01)
         time.sleep(delay)
         seen = _committed_workloads(capture)  # what is committed now must survive the kill
         proc.send_signal(signal.SIGKILL)
