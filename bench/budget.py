@@ -323,8 +323,7 @@ def measure(
         for r in range(rounds):
             turn = r % len(CONFIGS)
             order = [*CONFIGS[turn:], *CONFIGS[:turn]]
-            ran = {c.key: run_once(program, c, frames, skip, Path(tmp)) for c in order}
-            round_runs = {c.key: ran[c.key] for c in CONFIGS}
+            round_runs = {c.key: run_once(program, c, frames, skip, Path(tmp)) for c in order}
             for b in BUDGETED:
                 run = round_runs[b.key]
                 full = round_runs[b.full]

@@ -654,9 +654,10 @@ def join_parts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             joinable = isinstance(rounds, dict) and all(
                 isinstance(v, list) for v in rounds.values()
             )
-            if name not in first or not joinable:
-                if joinable:
-                    first[name] = part
+            if not joinable:
+                continue
+            if name not in first:
+                first[name] = part
                 continue
             whole = first[name]
             if set(whole["rounds"]) != set(rounds):
@@ -716,9 +717,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = set(args.checks) - {c.name for c in CHECKS}
     if unknown:
         parser.error(f"unknown checks: {', '.join(sorted(unknown))}")
-    args.out.mkdir(parents=True, exist_ok=True)
     if args.rounds is not None and args.rounds < 1:
         parser.error("--rounds must be positive")
+    args.out.mkdir(parents=True, exist_ok=True)
     return run_checks(
         args.checks or [c.name for c in CHECKS], args.quick, args.out / "device.json", args.rounds
     )
