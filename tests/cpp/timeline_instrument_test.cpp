@@ -241,41 +241,6 @@ TEST(TimelineInstrumentPoints, TheInstrumentsCallsAreTimedWhereAsked) {
     }
 }
 
-// A recording the budget left out of every instrument says so, and its submission may then
-// interpret it after the driver's call whatever the instruments need of a measured one; one
-// workload measured, or one that starts the next ahead, or no budget at all, and it may not.
-TEST(TimelineInstrumentPoints, ARecordingSaysWhetherTheBudgetLeftItAllOut) {
-    struct Case {
-        InstrumentChoice (*choose)(const Workload&, void*);
-        bool nothing;
-    };
-    for (const Case c : {Case{none_of_them, true}, Case{all_of_them, false},
-                         Case{every_other, false}, Case{before_a_window, false}}) {
-        InstrumentedRecording r(kInstruments);
-        uint32_t chosen = 0;
-        r.begin(true, true, choosing(c.choose, chosen));
-        dispatch(r);
-        dispatch(r);
-        r.recorder.end();
-        EXPECT_EQ(r.recorder.measures_nothing(), c.nothing) << "after " << chosen << " choices";
-    }
-    InstrumentedRecording unbudgeted(kInstruments);
-    unbudgeted.begin(true, true);
-    dispatch(unbudgeted);
-    unbudgeted.recorder.end();
-    EXPECT_FALSE(unbudgeted.recorder.measures_nothing()) << "without a budget every one measures";
-    // A new recording starts over: measured before, left out now.
-    InstrumentedRecording r(kInstruments);
-    uint32_t chosen = 0;
-    r.begin(true, true, choosing(all_of_them, chosen));
-    dispatch(r);
-    r.recorder.end();
-    r.begin(true, true, choosing(none_of_them, chosen));
-    dispatch(r);
-    r.recorder.end();
-    EXPECT_TRUE(r.recorder.measures_nothing());
-}
-
 TEST(TimelineInstrumentPoints, AroundEveryWorkloadInsideItsTags) {
     InstrumentedRecording r(kInstruments);
     r.begin(true, true);

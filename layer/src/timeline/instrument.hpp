@@ -243,10 +243,6 @@ public:
     // application's work before the layer's per-workload work is done (not on a CPU device,
     // where that work would compete with the device's own for the same cores).
     virtual bool pairs_before_submit() const { return true; }
-    // The same for a command buffer the budget left out of every instrument (Recorder::
-    // measures_nothing()): an instrument that places nothing for one says false, and such a
-    // command buffer is interpreted after the driver's call like any where none pairs before it.
-    virtual bool pairs_unmeasured_before_submit() const { return pairs_before_submit(); }
     // Each application command buffer's record, workloads listed and marks paired, in call
     // order: before its after_command_buffer(), or after the driver's call (before submitted())
     // when no instrument of the queue pairs_before_submit().

@@ -72,7 +72,6 @@ void Recorder::reset() {
     continued_counts_.clear();
     needs_submit_label_ = false;
     has_workloads_ = false;
-    measures_ = false;
     instrument_ns_ = 0;
     depth_ = 0;
     foreign_end_ = false;
@@ -83,7 +82,6 @@ void Recorder::choose_with_options(Workload& w) {
     const InstrumentChoice choice = options_.choose(w, options_.choose_context);
     w.measured = choice.measured;
     w.precedes_measured = choice.precedes_measured;
-    measures_ = measures_ || choice.measured != 0 || choice.precedes_measured;
 }
 
 uint32_t Recorder::timed_marks(bool start, const Workload* w, const RenderPassFlags* render_pass) {
@@ -408,9 +406,6 @@ void Recorder::execute(const Recorder& secondary) {
             }
         }
     }
-    // A secondary that cannot say it measured nothing (recorded without the budget's choice)
-    // may hold instruments' commands.
-    measures_ = measures_ || !secondary.measures_nothing();
     if (secondary.has_workloads_) {
         has_workloads_ = true;
         needs_submit_label_ =

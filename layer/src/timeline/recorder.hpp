@@ -144,9 +144,6 @@ public:
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
     bool has_workloads() const { return has_workloads_; }
-    // The budget chose this recording's every workload out of every instrument: no instrument
-    // wrote anything into it, so none needs its marks paired before the driver's call.
-    bool measures_nothing() const { return options_.choose != nullptr && !measures_; }
     // What the instruments' calls took in this recording (RecordOptions::time_instruments).
     uint64_t instrument_ns() const { return instrument_ns_; }
     bool in_render_pass() const { return part_ != nullptr; }
@@ -298,7 +295,6 @@ private:
     bool one_time_ = true;
     bool needs_submit_label_ = false;
     bool has_workloads_ = false;
-    bool measures_ = false; // some workload was chosen for an instrument (or precedes one)
     uint64_t instrument_ns_ = 0;
 };
 

@@ -120,15 +120,10 @@ Submission::Submission(TimelineQueue& queue, const char* api)
     // With the worker interpreting, what is left until after the driver's call is handing the
     // streams over, on either kind of device.
     after_driver_ = worker_ != nullptr || !device_.cpu_device;
-    // A baseline frame of a budget measures nothing: deferred like the timeline's own
-    // interpretation, it leaves the GPU's start where the timeline alone leaves it.
-    unmeasured_after_driver_ = after_driver_;
     for (const auto& instrument : queue_.instruments) {
         instrument->begin_submission(start);
         pair_marks_ = pair_marks_ || instrument->pairs_marks();
         after_driver_ = after_driver_ && !instrument->pairs_before_submit();
-        unmeasured_after_driver_ =
-            unmeasured_after_driver_ && !instrument->pairs_unmeasured_before_submit();
     }
     recycle();
 }
@@ -185,9 +180,7 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         QueueShape next = shape_;
         uint32_t tag_ends = 0;
         std::unique_ptr<SubmitMessages> messages;
-        const bool defer =
-            after_driver_ || (unmeasured_after_driver_ && cb && cb->recorder.measures_nothing());
-        if (defer && !shape_.render_pass_open() &&
+        if (after_driver_ && !shape_.render_pass_open() &&
             (!cb || Interpreter::scan(cb->recorder.stream(), !frame_selected_, next, tag_ends))) {
             shape_ = next;
             waiting_.push_back(what);

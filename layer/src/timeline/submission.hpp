@@ -127,9 +127,6 @@ private:
     // No instrument needs a command buffer's workloads before the driver's call, and the device
     // is not a CPU device: they are interpreted after it (InstrumentQueue::pairs_before_submit()).
     bool after_driver_ = true;
-    // The same for a command buffer the budget left out of every instrument (not on a CPU
-    // device): InstrumentQueue::pairs_unmeasured_before_submit().
-    bool unmeasured_after_driver_ = true;
     // The device's interpretation worker runs this queue's streams (interpretation_worker.hpp);
     // null: this thread does.
     InterpretationWorker* worker_ = nullptr;

@@ -25,11 +25,11 @@ struct StatisticsQueue::Job {
     StatisticsResults* results = nullptr;
     QueryPoolCache* pools = nullptr;
     VkQueryPipelineStatisticFlags statistics = 0;
+    timeline::PairedInstances paired;
     std::vector<Entry> entries;
     std::vector<Read> reads;
     std::vector<ReadBlock> blocks;
     std::vector<Batch> batches;
-    std::vector<std::pair<uint64_t, uint64_t>> listed;
     std::vector<uint64_t> regions;
     std::vector<QueryBlock*> held;
     uint32_t in_place_entries = 0;
@@ -74,7 +74,53 @@ struct StatisticsQueue::Job {
         return words;
     }
 
+    // Each paired instance's entry: its query, or why it has none. The same query run twice
+    // within a read (a secondary executed twice) keeps only the last run's values, so no
+    // instance that used it gets any.
+    struct Entries {
+        std::vector<Entry>& list;
+        QueryReads seen;
+        size_t read_from = 0;
+
+        void append(const timeline::InstanceMarks& instance) {
+            using Ending = timeline::MarkedInstance::Ending;
+            Entry e{instance.submit, instance.tag, nullptr, 0, nullptr, false};
+            if (instance.begin && instance.begin == instance.end &&
+                instance.ending != Ending::never) {
+                e.block = static_cast<QueryBlock*>(instance.begin.object());
+                e.slot = instance.begin.index();
+            } else {
+                e.why = instance.begin.why()               ? instance.begin.why()
+                        : instance.ending == Ending::never ? why(Reason::not_ended)
+                                                           : why(Reason::split_render_pass);
+            }
+            if (e.block && !seen.first_use(e.block, e.slot)) {
+                bool repeat = false;
+                for (size_t i = read_from; i < list.size(); ++i) {
+                    Entry& earlier = list[i];
+                    if (earlier.block == e.block && earlier.slot == e.slot) {
+                        earlier.twice = true;
+                        e.twice = true;
+                        repeat = repeat || (earlier.submit == e.submit && earlier.tag == e.tag);
+                    }
+                }
+                if (repeat) {
+                    return; // one instance executed twice: one entry says it
+                }
+            }
+            list.push_back(e);
+        }
+        void read_closed() {
+            read_from = list.size();
+            seen.clear();
+        }
+        uint32_t size() const { return static_cast<uint32_t>(list.size()); }
+    };
+
     void run(timeline::CompletionSink& sink) {
+        entries.reserve(paired.size());
+        Entries appended{entries, {}, 0};
+        paired.walk(reads, batches, appended);
         if (!regions.empty()) {
             results->buffer.invalidate();
         }
@@ -111,6 +157,7 @@ struct StatisticsQueue::Job {
         size_t r = 0;
         uint32_t first_block = 0; // of read r
         size_t l = 0;
+        std::vector<std::pair<uint64_t, uint64_t>>& listed = paired.listed();
         std::vector<std::pair<uint64_t, uint64_t>> seen;
         for (const Batch& batch : batches) {
             seen.clear();
@@ -126,14 +173,16 @@ struct StatisticsQueue::Job {
                 } else if (!x.block || read.dropped) {
                     annex(x.submit, x.tag, x.why ? x.why : read.dropped, false, 0);
                 } else {
-                    uint32_t base = 0;
-                    for (uint32_t b = first_block; b < read.blocks; ++b) {
-                        if (blocks[b].block == x.block) {
-                            base = blocks[b].base;
-                            break;
-                        }
+                    // Its block is among its read's: the stream that ended it named it.
+                    uint32_t b = first_block;
+                    while (b < read.blocks && blocks[b].block != x.block) {
+                        ++b;
                     }
-                    annex(x.submit, x.tag, nullptr, read.in_place, base + x.slot);
+                    if (b < read.blocks) {
+                        annex(x.submit, x.tag, nullptr, read.in_place, blocks[b].base + x.slot);
+                    } else {
+                        annex(x.submit, x.tag, why(Reason::not_available), false, 0);
+                    }
                 }
             }
             // An instance listed in a SUBMIT must say something, even when no end of it was
@@ -190,52 +239,30 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
     if (!active_) {
         return;
     }
-    using Ending = timeline::MarkedInstance::Ending;
-    listed_.reserve(listed_.size() + record.workloads.size() - record.left_out);
-    for (const timeline::SubmittedWorkload& w : record.workloads) {
-        if (!w.left_out) { // the timeline sends its annex (left_out_annex())
-            listed_.emplace_back(record.submit, w.tag);
+    ++added_;
+    // Every block a query of the stream is in: those the read copies (or holds). A render pass
+    // instance begun in an earlier command buffer has no query (one cannot span command buffers).
+    for (const timeline::MarkObject& o : record.stream.objects) {
+        if (o.slot == slot_) {
+            reads_.add(static_cast<QueryBlock*>(o.object));
+            counted_ = true;
         }
-    }
-    entries_.reserve(entries_.size() + record.instances.size());
-    for (const timeline::MarkedInstance& instance : record.instances) {
-        const timeline::Mark& begin = instance.begin[slot_];
-        const timeline::Mark& end = instance.end[slot_];
-        Entry e{instance.submit, instance.tag, nullptr, 0, nullptr, false};
-        if (begin && begin == end && instance.ending != Ending::never) {
-            e.block = static_cast<QueryBlock*>(begin.object());
-            e.slot = begin.index();
-        } else {
-            e.why = begin.why()                        ? begin.why()
-                    : instance.ending == Ending::never ? why(Reason::not_ended)
-                                                       : why(Reason::split_render_pass);
-        }
-        // The same query run twice before a read (a secondary executed twice): only the last
-        // run's values would be left, so no instance that used it gets any.
-        if (e.block && !reads_.first_use(e.block, e.slot)) {
-            bool repeat = false;
-            for (size_t i = pending_; i < entries_.size(); ++i) {
-                Entry& earlier = entries_[i];
-                if (earlier.block == e.block && earlier.slot == e.slot) {
-                    earlier.twice = true;
-                    e.twice = true;
-                    repeat = repeat || (earlier.submit == e.submit && earlier.tag == e.tag);
-                }
-            }
-            if (repeat) {
-                continue; // one instance executed twice: one entry says it
-            }
-        }
-        entries_.push_back(e);
     }
     if (layer) {
         flush(*layer, out);
     }
 }
 
+void StatisticsQueue::paired(const timeline::SubmitRecord& record) {
+    if (active_) {
+        paired_.paired(record, slot_);
+    }
+}
+
 void StatisticsQueue::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
-    closed_.close(static_cast<uint32_t>(entries_.size()), dropped, in_place, reads);
-    pending_ = entries_.size();
+    closed_.close(0, dropped, in_place, reads);
+    paired_.read_closed(added_);
+    closed_at_ = added_;
     reads_.clear();
 }
 
@@ -250,14 +277,8 @@ void StatisticsQueue::flush(timeline::LayerCommandBuffers& layer,
     if (!pending()) {
         return;
     }
-    // Every block an entry uses is read whole (its used slots), each once: every used slot was
-    // begun and ended by the recording that holds the block, earlier on this queue. (A block
-    // whose queries all ran twice is read for nothing.)
-    for (size_t i = pending_; i < entries_.size(); ++i) {
-        if (entries_[i].block) {
-            reads_.add(entries_[i].block);
-        }
-    }
+    // Every block is read whole (its used slots), each once: every used slot was begun and ended
+    // by the recording that holds the block, earlier on this queue.
     const uint32_t total = reads_.lay_out(0);
     if (total == 0) {
         drop_pending(why(Reason::not_available));
@@ -309,8 +330,8 @@ void StatisticsQueue::end_batch(timeline::LayerCommandBuffers* layer,
         flush(*layer, out);
     }
     drop_pending(why(Reason::fixed_batch));
-    batches_.push_back(
-        Batch{static_cast<uint32_t>(entries_.size()), static_cast<uint32_t>(listed_.size())});
+    batches_.push_back(Batch{});
+    paired_.batch_closed(added_);
 }
 
 std::string StatisticsQueue::left_out_annex() const {
@@ -322,19 +343,17 @@ std::string StatisticsQueue::left_out_annex() const {
 }
 
 timeline::CompletionJob StatisticsQueue::take_completion() {
-    if (!active_ || (entries_.empty() && listed_.empty())) {
+    if (!needs_completion()) {
         return {};
     }
     auto job = std::make_shared<Job>();
     job->results = &results_;
     job->pools = pools_;
     job->statistics = statistics_;
-    job->entries = std::move(entries_);
-    pending_ = 0;
+    job->paired = std::move(paired_);
     job->reads = std::move(closed_.reads);
     job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);
-    job->listed = std::move(listed_);
     job->regions = std::move(regions_);
     job->held = std::move(held_);
     job->in_place_entries = in_place_entries_;
@@ -359,11 +378,11 @@ void StatisticsQueue::release() {
     regions_.clear();
     held_.clear();
     reads_.clear();
-    pending_ = 0;
-    entries_.clear();
+    added_ = closed_at_ = 0;
+    counted_ = false;
     closed_.clear();
     batches_.clear();
-    listed_.clear();
+    paired_.clear();
     in_place_entries_ = 0;
 }
 

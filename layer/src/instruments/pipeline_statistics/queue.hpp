@@ -4,15 +4,18 @@
 // pool read belongs to a recording that runs once and the device reads in place
 // (`counters_read`); otherwise a layer command buffer copies them into the queue's result ring
 // (each submission its own region, so nothing waits and a resubmitted command buffer cannot
-// overwrite results not yet read). At submission only that is decided, and each instance's query
-// noted; the readback thread resolves the instances and turns them into each one's `counters`
-// annex once the GPU is done.
+// overwrite results not yet read). Before the driver's call only that is decided, from the query
+// blocks the command buffer's stream names (SubmitRecord::stream), so the timeline may pair the
+// instances after the call, as it does for timing: the paired instances are copied for the job,
+// and the readback thread finds each one's query and turns it into its `counters` annex once the
+// GPU is done. A frame with statistics then starts on the GPU as early as one without.
 
 #include "core/host_visible_buffer.hpp"
 #include "core/query_reads.hpp"
 #include "core/ring.hpp"
 #include "instruments/pipeline_statistics/device.hpp"
 #include "timeline/instrument.hpp"
+#include "timeline/paired_instances.hpp"
 
 #include <cstdint>
 #include <utility>
@@ -49,9 +52,9 @@ public:
 
     void begin_submission(const timeline::SubmissionStart& start) override;
     bool pairs_marks() const override { return active_; }
-    // Its queries' copies follow the command buffers that ended them, listed from the paired
-    // instances: a command buffer the budget left out holds none.
-    bool pairs_unmeasured_before_submit() const override { return false; }
+    // The reads it places need only the blocks the stream's queries are in.
+    bool pairs_before_submit() const override { return false; }
+    void paired(const timeline::SubmitRecord& record) override;
     void after_command_buffer(const timeline::SubmitRecord& record,
                               timeline::LayerCommandBuffers* layer,
                               std::vector<VkCommandBuffer>& out) override;
@@ -59,9 +62,7 @@ public:
                    std::vector<VkCommandBuffer>& out) override;
     // Nothing to read or say when the cost budget left every workload out (the timeline sends
     // their annexes).
-    bool needs_completion() const override {
-        return active_ && (!entries_.empty() || !listed_.empty());
-    }
+    bool needs_completion() const override { return active_ && (counted_ || !paired_.empty()); }
     timeline::CompletionJob take_completion() override;
     std::string left_out_annex() const override;
     void end_submission() override;
@@ -95,16 +96,19 @@ private:
     QueryPoolCache* const pools_;
     const size_t slot_;
     bool active_ = false;
-    bool pending() const { return entries_.size() > pending_; }
+    bool pending() const { return added_ > closed_at_; }
 
-    // The whole submission's entries, handed to the job; those from pending_ on are not read
-    // yet, and reads_ holds their blocks and queries.
-    std::vector<Entry> entries_;
-    size_t pending_ = 0;
+    // reads_ holds the blocks of the command buffers added since the last read closed (at
+    // closed_at_ command buffers).
     QueryReads reads_;
+    uint32_t added_ = 0;
+    uint32_t closed_at_ = 0;
+    bool counted_ = false; // a command buffer added holds a query of this instrument's
     ClosedReads closed_;
     std::vector<Batch> batches_;
-    std::vector<std::pair<uint64_t, uint64_t>> listed_;
+    // Every paired command buffer's instances with this instrument's marks, and the workloads
+    // its SUBMIT lists: the job makes the entries.
+    timeline::PairedInstances paired_;
     std::vector<uint64_t> regions_;
     std::vector<QueryBlock*> held_;
     uint32_t in_place_entries_ = 0;

@@ -6,6 +6,7 @@
 #include "core/query_reads.hpp"
 #include "instruments/timing/timestamp.hpp"
 #include "timeline/instrument.hpp"
+#include "timeline/paired_instances.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,20 +25,8 @@ struct TimingEntry {
     bool ambiguous = false;
 };
 
-// A paired instance with timing's marks only: what a submission keeps of a MarkedInstance for
-// its completion job, which makes the entry.
-struct InstanceMarks {
-    uint64_t submit = 0; // the instance is submit.tag
-    uint64_t tag = 0;
-    timeline::Mark begin;
-    timeline::Mark end;
-    timeline::MarkedInstance::Ending ending = timeline::MarkedInstance::Ending::workload;
-};
-
-inline InstanceMarks marks_of(const timeline::MarkedInstance& instance, size_t slot) {
-    return InstanceMarks{instance.submit, instance.tag, instance.begin[slot], instance.end[slot],
-                         instance.ending};
-}
+using timeline::InstanceMarks;
+using timeline::marks_of;
 
 // Why an instance without both of timing's timestamps (or never ended) is untimed; clears them.
 void mark_untimed(TimingEntry& e, const InstanceMarks& instance);

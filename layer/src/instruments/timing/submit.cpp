@@ -27,15 +27,11 @@ struct SubmitTiming::Job {
     TimingDevice* device = nullptr;
     QueueResults* results = nullptr;
     uint32_t family = 0;
-    std::vector<InstanceMarks> instances;
-    std::vector<Paired> paired;
-    std::vector<uint32_t> read_ends;
-    std::vector<uint32_t> batch_ends;
+    timeline::PairedInstances paired;
     std::vector<TimingEntry> entries;
     std::vector<Read> reads;
     std::vector<ReadBlock> blocks;
     std::vector<Batch> batches;
-    std::vector<std::pair<uint64_t, uint64_t>> listed;
     std::vector<uint64_t> regions;
     std::vector<QueryBlock*> held;
     uint32_t in_place_entries = 0;
@@ -72,38 +68,26 @@ struct SubmitTiming::Job {
     }
 
     // The entries of the paired instances, command buffer by command buffer in call order, and
-    // the entries and listed instances each read and each batch ends at: those of the command
-    // buffers it closed after. Within a read, a begin timestamp seen before is a query run twice
-    // (append_entry()).
-    void pair() {
-        entries.reserve(instances.size());
+    // the entries and listed instances each read and each batch ends at. Within a read, a begin
+    // timestamp seen before is a query run twice (append_entry()).
+    struct Entries {
+        std::vector<TimingEntry>& list;
         QueryReads seen;
         size_t read_from = 0;
-        size_t settled_reads = 0;
-        size_t settled_batches = 0;
-        uint32_t listed_end = 0;
-        const auto settle = [&](uint32_t cbs) {
-            for (; settled_reads < read_ends.size() && read_ends[settled_reads] <= cbs;
-                 ++settled_reads) {
-                reads[settled_reads].end = static_cast<uint32_t>(entries.size());
-                read_from = entries.size();
-                seen.clear();
-            }
-            for (; settled_batches < batch_ends.size() && batch_ends[settled_batches] <= cbs;
-                 ++settled_batches) {
-                batches[settled_batches].entries = static_cast<uint32_t>(entries.size());
-                batches[settled_batches].listed = listed_end;
-            }
-        };
-        settle(0);
-        size_t i = 0;
-        for (size_t cb = 0; cb < paired.size(); ++cb) {
-            for (; i < paired[cb].instances; ++i) {
-                append_entry(seen, entries, read_from, entry_of(instances[i]));
-            }
-            listed_end = paired[cb].listed;
-            settle(static_cast<uint32_t>(cb + 1));
+
+        void append(const InstanceMarks& instance) {
+            append_entry(seen, list, read_from, entry_of(instance));
         }
+        void read_closed() {
+            read_from = list.size();
+            seen.clear();
+        }
+        uint32_t size() const { return static_cast<uint32_t>(list.size()); }
+    };
+    void pair() {
+        entries.reserve(paired.size());
+        Entries appended{entries, {}, 0};
+        paired.walk(reads, batches, appended);
     }
 
     void run(uint64_t done_ns, timeline::CompletionSink& sink) {
@@ -129,6 +113,7 @@ struct SubmitTiming::Job {
         size_t r = 0;
         uint32_t first_block = 0; // of read r
         size_t l = 0;
+        std::vector<std::pair<uint64_t, uint64_t>>& listed = paired.listed();
         std::vector<std::pair<uint64_t, uint64_t>> seen;
         for (const Batch& batch : batches) {
             seen.clear();
@@ -235,12 +220,8 @@ void SubmitTiming::end() {
 void SubmitTiming::clear() {
     reads_.clear();
     added_ = closed_at_ = 0;
-    read_ends_.clear();
-    batch_ends_.clear();
     closed_.clear();
     batches_.clear();
-    instances_.clear();
-    listed_.clear();
     paired_.clear();
     regions_.clear();
     held_.clear();
@@ -282,28 +263,14 @@ void SubmitTiming::add(const timeline::SubmitRecord& record) {
 }
 
 void SubmitTiming::paired(const timeline::SubmitRecord& record) {
-    if (!active_) {
-        return;
+    if (active_) {
+        paired_.paired(record, slot_);
     }
-    const uint64_t submit = record.submit;
-    listed_.reserve(listed_.size() + record.workloads.size() - record.left_out);
-    for (const timeline::SubmittedWorkload& w : record.workloads) {
-        if (!w.left_out) { // the timeline sends its annex (left_out_annex())
-            listed_.emplace_back(submit, w.tag);
-        }
-    }
-    const size_t slot = slot_;
-    instances_.reserve(instances_.size() + record.instances.size());
-    for (const timeline::MarkedInstance& m : record.instances) {
-        instances_.push_back(marks_of(m, slot));
-    }
-    paired_.push_back(
-        Paired{static_cast<uint32_t>(instances_.size()), static_cast<uint32_t>(listed_.size())});
 }
 
 void SubmitTiming::close_read(const char* dropped, bool in_place, const QueryReads* reads) {
     closed_.close(0, dropped, in_place, reads);
-    read_ends_.push_back(added_);
+    paired_.read_closed(added_);
     closed_at_ = added_;
     reads_.clear();
 }
@@ -370,12 +337,12 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
     }
     drop_pending(reason::kNotEnded);
     batches_.push_back(Batch{0, 0, serialization, caveat});
-    batch_ends_.push_back(added_);
+    paired_.batch_closed(added_);
 }
 
 bool SubmitTiming::needs_job() const {
     // An instance paired makes an entry; a workload listed and not left out, a listed one.
-    return active_ && (timed_ || !instances_.empty() || !listed_.empty());
+    return active_ && (timed_ || !paired_.empty());
 }
 
 timeline::CompletionJob SubmitTiming::take_job() {
@@ -386,11 +353,7 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->device = device_;
     job->results = results_;
     job->family = family_;
-    job->instances = std::move(instances_);
-    job->listed = std::move(listed_);
     job->paired = std::move(paired_);
-    job->read_ends = std::move(read_ends_);
-    job->batch_ends = std::move(batch_ends_);
     job->reads = std::move(closed_.reads);
     job->blocks = std::move(closed_.blocks);
     job->batches = std::move(batches_);

@@ -30,6 +30,7 @@
 #include "instruments/timing/results.hpp"
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
+#include "timeline/paired_instances.hpp"
 
 #include <cstdint>
 #include <utility>
@@ -89,12 +90,6 @@ public:
     using ReadBlock = ClosedReads::Block;
     struct Job;
 
-    // Where one paired command buffer's instances and listed workloads end in the submission's.
-    struct Paired {
-        uint32_t instances = 0;
-        uint32_t listed = 0;
-    };
-
 private:
     void close_read(const char* dropped, bool in_place, const QueryReads* reads);
     // Empties everything of the submission (what a job took is empty already).
@@ -112,16 +107,11 @@ private:
     QueryReads reads_;
     uint32_t added_ = 0;     // command buffers add()ed
     uint32_t closed_at_ = 0; // added_ when the last read closed
-    // The command buffers each read and each batch closed after.
-    std::vector<uint32_t> read_ends_;
-    std::vector<uint32_t> batch_ends_;
     ClosedReads closed_;
     std::vector<Batch> batches_;
-    // Every paired command buffer's instances, in call order, with timing's marks only: the job
-    // makes the entries.
-    std::vector<InstanceMarks> instances_;
-    std::vector<std::pair<uint64_t, uint64_t>> listed_; // (submit, tag) of every SUBMIT's list
-    std::vector<Paired> paired_;
+    // Every paired command buffer's instances, with timing's marks only, and the workloads its
+    // SUBMIT lists: the job makes the entries.
+    timeline::PairedInstances paired_;
     std::vector<uint64_t> regions_;
     std::vector<QueryBlock*> held_; // pools read in place (QueryPoolCache::hold)
     uint32_t in_place_entries_ = 0;
