@@ -379,7 +379,9 @@ def handover_section(part: Mapping[str, Any]) -> list[str]:
         if not run:
             continue
         g = run["gaps_us"]
-        gaps = f"{g['count']}: min {g['min']}, median {g['median']}" if g["count"] else "none"
+        gaps = "none"
+        if g["count"]:
+            gaps = f"{g['count']}: min {g['min']:.1f}, median {g['median']:.1f}"
         instances = ", ".join(f"{k}: {n}" for k, n in run["instances"].items())
         lines.append(f"| {label} | {', '.join(run['sampling'])} | {', '.join(run['counters'])} "
                      f"| {instances} | {gaps} |")  # fmt: skip
