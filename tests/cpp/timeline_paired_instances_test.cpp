@@ -115,5 +115,38 @@ TEST(PairedInstances, ClosingBeforePairingEndsTheSame) {
     EXPECT_TRUE(paired.listed().empty());
 }
 
+TEST(PairedInstances, EveryListedWorkloadNoEntrySpokeForIsSaidOnce) {
+    constexpr size_t kSlot = 1;
+    int object = 0;
+    PairedInstances paired;
+    // One batch of two command buffers, one workload listed twice (a secondary executed twice),
+    // then a batch of one.
+    SubmitRecord first = command_buffer(1, 0, 3, 0, kSlot, object);
+    first.workloads.push_back(first.workloads.front());
+    paired.paired(first, kSlot);
+    paired.paired(command_buffer(2, 0, 2, 0, kSlot, object), kSlot);
+    paired.batch_closed(2);
+    paired.paired(command_buffer(3, 0, 2, 0, kSlot, object), kSlot);
+    paired.batch_closed(3);
+    std::vector<ClosedReads::Read> reads;
+    std::vector<Batch> batches(2);
+    Entries entries;
+    paired.walk(reads, batches, entries);
+    ASSERT_EQ(batches[0].listed, 6u);
+
+    // The first batch's entries spoke for 1.2 and 2.0 (in no order), and for 3.0, which it does
+    // not list.
+    std::vector<PairedInstances::Listed> seen{{2, 0}, {3, 0}, {1, 2}};
+    std::vector<PairedInstances::Listed> unsaid;
+    const auto note = [&](uint64_t submit, uint64_t tag) { unsaid.emplace_back(submit, tag); };
+    paired.for_each_unsaid(0, batches[0].listed, seen, note);
+    EXPECT_EQ(unsaid, (std::vector<PairedInstances::Listed>{{1, 0}, {1, 1}, {2, 1}}))
+        << "1.0, listed twice, is said once";
+    unsaid.clear();
+    seen.clear();
+    paired.for_each_unsaid(batches[0].listed, batches[1].listed, seen, note);
+    EXPECT_EQ(unsaid, (std::vector<PairedInstances::Listed>{{3, 0}, {3, 1}}));
+}
+
 } // namespace
 } // namespace vkscope::timeline

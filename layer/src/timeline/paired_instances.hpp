@@ -11,6 +11,7 @@
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -59,7 +60,7 @@ public:
 
     bool empty() const { return instances_.empty() && listed_.empty(); }
     size_t size() const { return instances_.size(); }
-    std::vector<Listed>& listed() { return listed_; }
+    const std::vector<Listed>& listed() const { return listed_; }
 
     // The job's walk: `entries.append(instance)` for every instance, command buffer by command
     // buffer; after each, every read closed there ends at `entries.size()` (then
@@ -93,6 +94,24 @@ public:
             }
             listed = ends_[cb].listed;
             settle(static_cast<uint32_t>(cb + 1));
+        }
+    }
+
+    // An instance listed in a SUBMIT must say something, even when no end of it was seen in its
+    // batch: `unsaid(submit, tag)` once for each workload listed in the batch that ended at
+    // `from` (the batch before's `listed`, as walk() set it) and ends at `to`, unless `seen`
+    // holds it (the instances the batch's entries spoke for; sorted here).
+    template <typename Unsaid>
+    void for_each_unsaid(uint32_t from, uint32_t to, std::vector<Listed>& seen, Unsaid unsaid) {
+        std::sort(seen.begin(), seen.end());
+        const auto first = listed_.begin() + from;
+        const auto last = listed_.begin() + to;
+        std::sort(first, last);
+        for (auto it = first; it != last; ++it) {
+            if ((it == first || *it != *(it - 1)) &&
+                !std::binary_search(seen.begin(), seen.end(), *it)) {
+                unsaid(it->first, it->second);
+            }
         }
     }
 

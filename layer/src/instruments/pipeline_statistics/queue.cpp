@@ -156,9 +156,8 @@ struct StatisticsQueue::Job {
         size_t e = 0;
         size_t r = 0;
         uint32_t first_block = 0; // of read r
-        size_t l = 0;
-        std::vector<std::pair<uint64_t, uint64_t>>& listed = paired.listed();
-        std::vector<std::pair<uint64_t, uint64_t>> seen;
+        uint32_t l = 0;
+        std::vector<timeline::PairedInstances::Listed> seen;
         for (const Batch& batch : batches) {
             seen.clear();
             for (; e < batch.entries; ++e) {
@@ -185,18 +184,9 @@ struct StatisticsQueue::Job {
                     }
                 }
             }
-            // An instance listed in a SUBMIT must say something, even when no end of it was
-            // seen in its batch.
-            std::sort(seen.begin(), seen.end());
-            const auto from = listed.begin() + static_cast<std::ptrdiff_t>(l);
-            const auto to = listed.begin() + static_cast<std::ptrdiff_t>(batch.listed);
-            std::sort(from, to);
-            for (auto it = from; it != to; ++it) {
-                if ((it == from || *it != *(it - 1)) &&
-                    !std::binary_search(seen.begin(), seen.end(), *it)) {
-                    annex(it->first, it->second, why(Reason::not_ended), false, 0);
-                }
-            }
+            paired.for_each_unsaid(l, batch.listed, seen, [&](uint64_t submit, uint64_t tag) {
+                annex(submit, tag, why(Reason::not_ended), false, 0);
+            });
             l = batch.listed;
         }
     }

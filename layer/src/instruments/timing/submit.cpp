@@ -112,12 +112,11 @@ struct SubmitTiming::Job {
         size_t e = 0;
         size_t r = 0;
         uint32_t first_block = 0; // of read r
-        size_t l = 0;
-        std::vector<std::pair<uint64_t, uint64_t>>& listed = paired.listed();
-        std::vector<std::pair<uint64_t, uint64_t>> seen;
+        uint32_t l = 0;
+        std::vector<timeline::PairedInstances::Listed> seen;
         for (const Batch& batch : batches) {
             seen.clear();
-            const auto settle = [&](uint64_t submit, uint64_t tag, InstanceTiming& t) {
+            const auto settle = [&](InstanceTiming& t) {
                 // Instances recorded outside captured frames, and those the cost budget left out
                 // of theirs, had nothing injected around them.
                 const bool injected =
@@ -126,7 +125,6 @@ struct SubmitTiming::Job {
                 if (t.status == Outcome::ok && batch.caveat) {
                     t.reason = batch.caveat;
                 }
-                seen.emplace_back(submit, tag);
             };
             for (; e < batch.entries; ++e) {
                 while (reads[r].end <= e) {
@@ -145,7 +143,8 @@ struct SubmitTiming::Job {
                 } else {
                     t.status = Outcome::ok;
                 }
-                settle(te.submit, te.tag, t);
+                settle(t);
+                seen.emplace_back(te.submit, te.tag);
                 if (t.status == Outcome::ok) {
                     const auto base = [&](const QueryBlock* block) {
                         for (uint32_t b = first_block; b < read.blocks; ++b) {
@@ -172,23 +171,13 @@ struct SubmitTiming::Job {
                 }
                 sink.annex(te.submit, te.tag, timing_annex(t));
             }
-            // An instance listed in a SUBMIT must say something, even when no end of it was
-            // seen in its batch.
-            std::sort(seen.begin(), seen.end());
-            const auto from = listed.begin() + static_cast<std::ptrdiff_t>(l);
-            const auto to = listed.begin() + static_cast<std::ptrdiff_t>(batch.listed);
-            std::sort(from, to);
-            for (auto it = from; it != to; ++it) {
-                if ((it != from && *it == *(it - 1)) ||
-                    std::binary_search(seen.begin(), seen.end(), *it)) {
-                    continue;
-                }
+            paired.for_each_unsaid(l, batch.listed, seen, [&](uint64_t submit, uint64_t tag) {
                 InstanceTiming t;
                 t.status = Outcome::untimed;
                 t.reason = reason::kNotEnded;
-                settle(it->first, it->second, t);
-                sink.annex(it->first, it->second, timing_annex(t));
-            }
+                settle(t);
+                sink.annex(submit, tag, timing_annex(t));
+            });
             l = batch.listed;
         }
     }
