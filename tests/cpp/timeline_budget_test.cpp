@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <vector>
@@ -60,6 +61,10 @@ struct Loop {
     int lag = 0;
     double noise = 0.0;
     double drift = 0.0;
+    // From frame `step_at` on (0: never), the base moves by `step` of itself at once (a scene
+    // that got lighter, a GPU's clocks that went up).
+    double step = 0.0;
+    uint32_t step_at = 0;
     uint32_t seed = 1;
     // Where set, instead of `lag`: the share of a frame's cost that shows in its own time and in
     // each of the next frames' (an application that runs frames ahead of the GPU: its backlog
@@ -128,7 +133,9 @@ struct Loop {
         return out;
     }
 
-    double base_at(uint32_t frame) const { return base_ns * (1 + drift * frame); }
+    double base_at(uint32_t frame) const {
+        return base_ns * (1 + drift * frame) * (step_at && frame >= step_at ? 1 + step : 1);
+    }
 
     // The full cost over the budget, rounded up, plus one: the frames a rotation may take.
     uint32_t rotation_target() const {
@@ -225,6 +232,34 @@ TEST(BudgetController, ABaselineTheMeasuredFramesContradictIsTakenAgain) {
     // (a sample counts the mean of its frame's count and the one before, which may differ by a
     // workload where a share carries: off by a share of a workload's cost)
     EXPECT_NEAR(*c.unit_ns(), 1500.0, 30.0);
+}
+
+// A frame that gets much faster for good once the count is at the budget (a scene that got
+// lighter): the measured frames read faster than the baseline, and once they do by more than the
+// estimate's error the baseline is taken again. The measured frames' samples are kept, so the
+// first frames after the new baseline run measure what the budget holds at the new frame time,
+// not the ramp's first count again.
+TEST(BudgetController, ABaselineTakenAgainKeepsWhatTheMeasuredFramesSaid) {
+    Loop loop;
+    loop.noise = 0.002;
+    loop.step = -0.3;
+    loop.step_at = 200;
+    const auto r = loop.run(600);
+    // The new baseline's first run: kFirstBaselineRun frames in a row with no baseline before.
+    uint32_t after = 0;
+    for (uint32_t f = loop.step_at; f + 1 < r.frames.size() && after == 0; ++f) {
+        if (r.frames[f].state == BudgetState::baseline && !r.frames[f].base_ns) {
+            after = f;
+        }
+    }
+    ASSERT_GT(after, 0u) << "the baseline was taken again";
+    while (r.frames[after].state != BudgetState::measured) {
+        ++after;
+    }
+    // At 560 us, 5% holds 18 workloads of 1.5 us: a rotation of 12.
+    const uint32_t first_count = r.frames[after].measured;
+    EXPECT_GE(first_count, 14u) << "no ramp from a 64th of the frame";
+    EXPECT_LE(first_count, 19u);
 }
 
 TEST(BudgetController, HoldsTheBudgetAndMeasuresEveryWorkloadWithinTheRotationItImplies) {
@@ -427,13 +462,27 @@ TEST(BudgetController, ARecordingOutsideTheFramesTimeIsNotTakenOut) {
     }
 }
 
+// A recording that does not move the frame's time, seen in baseline frames alone (a budget of 0:
+// a couple of dozen pairs of frames, whose times scatter more than the recording moves): the fit
+// cannot tell a share from none, and takes none rather than whatever the scatter made it.
+TEST(BudgetController, AShareTheFramesCannotTellFromNoneIsNone) {
+    Loop loop = swinging_recording();
+    loop.budget = 0;
+    loop.recording_in_frame = 0;
+    loop.noise = 0.02;
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+        loop.seed = seed;
+        EXPECT_EQ(loop.run(300).frames.back().recording_share, 0.0) << "seed " << seed;
+    }
+}
+
 // Where a slow recording state slows the rest of the frame with it, the frame moves by more than
 // the recording: the share fitted says so, up to kMostRecordingShare.
 TEST(BudgetController, ARecordingThatSlowsTheRestOfTheFrameCountsForMore) {
     Loop loop = swinging_recording();
-    loop.recording_in_frame = 1.6;
+    loop.recording_in_frame = 1.4;
     const auto r = loop.run(600);
-    EXPECT_NEAR(r.frames.back().recording_share, 1.6, 0.15);
+    EXPECT_NEAR(r.frames.back().recording_share, 1.4, 0.15);
     loop.recording_in_frame = 3;
     EXPECT_EQ(loop.run(600).frames.back().recording_share, BudgetController::kMostRecordingShare);
 }

@@ -262,7 +262,7 @@ void BudgetController::estimate() {
     planned_unit_ns_ = (cost + kErrors * cost_error) / count;
     // Measured frames that are clearly faster than the baseline say the baseline is wrong (taken
     // while the application was still warming up, or the scene changed since): it is taken
-    // again, from scratch.
+    // again (plan()).
     base_suspect_ = mean_a < -2 * error;
 }
 
@@ -274,6 +274,7 @@ void BudgetController::fit_recording_share() {
     // baseline ones, make the fit within a few frames of a change of the recording's state.
     double srr = 0;
     double sri = 0;
+    double sii = 0;
     size_t pairs = 0;
     const auto add = [&](uint64_t interval, uint64_t recording, uint64_t interval_before,
                          uint64_t recording_before, double instruments) {
@@ -285,6 +286,7 @@ void BudgetController::fit_recording_share() {
             static_cast<double>(interval) - static_cast<double>(interval_before) - instruments;
         srr += r * r;
         sri += r * i;
+        sii += i * i;
         ++pairs;
     };
     const size_t bases = std::min(base_count_, kBaseSamples);
@@ -305,9 +307,19 @@ void BudgetController::fit_recording_share() {
         }
     }
     // (a recording time that does not vary, or is not known, explains nothing)
-    recording_share_ = pairs >= kRecordingFitPairs && srr > 0
-                           ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
-                           : 0.0;
+    if (pairs < kRecordingFitPairs || srr <= 0) {
+        recording_share_ = 0;
+        return;
+    }
+    // A share the pairs cannot tell from none (under kShareErrors of its standard error) is
+    // none: taken out of every time, a share fitted to noise adds the recording's scatter to
+    // them rather than taking it out (a few pairs of baseline frames alone fitted anything from
+    // none to the bound).
+    const double share = sri / srr;
+    const double left = std::max(0.0, sii - share * sri);
+    const double share_error = std::sqrt(left / static_cast<double>(pairs - 1) / srr);
+    recording_share_ =
+        share > kShareErrors * share_error ? std::min(share, kMostRecordingShare) : 0.0;
 }
 
 double BudgetController::allowed() const {
@@ -346,15 +358,14 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     const bool wrong = base_suspect_ && since_baseline_ >= kSuspectFrames &&
                        (rotated || since_baseline_ >= 2 * kSuspectFrames);
     if (wrong) {
+        // Only the baseline is taken again: the measured frames' samples are times as they were,
+        // compared with whichever baseline is current, and the count they planned holds until
+        // the new baseline plans another. (Starting over from the ramp's first count, a run
+        // whose measured frames kept reading faster than its baseline frames measured a few
+        // workloads a frame for the whole capture.)
         base_count_ = 0;
-        unit_count_ = 0;
         base_ns_.reset();
-        unit_ns_.reset();
-        frame_ns_ = 0;
-        last_unit_ = 0;
-        planned_unit_ns_ = 0;
         base_suspect_ = false;
-        recording_share_ = 0;
     }
     if (!base_ns_ || due) {
         baseline_left_ = (base_ns_ ? kBaselineRun : kFirstBaselineRun) - 1;
