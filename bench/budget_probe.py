@@ -50,7 +50,8 @@ def probe(
     they and the frame before them measured, each group's frames and median time (µs), and the
     median of each phase of the frame as the program timed it: its recording, its vkQueueSubmit
     call, its fence wait (which falls in the next frame's interval), and `other`, the rest of the
-    interval the layer saw (the program checking the frame before, the layer's frame end)."""
+    interval the layer saw (the program checking the frame before, the layer's frame end), and the
+    recording split as the layer timed it: the application's own calls, and the rest."""
     with tempfile.TemporaryDirectory(prefix="vkscope-budget-probe-") as tmp:
         cap = Path(tmp) / "probe.vkscope"
         log = Path(tmp) / "frames.txt"
@@ -79,6 +80,11 @@ def probe(
         if own is not None and previous is not None:
             times |= own
             times["other"] = times["frame"] - own["record"] - own["submit"] - previous["wait"]
+            if frame.recording_ns:
+                # The recording as the layer split it: the application's own calls, and the
+                # rest (the instruments' calls, the layer's and the driver's work for them).
+                times["application"] = frame.recording_ns / 1e3
+                times["rest"] = own["record"] - times["application"]
         groups.setdefault(key, []).append(times)
     rows = []
     for (s, b, m), frames_times in sorted(groups.items()):
@@ -92,8 +98,9 @@ def probe(
     return rows
 
 
-# The phases of a frame the program times (bench/frame_phases.py), and the rest of the interval.
-PHASES = (*frame_phases.PHASES, "other")
+# The phases of a frame the program times (bench/frame_phases.py), the rest of the interval, and
+# the recording split into the application's own calls and the rest.
+PHASES = (*frame_phases.PHASES, "other", "application", "rest")
 
 
 def lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
