@@ -462,20 +462,6 @@ TEST(BudgetController, ARecordingOutsideTheFramesTimeIsNotTakenOut) {
     }
 }
 
-// A recording that does not move the frame's time, seen in baseline frames alone (a budget of 0:
-// a couple of dozen pairs of frames, whose times scatter more than the recording moves): the fit
-// cannot tell a share from none, and takes none rather than whatever the scatter made it.
-TEST(BudgetController, AShareTheFramesCannotTellFromNoneIsNone) {
-    Loop loop = swinging_recording();
-    loop.budget = 0;
-    loop.recording_in_frame = 0;
-    loop.noise = 0.02;
-    for (uint32_t seed = 1; seed <= 8; ++seed) {
-        loop.seed = seed;
-        EXPECT_EQ(loop.run(300).frames.back().recording_share, 0.0) << "seed " << seed;
-    }
-}
-
 // Where a slow recording state slows the rest of the frame with it, the frame moves by more than
 // the recording: the share fitted says so, up to kMostRecordingShare.
 TEST(BudgetController, ARecordingThatSlowsTheRestOfTheFrameCountsForMore) {

@@ -274,7 +274,6 @@ void BudgetController::fit_recording_share() {
     // baseline ones, make the fit within a few frames of a change of the recording's state.
     double srr = 0;
     double sri = 0;
-    double sii = 0;
     size_t pairs = 0;
     const auto add = [&](uint64_t interval, uint64_t recording, uint64_t interval_before,
                          uint64_t recording_before, double instruments) {
@@ -286,7 +285,6 @@ void BudgetController::fit_recording_share() {
             static_cast<double>(interval) - static_cast<double>(interval_before) - instruments;
         srr += r * r;
         sri += r * i;
-        sii += i * i;
         ++pairs;
     };
     const size_t bases = std::min(base_count_, kBaseSamples);
@@ -311,15 +309,7 @@ void BudgetController::fit_recording_share() {
         recording_share_ = 0;
         return;
     }
-    // A share the pairs cannot tell from none (under kShareErrors of its standard error) is
-    // none: taken out of every time, a share fitted to noise adds the recording's scatter to
-    // them rather than taking it out (a few pairs of baseline frames alone fitted anything from
-    // none to the bound).
-    const double share = sri / srr;
-    const double left = std::max(0.0, sii - share * sri);
-    const double share_error = std::sqrt(left / static_cast<double>(pairs - 1) / srr);
-    recording_share_ =
-        share > kShareErrors * share_error ? std::min(share, kMostRecordingShare) : 0.0;
+    recording_share_ = std::clamp(sri / srr, 0.0, kMostRecordingShare);
 }
 
 double BudgetController::allowed() const {

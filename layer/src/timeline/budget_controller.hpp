@@ -115,8 +115,6 @@ public:
     // ones that planned worst sat at or above it).
     static constexpr size_t kRecordingFitPairs = 8;
     static constexpr double kMostRecordingShare = 1.5;
-    // Standard errors a fitted share must stand above none for the fit to be taken.
-    static constexpr double kShareErrors = 2.0;
 
     // `budget`: the share of the frame without instruments that they may add (0.05 for 5%).
     // `frames_per_set`: frames one full measurement of a workload spans (performance queries'
