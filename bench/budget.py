@@ -330,15 +330,28 @@ def measure(
                 counts = {k: len(v) for k, v in run["identity_times"].items()}
                 run["agreement"] = agreement(run["identity_ns"], full["identity_ns"], counts)
                 run["agreement"]["sampled"] = sampled_agreement(counts, full["identity_times"])
+            kept = {b.key for b in BUDGETED if off(round_runs, b)}
             for key, run in round_runs.items():
                 run.pop("identity_ns")
                 run.pop("identity_times")
-                if r > 0:
-                    run.pop("trace", None)  # every frame's record of the first round only
+                if r > 0 and key not in kept:
+                    # every frame's record of the first round only, and of a budgeted run that
+                    # went off (so that what its controller saw can be read)
+                    run.pop("trace", None)
                 out[key].append(run)
             if progress:
                 progress(f"round {r + 1} of {rounds} done")
     return out
+
+
+def off(round_runs: Mapping[str, Mapping[str, Any]], b: Budgeted) -> bool:
+    """A budgeted run of a round whose rotation took more than twice the frames the budget
+    implies, or with an identity that disagrees with the capture without a budget."""
+    run, full, timeline = round_runs[b.key], round_runs[b.full], round_runs["run"]
+    added = (full["period_median_us"] - timeline["period_median_us"]) / timeline["period_median_us"]
+    return bool(run["agreement"]["disagreeing"]) or run.get(
+        "rotation_frames", 0
+    ) > 2 * implied_frames(added * 100, b)
 
 
 # -- the page ------------------------------------------------------------------------------------
@@ -356,10 +369,12 @@ def added(rounds: Mapping[str, Any], key: str, metric: str) -> list[float]:
 def implied(rounds: Mapping[str, Any], b: Budgeted) -> list[int]:
     """The frames the budget implies, round by round: the full cost (the unbudgeted run's median
     frame beyond the timeline's) over the budget, rounded up, plus one."""
-    return [
-        max(1, math.ceil(max(0.0, f) / b.percent)) + 1
-        for f in added(rounds, b.full, "period_median_us")
-    ]
+    return [implied_frames(f, b) for f in added(rounds, b.full, "period_median_us")]
+
+
+def implied_frames(full_percent: float, b: Budgeted) -> int:
+    """The full cost (percent of the frame) over the budget, rounded up, plus one."""
+    return max(1, math.ceil(max(0.0, full_percent) / b.percent)) + 1
 
 
 def pct(v: float) -> str:
