@@ -139,22 +139,22 @@ void BudgetController::estimate() {
     base_error_ = base_error;
 
     // The measured frames compared with it are those of the same span of frames (the most
-    // recent three at least): a frame time that drifts (a GPU's clocks, the machine's load)
-    // then drifts alike in both, where a baseline older than the measured frames would count
+    // recent kFewestUnitSamples at least): a frame time that drifts (a GPU's clocks, the machine's
+    // load) then drifts alike in both, where a baseline older than the measured frames would count
     // the drift as what measuring costs (or saves).
     const size_t stored = std::min(unit_count_, kUnitSamples);
     std::array<UnitSample, kUnitSamples> recent{};
     size_t units = 0;
     for (size_t age = 0; age < stored; ++age) {
         const UnitSample& u = unit_samples_[(unit_count_ - 1 - age) % kUnitSamples];
-        if (units >= 3 && u.frame < since) {
+        if (units >= kFewestUnitSamples && u.frame < since) {
             break;
         }
         recent[units++] = u;
     }
     unit_ns_.reset();
     planned_unit_ns_ = 0;
-    if (units < 3) {
+    if (units < kFewestUnitSamples) {
         return;
     }
     // What the measured frames added over the baseline: a cost per frame that measures anything
@@ -162,7 +162,10 @@ void BudgetController::estimate() {
     // squares where the counts measured differ enough to tell them apart (a ramp, a rotation
     // that changed), the cost per frame kept from the last such fit otherwise. Without the fifth
     // of the frames furthest above the last estimate and the fifth furthest below (a hiccup of
-    // the machine, a frame that lost a wait).
+    // the machine, a frame that lost a wait), and one each way at the least: the first estimate,
+    // from a few frames, is what the plan starts from, and one frame that stalled for a few
+    // milliseconds among them put a workload at hundreds of microseconds (on an H200's frames,
+    // a count of none or one for hundreds of frames after).
     struct Added {
         double added;
         double measured;
@@ -182,7 +185,7 @@ void BudgetController::estimate() {
     const auto by_residual = [&](const Added& x, const Added& y) {
         return residual(x) < residual(y);
     };
-    const size_t trim = units / 5;
+    const size_t trim = std::max<size_t>(units / 5, 1);
     const size_t kept = units - 2 * trim;
     const auto at = [&](size_t i) { return sorted.begin() + static_cast<std::ptrdiff_t>(i); };
     std::nth_element(at(0), at(trim), at(units), by_residual);

@@ -105,6 +105,9 @@ public:
     // what measuring added took three to four frames to show in full, and a frame to leave).
     static constexpr uint32_t kSettleFrames = 2;
     static constexpr size_t kUnitSamples = 256;
+    // Samples of measured frames before the first estimate (the first and the last, by how far
+    // they lie from it, are left out).
+    static constexpr size_t kFewestUnitSamples = 5;
     // Standard errors of the estimated cost the plan adds to it.
     static constexpr double kErrors = 1.0;
     // Pairs of samples of consecutive frames before the frame's time is fitted against the
