@@ -142,9 +142,9 @@ void expect_held(const std::vector<Replayed>& replays, const Cost& cost, uint32_
     for (const Replayed& r : replays) {
         EXPECT_EQ(r.never, 0u) << "every identity measured after the start";
         // None starves: a first estimate that one stalled frame put at a hundred times the cost
-        // held a replay's count at none or one for hundreds of frames (a rotation of 90 frames
-        // where 5 were implied).
-        EXPECT_LE(r.rotation, 6 * r.implied);
+        // held a replay's count at none or one for hundreds of frames (with timing, a rotation of
+        // a hundred frames where 5 were implied).
+        EXPECT_LE(r.rotation, 8 * r.implied);
         medians.push_back(r.median_spent);
         p95s.push_back(r.p95_spent);
         late.push_back(static_cast<double>(r.rotation) - static_cast<double>(r.implied));
@@ -161,11 +161,13 @@ void expect_held(const std::vector<Replayed>& replays, const Cost& cost, uint32_
 }
 
 // `--timing queue --budget 5%` on the game-scale frame: a timed workload costs the frame about
-// 1.45 us (the unbudgeted run's frame over the timeline's, per workload) and a frame that measures
-// any about 9 us more (bench/budget_probe.py).
+// 1.45 us (the unbudgeted run's frame over the timeline's, per workload), and a frame that
+// measures any 10 to 20 us more (the `budget` device check's measured frames over its baseline
+// frames, beyond their workloads, from its phase split and from the controller's own fit): the
+// replay takes the dearer end.
 TEST(BudgetControllerOnH200Frames, TimingAtFivePercent) {
-    const Cost cost{0.05, 1'450, 9'000};
-    expect_held(replay_all(cost), cost, 3);
+    const Cost cost{0.05, 1'450, 20'000};
+    expect_held(replay_all(cost), cost, 4);
 }
 
 // `--timing queue --counters pipeline_statistics --budget 10%`: 14.7 us a workload, 18 us a frame.
