@@ -216,9 +216,10 @@ def test_query_pools_stay_bounded_over_a_thousand_frames(timed: Runner) -> None:
     res, long = timed(*scenarios, "--frames", "1000", timing="queue", timing_read="in_place")
     assert res.returncode == 0, res.stderr
     # Pools of one-run recordings wait for their read before they are reused, so how many are
-    # held at once follows how far the readback thread is behind, which varies from run to run;
-    # a pool per frame would be a hundred times as many.
-    assert 1 <= query_pools(long) <= 4 * query_pools(short)
+    # held at once follows how far the readback thread is behind, which varies from run to run
+    # (on a busy two-core CI machine, 5 in the short run and 30 in the long one): bounded by that
+    # backlog, not by the run's length, where a pool per frame would be a thousand.
+    assert 1 <= query_pools(long) <= max(4 * query_pools(short), 1000 // 20)
     # ... and every one of those frames was timed.
     assert len(long.of(SUBMIT_DONE)) >= 1000
 
