@@ -32,7 +32,9 @@ def check_budget(ctx: Context, out: Outcome) -> None:
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     end, frame_submits = workload_cost.frame_end(tools)
     program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
-    measured = budget.measure(program, rounds, frames, skip, frame_cost.printer("  budget"))
+    measured = budget.measure(
+        program, rounds, frames, skip, frame_cost.printer("  budget"), not ctx.driver.cpu_device
+    )
     for b in budget.BUDGETED:
         for r in measured[b.key]:
             out.expect(r["agreement"]["identities"] > 0, f"{b.key}: no identity measured")
