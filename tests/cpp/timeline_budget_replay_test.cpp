@@ -4,6 +4,7 @@
 // it would plan on that GPU is what it plans here; the synthetic loops of timeline_budget_test.cpp
 // test each mechanism, these the whole on a frame time that scatters by more than the budget.
 
+#include "budget_gaps.hpp"
 #include "timeline/budget_controller.hpp"
 
 #include <gtest/gtest.h>
@@ -100,23 +101,9 @@ Replayed replay(const std::vector<Frame>& frames, const Cost& cost) {
     r.p95_spent = quantile(with, 0.95) / quantile(without, 0.95) - 1;
     const double full = (kWorkloads * cost.unit_ns + cost.frame_ns) / quantile(without, 0.5);
     r.implied = static_cast<uint32_t>(std::ceil(full / cost.budget - 1e-9)) + 1;
-    for (const auto& in : measured_in) {
-        uint32_t before = 0;
-        bool seen = false;
-        for (const uint32_t f : in) {
-            if (f < kSkip) {
-                continue;
-            }
-            if (seen) {
-                const auto baseline = static_cast<uint32_t>(std::count(
-                    states.begin() + before + 1, states.begin() + f, BudgetState::baseline));
-                r.rotation = std::max(r.rotation, f - before - baseline);
-            }
-            before = f;
-            seen = true;
-        }
-        r.never += seen ? 0 : 1;
-    }
+    const BudgetGaps gaps = longest_gaps(measured_in, states, kSkip);
+    r.rotation = gaps.rotation;
+    r.never = gaps.never;
     return r;
 }
 

@@ -1,6 +1,7 @@
 // The cost budget: the window a frame's workloads are chosen by, the controller that plans it from
 // the frames' times, and the device-side epochs that recordings take their window from.
 
+#include "budget_gaps.hpp"
 #include "core/settings_parse.hpp"
 #include "timeline/budget.hpp"
 #include "timeline/budget_controller.hpp"
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <set>
 #include <vector>
@@ -159,29 +159,13 @@ std::vector<double> spends(const Loop& loop, const Loop::Result& r, size_t first
 // The most frames between two measurements of one position, after frame `first`, in frames
 // that were not baseline frames, and over all frames.
 std::pair<uint32_t, uint32_t> longest_gaps(const Loop::Result& r, uint32_t first) {
-    uint32_t rotation = 0;
-    uint32_t any = 0;
-    for (const auto& frames : r.measured_in) {
-        uint32_t before = first;
-        bool seen = false;
-        for (const uint32_t f : frames) {
-            if (f < first) {
-                continue;
-            }
-            if (seen) {
-                uint32_t baseline = 0;
-                for (uint32_t g = before + 1; g < f; ++g) {
-                    baseline += r.frames[g].state == BudgetState::baseline ? 1 : 0;
-                }
-                rotation = std::max(rotation, f - before - baseline);
-                any = std::max(any, f - before);
-            }
-            before = f;
-            seen = true;
-        }
-        EXPECT_TRUE(seen) << "a position never measured";
+    std::vector<BudgetState> states;
+    for (const BudgetFrame& f : r.frames) {
+        states.push_back(f.state);
     }
-    return {rotation, any};
+    const BudgetGaps gaps = timeline::longest_gaps(r.measured_in, states, first);
+    EXPECT_EQ(gaps.never, 0u) << "a position never measured";
+    return {gaps.rotation, gaps.any};
 }
 
 TEST(BudgetController, StartsWithWarmupFramesThenBaselineFrames) {
