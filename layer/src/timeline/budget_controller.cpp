@@ -308,11 +308,9 @@ void BudgetController::fit_recording_share() {
         }
     }
     // (a recording time that does not vary, or is not known, explains nothing)
-    if (pairs < kRecordingFitPairs || srr <= 0) {
-        recording_share_ = 0;
-        return;
-    }
-    recording_share_ = std::clamp(sri / srr, 0.0, kMostRecordingShare);
+    recording_share_ = pairs >= kRecordingFitPairs && srr > 0
+                           ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
+                           : 0.0;
 }
 
 double BudgetController::allowed() const {
