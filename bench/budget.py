@@ -350,11 +350,11 @@ def measure(
 def off(round_runs: Mapping[str, Mapping[str, Any]], b: Budgeted) -> bool:
     """A budgeted run of a round whose rotation took more than twice the frames the budget
     implies, or with an identity that disagrees with the capture without a budget."""
-    run, full, timeline = round_runs[b.key], round_runs[b.full], round_runs["run"]
-    added = (full["period_median_us"] - timeline["period_median_us"]) / timeline["period_median_us"]
+    run = round_runs[b.key]
+    full = percent_over(round_runs[b.full], round_runs["run"], "period_median_us")
     return bool(run["agreement"]["disagreeing"]) or run.get(
         "rotation_frames", 0
-    ) > 2 * implied_frames(added * 100, b)
+    ) > 2 * implied_frames(full, b)
 
 
 # -- the page ------------------------------------------------------------------------------------
@@ -363,10 +363,12 @@ def off(round_runs: Mapping[str, Mapping[str, Any]], b: Budgeted) -> bool:
 def added(rounds: Mapping[str, Any], key: str, metric: str) -> list[float]:
     """What `key` adds to the frame beyond the timeline's own cost (the run of the timeline
     alone of the same round), in percent of that run's frame."""
-    return [
-        (a[metric] - b[metric]) / b[metric] * 100
-        for a, b in zip(rounds[key], rounds["run"], strict=True)
-    ]
+    return [percent_over(a, b, metric) for a, b in zip(rounds[key], rounds["run"], strict=True)]
+
+
+def percent_over(run: Mapping[str, Any], timeline: Mapping[str, Any], metric: str) -> float:
+    """What `run` adds to `timeline`'s `metric`, in percent of it."""
+    return (run[metric] - timeline[metric]) / timeline[metric] * 100
 
 
 def implied(rounds: Mapping[str, Any], b: Budgeted) -> list[int]:

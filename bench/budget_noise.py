@@ -16,17 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.budget_probe import budget_frames
 from bench.frame_cost import Tools
 from bench.workload_cost import frame_end
-from harness.env import base_env
-from vkscope.capture import open_capture
 
 
 def record(
@@ -34,17 +32,8 @@ def record(
 ) -> dict[str, Any]:
     """One run: every captured frame's interval and recording time, in µs (0: not known)."""
     with tempfile.TemporaryDirectory(prefix="vkscope-budget-noise-") as tmp:
-        cap = Path(tmp) / "noise.vkscope"
-        cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html", "-o", str(cap)]
-        cmd += ["--timing", "queue", "--budget", "0%"]
-        cmd += [f"-s{k}={v}" for k, v in frame_submits.items()]
-        cmd += ["--", str(tools.workload), "--scenario", "game_scale", "--quiet"]
-        cmd += ["--workloads", str(workloads), "--frames", str(frames)]
-        res = subprocess.run(cmd, env=base_env(), capture_output=True, text=True, timeout=900)
-        if res.returncode != 0:
-            raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
-        with open_capture(cap) as c:
-            records = sorted(c.budget_frames(), key=lambda f: f.number)
+        options = ["--timing", "queue", "--budget", "0%"]
+        records = budget_frames(tools, frame_submits, options, workloads, frames, Path(tmp))
     return {
         "interval_us": [round((r.interval_ns or 0) / 1e3, 1) for r in records],
         "recording_us": [round((r.recording_ns or 0) / 1e3, 1) for r in records],

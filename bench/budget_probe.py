@@ -34,6 +34,7 @@ from bench.frame_cost import Tools
 from bench.workload_cost import frame_end
 from harness.env import base_env
 from vkscope.capture import open_capture
+from vkscope.capture.read.records import BudgetFrame
 
 
 def probe(
@@ -53,18 +54,9 @@ def probe(
     interval the layer saw (the program checking the frame before, the layer's frame end), and the
     recording split as the layer timed it: the application's own calls, and the rest."""
     with tempfile.TemporaryDirectory(prefix="vkscope-budget-probe-") as tmp:
-        cap = Path(tmp) / "probe.vkscope"
         log = Path(tmp) / "frames.txt"
-        cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html", "-o", str(cap)]
-        cmd += ["--timing", timing, "--budget", budget, *extra]
-        cmd += [f"-s{k}={v}" for k, v in frame_submits.items()]
-        cmd += ["--", str(tools.workload), "--scenario", "game_scale", "--quiet"]
-        cmd += ["--workloads", str(workloads), "--frames", str(frames), "--frame-log", str(log)]
-        res = subprocess.run(cmd, env=base_env(), capture_output=True, text=True, timeout=900)
-        if res.returncode != 0:
-            raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
-        with open_capture(cap) as c:
-            records = sorted(c.budget_frames(), key=lambda f: f.number)
+        options = ["--timing", timing, "--budget", budget, *extra]
+        records = budget_frames(tools, frame_submits, options, workloads, frames, Path(tmp), log)
         phases = frame_phases.read_frame_log(log)
     groups: dict[tuple[str, int, int], list[dict[str, float]]] = {}
     for before, frame in pairwise(records):
@@ -96,6 +88,32 @@ def probe(
                 row[f"{phase}_us"] = statistics.median(values)
         rows.append(row)
     return rows
+
+
+def budget_frames(
+    tools: Tools,
+    frame_submits: Mapping[str, str],
+    options: Sequence[str],
+    workloads: int,
+    frames: int,
+    tmp: Path,
+    frame_log: Path | None = None,
+) -> list[BudgetFrame]:
+    """The game-scale frame captured with `vkscope run OPTIONS` (a capture in `tmp`): the
+    controller's record of every captured frame, in order; with `frame_log`, the program logs
+    its frames' phases there."""
+    cap = tmp / "budget.vkscope"
+    cmd = [*tools.vkscope, "run", "--no-report", "--no-trace", "--no-html", "-o", str(cap)]
+    cmd += [*options, *(f"-s{k}={v}" for k, v in frame_submits.items())]
+    cmd += ["--", str(tools.workload), "--scenario", "game_scale", "--quiet"]
+    cmd += ["--workloads", str(workloads), "--frames", str(frames)]
+    if frame_log is not None:
+        cmd += ["--frame-log", str(frame_log)]
+    res = subprocess.run(cmd, env=base_env(), capture_output=True, text=True, timeout=900)
+    if res.returncode != 0:
+        raise RuntimeError(f"exit {res.returncode}\n{(res.stdout + res.stderr)[-2000:]}")
+    with open_capture(cap) as c:
+        return sorted(c.budget_frames(), key=lambda f: f.number)
 
 
 # The phases of a frame the program times (bench/frame_phases.py), the rest of the interval, and
