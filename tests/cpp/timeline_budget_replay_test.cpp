@@ -33,8 +33,10 @@ std::vector<std::vector<Frame>> load_runs() {
         if (line.starts_with('#')) {
             continue;
         }
-        if (line.empty()) {
+        if (line.empty() || runs.empty()) {
             runs.emplace_back();
+        }
+        if (line.empty()) {
             continue;
         }
         std::istringstream fields(line);
