@@ -159,14 +159,16 @@ def test_what_vkscope_adds_is_clean_under_validation(
     assert "validation messages: 0" in res.stdout
 
 
+@pytest.mark.parametrize("reads", READS)
 @pytest.mark.parametrize("counters", ["", "pipeline_statistics"])
 def test_a_budgets_windows_are_clean_under_validation(
-    layer_dir: Path, workload: Path, counters: str
+    layer_dir: Path, workload: Path, counters: str, reads: str
 ) -> None:
     # Past the budget's warmup and first baseline (12 frames), frames measure windows of their
-    # workloads: starts written ahead after a workload left out, pools reset at a window's start.
+    # workloads: starts written ahead after a workload left out, pools reset at a window's start
+    # (read in place, a one-time recording's pools are reset on the host between frames instead).
     env = layer_env(layer_dir, enable=False, frame_submits="1", timing="queue", budget="30",
-                    **({"counters": counters} if counters else {}))  # fmt: skip
+                    **({"counters": counters} if counters else {}), **READS[reads])  # fmt: skip
     res = run([workload, *game_scale(frames=30), "--validation", "above"], env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "validation messages: 0" in res.stdout

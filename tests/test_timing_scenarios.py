@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import protocol
-from harness.driver import driver
+from harness.driver import driver, skip_unless
 from harness.env import layer_env, run
 from harness.timeline import Receiver
 from harness.timing import (
@@ -64,6 +64,23 @@ def test_timing_read_detect_copies_on_a_cpu_device_only(timed: Runner, tmp_path:
     assert lines, log.read_text()
     way = "copied out" if driver().cpu_device else "read in place"
     assert all(f"one-time recordings' timestamps {way}" in line for line in lines), lines
+
+
+def test_pools_read_in_place_are_reset_on_the_host(timed: Runner, tmp_path: Path) -> None:
+    # A one-time recording's pools go back reset on the host (hostQueryReset, part of Vulkan
+    # 1.2), so that the next one-time recording to take them resets nothing in its command
+    # buffer. The layer says so for timing and for pipeline statistics.
+    skip_unless("vulkan_1_2")
+    log = tmp_path / "layer.log"
+    res, _ = timed("--scenario", "compute", "--frames", "3", timing="queue", timing_read="in_place",
+                   counters="pipeline_statistics", counters_read="in_place", log_level="info",
+                   log_file=str(log))  # fmt: skip
+    scenario_ran(res, "compute")
+    text = log.read_text()
+    for instrument in ("timing: device", "pipeline statistics: device"):
+        lines = [line for line in text.splitlines() if instrument in line]
+        assert lines, text
+        assert all("read in place, their pools reset on the host" in line for line in lines), lines
 
 
 @pytest.mark.solo

@@ -20,6 +20,14 @@ struct FakeBackend {
     std::set<uint64_t> live;
     size_t created = 0;
     bool refuse = false;
+    std::vector<uint64_t> host_resets; // pools reset on the host, in order
+
+    // A device that resets queries on the host (hostQueryReset).
+    QueryPoolCache::Backend resetting_backend() {
+        QueryPoolCache::Backend b = backend();
+        b.reset = [this](VkQueryPool p) { host_resets.push_back(reinterpret_cast<uint64_t>(p)); };
+        return b;
+    }
 
     QueryPoolCache::Backend backend() {
         QueryPoolCache::Backend b;
@@ -128,6 +136,56 @@ TEST(TimingQueryPool, ABlockWithAReadToComeWaitsForIt) {
     ASSERT_TRUE(again);
     EXPECT_FALSE(again->block->one_run); // a block starts every recording as a copied one
     EXPECT_EQ(cache.created(), 2u);
+}
+
+TEST(TimingQueryPool, AOneRunBlockComesBackResetOnTheHost) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.resetting_backend(), 16);
+    QueryArena once;
+    auto first = once.take(cache);
+    ASSERT_TRUE(first);
+    // A new pool is reset as it is made: its queries start undefined.
+    EXPECT_TRUE(first->clean);
+    ASSERT_EQ(fake.host_resets.size(), 1u);
+    QueryBlock* block = first->block;
+    block->one_run = true;
+    EXPECT_FALSE(block->clean);             // written from now on
+    cache.hold(block);                      // submitted, its read to come
+    once.release(cache);                    // the application records it again before the read
+    EXPECT_EQ(fake.host_resets.size(), 1u); // still in use until the read
+    cache.read_done(block);
+    ASSERT_EQ(fake.host_resets.size(), 2u);
+    EXPECT_EQ(fake.host_resets.back(), reinterpret_cast<uint64_t>(block->pool));
+    QueryArena next;
+    auto again = next.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->block, block);
+    EXPECT_TRUE(again->clean);
+    EXPECT_FALSE(again->block->clean);
+    // A recording that may run again resets its blocks in its command buffer: its block is not
+    // reset on the host when it goes back, and comes out of the cache as it went in.
+    next.release(cache);
+    EXPECT_EQ(fake.host_resets.size(), 2u);
+    QueryArena last;
+    auto used = last.take(cache);
+    ASSERT_TRUE(used);
+    EXPECT_FALSE(used->clean);
+}
+
+TEST(TimingQueryPool, NoHostResetWhereTheDeviceCannot) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.backend(), 16);
+    QueryArena once;
+    auto first = once.take(cache);
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(first->clean);
+    first->block->one_run = true;
+    once.release(cache);
+    QueryArena next;
+    auto again = next.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->block, first->block);
+    EXPECT_FALSE(again->clean);
 }
 
 TEST(TimingQueryPool, AThousandFramesUseTheSamePools) {
@@ -389,6 +447,33 @@ TEST(TimingRecording, AOneRunRecordingMarksItsBlocks) {
     ASSERT_TRUE(b);
     EXPECT_EQ(b.block, a.block); // the same pool, now for a recording that may run again
     EXPECT_FALSE(b.block->one_run);
+}
+
+TEST(TimingRecording, AOneRunRecordingSkipsTheResetOfABlockResetOnTheHost) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.resetting_backend(), 16);
+    // Frame after frame, one recording that runs once: its block comes reset on the host (when
+    // made, and each time the recording gives it back), so no frame resets it in the command
+    // buffer.
+    RecordingTiming once;
+    for (int frame = 0; frame < 3; ++frame) {
+        FakeWriter w;
+        once.begin(&cache, Mode::queue, nullptr, true);
+        ASSERT_TRUE(once.start(w));
+        ASSERT_TRUE(once.finish(w));
+        // The block's first slot still takes the first write after the reset.
+        EXPECT_EQ(w.events, (Events{"bottom 0", "bottom 1", "barrier", "bottom 2", "barrier"}))
+            << "frame " << frame;
+        once.release();
+    }
+    EXPECT_EQ(cache.created(), 1u);
+    EXPECT_EQ(fake.host_resets.size(), 4u); // made, then given back after each of three frames
+    // A recording that may run again resets in its command buffer, clean block or not.
+    RecordingTiming again;
+    FakeWriter w;
+    again.begin(&cache, Mode::queue, nullptr);
+    ASSERT_TRUE(again.start(w));
+    EXPECT_EQ(w.events.front(), "reset 0+64");
 }
 
 TEST(TimingRecording, ANewRecordingGivesItsBlocksBack) {

@@ -28,6 +28,10 @@ QueryBlock* QueryPoolCache::acquire() {
         count_query_pool();
         auto block = std::make_unique<QueryBlock>();
         block->pool = pool;
+        if (backend_.reset) {
+            backend_.reset(pool); // a new pool's queries start undefined
+            block->clean = true;
+        }
         free_.push_back(block.get());
         all_.push_back(std::move(block));
     }
@@ -45,7 +49,7 @@ void QueryPoolCache::release(std::vector<QueryBlock*>& blocks) {
             block->parked = true;
             ++parked_;
         } else {
-            free_.push_back(block);
+            give_back(block);
         }
     }
     blocks.clear();
@@ -61,8 +65,21 @@ void QueryPoolCache::read_done(QueryBlock* block) {
     if (block->reads > 0 && --block->reads == 0 && block->parked) {
         block->parked = false;
         --parked_;
-        free_.push_back(block);
+        give_back(block);
     }
+}
+
+void QueryPoolCache::give_back(QueryBlock* block) {
+    // A recording is let go of only once no submission of it is pending (Vulkan's rule for
+    // beginning, resetting or freeing a command buffer), and a block with a read in place to come
+    // only after that read: nothing on the GPU uses the block's queries now. A block of a
+    // recording that may run again is reset in its next recording's command buffer all the same,
+    // so no host reset is spent on it.
+    block->clean = backend_.reset && block->one_run;
+    if (block->clean) {
+        backend_.reset(block->pool);
+    }
+    free_.push_back(block);
 }
 
 size_t QueryPoolCache::created() const {
@@ -96,7 +113,9 @@ std::optional<QueryArena::Slots> QueryArena::take(QueryPoolCache& cache, uint32_
     }
     blocks_.push_back(block);
     block->used = count;
-    return Slots{block, 0, true};
+    const bool clean = block->clean;
+    block->clean = false;
+    return Slots{block, 0, true, clean};
 }
 
 void QueryArena::release(QueryPoolCache& cache) {

@@ -5,6 +5,12 @@
 // only destroyed with the device, so the number of pools is the most ever held at once, not the
 // number of recordings: a long run reuses the same few.
 //
+// Where the device can reset queries on the host (hostQueryReset), a block a one-time recording
+// gave back is reset on the host as it goes back on the free list (the GPU is done with it by
+// then), so that the next one-time recording to take it need not reset it in its command buffer:
+// on an H200 a reset in the command buffer cost the GPU some 3 µs and delayed the timestamp after
+// it, once for every block every measured frame used.
+//
 // The Vulkan calls come through a Backend so the accounting is tested without a GPU.
 
 #include <atomic>
@@ -27,6 +33,9 @@ struct QueryBlock {
     // that run its slots keep their values until the block is acquired again, so they can be
     // read in place instead of copied out first. Set by the recording that took it.
     bool one_run = false;
+    // Reset on the host since it was last written (guarded by the cache's mutex while on the free
+    // list; read and cleared by the arena that takes it).
+    bool clean = false;
     // Guarded by the cache's mutex: reads of the slots still to come (QueryPoolCache::hold), and
     // whether the recording let go of the block meanwhile.
     uint32_t reads = 0;
@@ -38,6 +47,8 @@ public:
     struct Backend {
         std::function<VkQueryPool()> create; // VK_NULL_HANDLE on failure
         std::function<void(VkQueryPool)> destroy;
+        // Resets all of a pool's queries on the host; empty where the device cannot.
+        std::function<void(VkQueryPool)> reset;
     };
 
     QueryPoolCache(Backend backend, size_t max_pools);
@@ -55,11 +66,16 @@ public:
     void hold(QueryBlock* block);
     void read_done(QueryBlock* block);
 
+    // A one-time recording's blocks come back reset on the host (the backend can reset).
+    bool resets_on_host() const { return static_cast<bool>(backend_.reset); }
     size_t created() const;
     size_t free_blocks() const;
     size_t parked_blocks() const;
 
 private:
+    // Back on the free list, under the mutex: a one-time recording's block is reset on the host.
+    void give_back(QueryBlock* block);
+
     const Backend backend_;
     const size_t max_pools_;
     mutable std::mutex mutex_;
@@ -77,6 +93,8 @@ public:
         uint32_t first = 0;
         // The block is new to this recording: reset it (all its slots) before the first write.
         bool fresh = false;
+        // ... unless the recording runs once: a fresh block that is clean was reset on the host.
+        bool clean = false;
     };
 
     // `count` consecutive slots of one block (count <= QueryBlock::kSlots); nullopt when no

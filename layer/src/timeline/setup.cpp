@@ -3,6 +3,7 @@
 #include "core/log.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace vkscope::timeline {
@@ -198,6 +199,54 @@ void DevicePatch::enable_chained_feature(VkStructureType type, size_t flag_offse
     }
     ours->pNext = static_cast<VkBaseOutStructure*>(const_cast<void*>(info_.pNext));
     info_.pNext = ours;
+}
+
+bool DevicePatch::enable_host_query_reset() {
+    if (host_query_reset_) {
+        return *host_query_reset_;
+    }
+    host_query_reset_ = false;
+    const InstanceDispatch& in = instance_.next;
+    VkPhysicalDeviceProperties props{};
+    in.GetPhysicalDeviceProperties(physical_, &props);
+    const bool core = std::min(instance_.api_version, props.apiVersion) >= VK_API_VERSION_1_2;
+    auto features2 =
+        instance_.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
+    if (!features2) {
+        features2 = in.GetPhysicalDeviceFeatures2KHR;
+    }
+    const bool extension = !core && offers(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+    if (!features2 || (!core && !extension)) {
+        return false;
+    }
+    VkPhysicalDeviceHostQueryResetFeatures supported{};
+    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
+    features2(physical_, &query);
+    if (!supported.hostQueryReset) {
+        return false;
+    }
+    // Named in the application's Vulkan 1.2 features where it chains those (a feature may be
+    // named once), else in its own structure.
+    bool vulkan12 = false;
+    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
+        vulkan12 = vulkan12 || s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    }
+    if (vulkan12) {
+        enable_chained_feature(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                               offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset), nullptr);
+    } else {
+        host_query_reset_ours_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
+        host_query_reset_ours_.hostQueryReset = VK_TRUE;
+        enable_chained_feature(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+                               offsetof(VkPhysicalDeviceHostQueryResetFeatures, hostQueryReset),
+                               reinterpret_cast<VkBaseOutStructure*>(&host_query_reset_ours_));
+    }
+    if (extension) {
+        enable(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+    }
+    host_query_reset_ = true;
+    return true;
 }
 
 void DevicePatch::enable_timeline_semaphores() {

@@ -52,6 +52,9 @@ public:
     // chain has one (switched back afterwards: a structure may appear once in a chain), else
     // chains `ours`, which the caller keeps alive until the device is created.
     void enable_chained_feature(VkStructureType type, size_t flag_offset, VkBaseOutStructure* ours);
+    // hostQueryReset (Vulkan 1.2, or VK_EXT_host_query_reset before it), where the device
+    // supports it; false where not. Asked by every instrument that resets queries on the host.
+    bool enable_host_query_reset();
 
 private:
     void enable_timeline_semaphores();
@@ -61,6 +64,8 @@ private:
     VkDeviceCreateInfo info_;
     std::vector<const char*> extensions_;
     VkPhysicalDeviceTimelineSemaphoreFeatures ours_{};
+    VkPhysicalDeviceHostQueryResetFeatures host_query_reset_ours_{};
+    std::optional<bool> host_query_reset_;
     VkBool32* switched_on_ = nullptr;
     std::vector<VkBool32*> switched_features_;
     std::optional<VkPhysicalDeviceFeatures> features_; // a copy of pEnabledFeatures, patched

@@ -62,29 +62,8 @@ public:
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PERFORMANCE_QUERY_FEATURES_KHR,
             offsetof(VkPhysicalDevicePerformanceQueryFeaturesKHR, performanceCounterQueryPools),
             reinterpret_cast<VkBaseOutStructure*>(&feature_));
-        // Its queries are reset on the host (queue.hpp): hostQueryReset, named in the
-        // application's Vulkan 1.2 features when it chains those (a feature may be named once).
-        bool vulkan12 = false;
-        for (auto* s = static_cast<const VkBaseInStructure*>(patch.info()->pNext); s;
-             s = s->pNext) {
-            vulkan12 =
-                vulkan12 || s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-        }
-        if (vulkan12) {
-            patch.enable_chained_feature(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                         offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
-                                         nullptr);
-        } else {
-            if (patch.offers(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME)) {
-                patch.enable(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
-            }
-            reset_feature_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
-            reset_feature_.hostQueryReset = VK_TRUE;
-            patch.enable_chained_feature(
-                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
-                offsetof(VkPhysicalDeviceHostQueryResetFeatures, hostQueryReset),
-                reinterpret_cast<VkBaseOutStructure*>(&reset_feature_));
-        }
+        // Its queries are reset on the host (queue.hpp).
+        patch.enable_host_query_reset();
     }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
@@ -132,7 +111,6 @@ private:
     const uint64_t lock_ms_;
     bool offered_ = false;
     VkPhysicalDevicePerformanceQueryFeaturesKHR feature_{};
-    VkPhysicalDeviceHostQueryResetFeatures reset_feature_{};
 };
 
 } // namespace

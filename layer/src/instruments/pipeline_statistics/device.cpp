@@ -7,8 +7,13 @@ namespace vkscope::pipeline_statistics {
 StatisticsDevice::StatisticsDevice(VkDevice device, const DeviceDispatch& next_layer,
                                    const VkPhysicalDeviceMemoryProperties& memory_properties,
                                    std::span<const VkQueueFamilyProperties> families,
-                                   VkQueryPipelineStatisticFlags wanted, bool mesh_queries)
+                                   VkQueryPipelineStatisticFlags wanted, bool mesh_queries,
+                                   bool host_query_reset)
     : handle(device), next(next_layer), memory(memory_properties) {
+    const PFN_vkResetQueryPool reset =
+        host_query_reset ? (next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT)
+                         : nullptr;
+    resets_on_host = reset != nullptr;
     for (const VkQueueFamilyProperties& f : families) {
         const VkQueryPipelineStatisticFlags s =
             family_statistics(f.queueFlags, wanted, mesh_queries);
@@ -32,6 +37,11 @@ StatisticsDevice::StatisticsDevice(VkDevice device, const DeviceDispatch& next_l
         b.destroy = [device, &next_layer](VkQueryPool pool) {
             next_layer.DestroyQueryPool(device, pool, nullptr);
         };
+        if (reset) {
+            b.reset = [device, reset](VkQueryPool pool) {
+                reset(device, pool, 0, QueryBlock::kSlots);
+            };
+        }
         caches_.emplace(s, std::make_unique<QueryPoolCache>(std::move(b), kMaxQueryPools));
     }
 }

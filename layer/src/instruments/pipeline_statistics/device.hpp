@@ -35,7 +35,8 @@ public:
     StatisticsDevice(VkDevice device, const DeviceDispatch& next,
                      const VkPhysicalDeviceMemoryProperties& memory,
                      std::span<const VkQueueFamilyProperties> families,
-                     VkQueryPipelineStatisticFlags wanted, bool mesh_queries);
+                     VkQueryPipelineStatisticFlags wanted, bool mesh_queries,
+                     bool host_query_reset);
 
     // What `family` counts (0: nothing) and the pools for it (null: none).
     VkQueryPipelineStatisticFlags statistics(uint32_t family) const {
@@ -55,6 +56,8 @@ public:
     // The pools of a one-time recording are read in place, not copied (the `counters_read`
     // setting and the device's type).
     bool read_in_place = false;
+    // A one-time recording's pools come back reset on the host (hostQueryReset, read in place).
+    bool resets_on_host = false;
 
     const VkDevice handle;
     const DeviceDispatch& next;

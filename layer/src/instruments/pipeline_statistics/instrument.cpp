@@ -56,6 +56,7 @@ public:
         enabled_ = patch.enable_feature(&VkPhysicalDeviceFeatures::pipelineStatisticsQuery);
         inherited_ = enabled_ && patch.enable_feature(&VkPhysicalDeviceFeatures::inheritedQueries);
         mesh_queries_ = enabled_ && patch.enable_mesh_shader_queries();
+        host_query_reset_ = enabled_ && patch.enable_host_query_reset();
     }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
@@ -65,13 +66,16 @@ public:
                 static_cast<unsigned long long>(d.timeline.id));
             return nullptr;
         }
-        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_, mesh_queries_);
-        instrument->device.inherited_queries = inherited_;
         // As timing's: on a CPU device a read from the readback thread waits for the device's
         // threads, where a layer command buffer's copy is a memcpy in the queue's own order.
-        instrument->device.read_in_place = read_ == CountersRead::in_place ||
-                                           (read_ == CountersRead::detect &&
-                                            d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
+        const bool in_place = read_ == CountersRead::in_place ||
+                              (read_ == CountersRead::detect &&
+                               d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
+        // Only one-time recordings' blocks are reset on the host, and only those read in place are.
+        auto instrument = std::make_unique<StatisticsInstrument>(d, wanted_, mesh_queries_,
+                                                                 host_query_reset_ && in_place);
+        instrument->device.inherited_queries = inherited_;
+        instrument->device.read_in_place = in_place;
         for (uint32_t family = 0; family < d.families.size(); ++family) {
             d.timeline.post(
                 counters_frame(d.timeline.id, family, instrument->device.statistics(family)));
@@ -80,7 +84,9 @@ public:
             "pipeline statistics: device %llu: 0x%x, inherited queries %s, one-time "
             "recordings' queries %s",
             static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off",
-            instrument->device.read_in_place ? "read in place" : "copied out");
+            !instrument->device.read_in_place   ? "copied out"
+            : instrument->device.resets_on_host ? "read in place, their pools reset on the host"
+                                                : "read in place");
         return instrument;
     }
 
@@ -90,13 +96,16 @@ private:
     bool enabled_ = false;
     bool inherited_ = false;
     bool mesh_queries_ = false;
+    bool host_query_reset_ = false;
 };
 
 } // namespace
 
 StatisticsInstrument::StatisticsInstrument(const timeline::InstrumentDevice& d,
-                                           VkQueryPipelineStatisticFlags wanted, bool mesh_queries)
-    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted, mesh_queries),
+                                           VkQueryPipelineStatisticFlags wanted, bool mesh_queries,
+                                           bool host_query_reset)
+    : device(d.timeline.handle, d.timeline.next, d.memory, d.families, wanted, mesh_queries,
+             host_query_reset),
       slot(d.slot) {}
 
 std::unique_ptr<timeline::InstrumentRecording>

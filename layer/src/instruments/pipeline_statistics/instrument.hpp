@@ -15,7 +15,8 @@ namespace vkscope::pipeline_statistics {
 class StatisticsInstrument final : public timeline::Instrument {
 public:
     StatisticsInstrument(const timeline::InstrumentDevice& device,
-                         VkQueryPipelineStatisticFlags wanted, bool mesh_queries);
+                         VkQueryPipelineStatisticFlags wanted, bool mesh_queries,
+                         bool host_query_reset);
 
     std::unique_ptr<timeline::InstrumentRecording>
     make_recording(const timeline::CommandBufferState& cb) override;

@@ -48,8 +48,11 @@ timeline::Mark StatisticsRecording::begin_query() {
     if (slots->fresh) {
         slots->block->one_run = one_run_;
         // Reset in the command buffer, not on the host: a recording submitted again must find its
-        // queries reset each time it runs.
-        device_.next.CmdResetQueryPool(handle_, pool, 0, QueryBlock::kSlots);
+        // queries reset each time it runs. One that runs once may have a block reset on the host
+        // (QueryPoolCache).
+        if (!(one_run_ && slots->clean)) {
+            device_.next.CmdResetQueryPool(handle_, pool, 0, QueryBlock::kSlots);
+        }
     }
     device_.next.CmdBeginQuery(handle_, pool, slots->first, 0);
     wrote_ = true;

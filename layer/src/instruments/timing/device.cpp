@@ -9,7 +9,8 @@ namespace {
 
 constexpr auto kRecalibrate = std::chrono::seconds(1);
 
-QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next) {
+QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next,
+                                     const DeviceTimingSetup& setup) {
     QueryPoolCache::Backend b;
     b.create = [device, &next]() {
         const VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
@@ -23,6 +24,12 @@ QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next
                                                                                  : VK_NULL_HANDLE;
     };
     b.destroy = [device, &next](VkQueryPool pool) { next.DestroyQueryPool(device, pool, nullptr); };
+    // Only one-time recordings' blocks are reset on the host, and only those read in place are.
+    const PFN_vkResetQueryPool reset =
+        next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT;
+    if (setup.host_query_reset && setup.read_in_place && reset) {
+        b.reset = [device, reset](VkQueryPool pool) { reset(device, pool, 0, QueryBlock::kSlots); };
+    }
     return b;
 }
 
@@ -32,7 +39,7 @@ TimingDevice::TimingDevice(VkDevice device, const DeviceDispatch& next_layer,
                            DeviceTimingSetup setup)
     : handle(device), next(next_layer), mode(setup.mode), period_ns(setup.period_ns),
       memory(setup.memory), read_in_place(setup.read_in_place),
-      pools(pool_backend(device, next_layer), kMaxQueryPools), setup_(std::move(setup)) {
+      pools(pool_backend(device, next_layer, setup), kMaxQueryPools), setup_(std::move(setup)) {
     if (setup_.calibrate) {
         first_ = measure();
         current_ = first_;

@@ -87,7 +87,10 @@ class TimingProvider final : public timeline::InstrumentProvider {
 public:
     TimingProvider(Mode mode, TimingRead read) : mode_(mode), read_(read) {}
 
-    void prepare(timeline::DevicePatch& patch) override { enable_calibration(patch); }
+    void prepare(timeline::DevicePatch& patch) override {
+        enable_calibration(patch);
+        host_query_reset_ = patch.enable_host_query_reset();
+    }
 
     std::unique_ptr<timeline::Instrument> create(const timeline::InstrumentDevice& d) override {
         DeviceTimingSetup setup;
@@ -113,6 +116,7 @@ public:
         setup.read_in_place =
             read_ == TimingRead::in_place ||
             (read_ == TimingRead::detect && d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
+        setup.host_query_reset = host_query_reset_;
         auto instrument = std::make_unique<TimingInstrument>(d, std::move(setup));
         const TimingDevice& device = instrument->device;
         log(LogLevel::info,
@@ -120,7 +124,9 @@ public:
             "timestamps %s",
             static_cast<unsigned long long>(d.timeline.id), mode_name(device.mode),
             device.calibrated() ? "CLOCK_MONOTONIC" : "the device clock",
-            device.read_in_place ? "read in place" : "copied out");
+            !device.read_in_place           ? "copied out"
+            : device.pools.resets_on_host() ? "read in place, their pools reset on the host"
+                                            : "read in place");
         return instrument;
     }
 
@@ -182,6 +188,7 @@ private:
     const Mode mode_;
     const TimingRead read_;
     const char* calibrate_command_ = nullptr;
+    bool host_query_reset_ = false;
 };
 
 } // namespace

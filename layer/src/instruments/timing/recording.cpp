@@ -27,11 +27,15 @@ Timestamp RecordingTiming::write(TimestampWriter& writer, bool top_of_pipe) {
     if (slots->fresh) {
         slots->block->one_run = one_run_;
         // Reset in the command buffer, not on the host: a recording submitted again must find its
-        // queries reset each time it runs.
-        writer.reset(slots->block->pool, 0, QueryBlock::kSlots);
-        // The first timestamp written after a reset takes the GPU longer to complete than the
-        // others (on an H200 some 2 µs, which the barrier after it would count in the next
-        // workload's time): the block's first slot takes that one, and is never read.
+        // queries reset each time it runs. One that runs once may have a block reset on the host
+        // (QueryPoolCache).
+        if (!(one_run_ && slots->clean)) {
+            writer.reset(slots->block->pool, 0, QueryBlock::kSlots);
+        }
+        // The first timestamp written after a reset (measured after one in the command buffer)
+        // takes the GPU longer to complete than the others (on an H200 some 2 µs, which the barrier
+        // after it would count in the next workload's time): the block's first slot takes that one,
+        // and is never read.
         writer.write(slots->block->pool, slot, false);
         if (const auto next = arena_.take(*cache_)) {
             slot = next->first;
