@@ -35,6 +35,17 @@ bool device_has_extension(const InstanceState& instance, VkPhysicalDevice physic
     });
 }
 
+// The physical device's support for the features of structure `T` (of sType `type`).
+template <typename T>
+T supported_features(PFN_vkGetPhysicalDeviceFeatures2 features2, VkPhysicalDevice physical,
+                     VkStructureType type) {
+    T out{};
+    out.sType = type;
+    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &out, {}};
+    features2(physical, &query);
+    return out;
+}
+
 } // namespace
 
 VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
@@ -152,20 +163,13 @@ bool DevicePatch::enable_mesh_shader_queries() {
     if (!app || !(app->taskShader || app->meshShader)) {
         return false;
     }
-    const InstanceDispatch& in = instance_.next;
-    auto features2 =
-        instance_.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
-    if (!features2) {
-        features2 = in.GetPhysicalDeviceFeatures2KHR;
-    }
+    const PFN_vkGetPhysicalDeviceFeatures2 features2 = features2_command();
     if (!features2) {
         return false;
     }
-    VkPhysicalDeviceMeshShaderFeaturesEXT supported{};
-    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT;
-    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
-    features2(physical_, &query);
-    if (!supported.meshShaderQueries) {
+    if (!supported_features<VkPhysicalDeviceMeshShaderFeaturesEXT>(
+             features2, physical_, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT)
+             .meshShaderQueries) {
         return false;
     }
     if (!app->meshShaderQueries) {
@@ -201,29 +205,34 @@ void DevicePatch::enable_chained_feature(VkStructureType type, size_t flag_offse
     info_.pNext = ours;
 }
 
+bool DevicePatch::core_1_2() const {
+    VkPhysicalDeviceProperties props{};
+    instance_.next.GetPhysicalDeviceProperties(physical_, &props);
+    return std::min(instance_.api_version, props.apiVersion) >= VK_API_VERSION_1_2;
+}
+
+PFN_vkGetPhysicalDeviceFeatures2 DevicePatch::features2_command() const {
+    const InstanceDispatch& in = instance_.next;
+    if (instance_.api_version >= VK_API_VERSION_1_1 && in.GetPhysicalDeviceFeatures2) {
+        return in.GetPhysicalDeviceFeatures2;
+    }
+    return in.GetPhysicalDeviceFeatures2KHR;
+}
+
 bool DevicePatch::enable_host_query_reset() {
     if (host_query_reset_) {
         return *host_query_reset_;
     }
     host_query_reset_ = false;
-    const InstanceDispatch& in = instance_.next;
-    VkPhysicalDeviceProperties props{};
-    in.GetPhysicalDeviceProperties(physical_, &props);
-    const bool core = std::min(instance_.api_version, props.apiVersion) >= VK_API_VERSION_1_2;
-    auto features2 =
-        instance_.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
-    if (!features2) {
-        features2 = in.GetPhysicalDeviceFeatures2KHR;
-    }
+    const bool core = core_1_2();
+    const PFN_vkGetPhysicalDeviceFeatures2 features2 = features2_command();
     const bool extension = !core && offers(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
     if (!features2 || (!core && !extension)) {
         return false;
     }
-    VkPhysicalDeviceHostQueryResetFeatures supported{};
-    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
-    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
-    features2(physical_, &query);
-    if (!supported.hostQueryReset) {
+    if (!supported_features<VkPhysicalDeviceHostQueryResetFeatures>(
+             features2, physical_, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)
+             .hostQueryReset) {
         return false;
     }
     // Named in the application's Vulkan 1.2 features where it chains those (a feature may be
@@ -250,27 +259,15 @@ bool DevicePatch::enable_host_query_reset() {
 }
 
 void DevicePatch::enable_timeline_semaphores() {
-    const InstanceState& instance = instance_;
-    const VkPhysicalDevice physical = physical_;
-    const InstanceDispatch& in = instance.next;
-    VkPhysicalDeviceProperties props{};
-    in.GetPhysicalDeviceProperties(physical, &props);
-    const bool core = std::min(instance.api_version, props.apiVersion) >= VK_API_VERSION_1_2;
-    auto features2 =
-        instance.api_version >= VK_API_VERSION_1_1 ? in.GetPhysicalDeviceFeatures2 : nullptr;
-    if (!features2) {
-        features2 = in.GetPhysicalDeviceFeatures2KHR;
-    }
-    const bool extension =
-        !core && device_has_extension(instance, physical, "VK_KHR_timeline_semaphore");
+    const bool core = core_1_2();
+    const PFN_vkGetPhysicalDeviceFeatures2 features2 = features2_command();
+    const bool extension = !core && offers("VK_KHR_timeline_semaphore");
     if (!features2 || (!core && !extension)) {
         return;
     }
-    VkPhysicalDeviceTimelineSemaphoreFeatures supported{};
-    supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
-    VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported, {}};
-    features2(physical, &query);
-    if (!supported.timelineSemaphore) {
+    if (!supported_features<VkPhysicalDeviceTimelineSemaphoreFeatures>(
+             features2, physical_, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES)
+             .timelineSemaphore) {
         return;
     }
     bool found = false;

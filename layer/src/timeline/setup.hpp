@@ -57,6 +57,11 @@ public:
     bool enable_host_query_reset();
 
 private:
+    // Both the instance's and the device's Vulkan are 1.2 or later: its features are core.
+    bool core_1_2() const;
+    // vkGetPhysicalDeviceFeatures2 (Vulkan 1.1) or its KHR form, whichever the instance has; null
+    // with neither.
+    PFN_vkGetPhysicalDeviceFeatures2 features2_command() const;
     void enable_timeline_semaphores();
 
     const InstanceState& instance_;
