@@ -93,12 +93,10 @@ def newest_first(part: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def block_heading(block: Mapping[str, Any]) -> list[str]:
-    """A device block's heading on the page: the device, and when and where it was measured."""
-    commit = (block.get("commit") or "unknown")[:10]
-    return [
-        "",
-        f"### {block['device']} ({block['driver_info']})",
-        "",
-        f"Measured {block.get('date', 'at an unknown date')}, commit `{commit}`.",
-        "",
-    ]
+    """A device block's heading on the page: the device, and when and where it was measured
+    where the block says (a block measured in a device check has the check's own line instead)."""
+    lines = ["", f"### {block['device']} ({block['driver_info']})", ""]
+    if block.get("date") or block.get("commit"):
+        commit = (block.get("commit") or "unknown")[:10]
+        lines += [f"Measured {block.get('date', 'at an unknown date')}, commit `{commit}`.", ""]
+    return lines
