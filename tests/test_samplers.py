@@ -112,6 +112,9 @@ def test_the_device_announces_its_samplers_with_units_and_how_they_are_sampled(
         assert family["sleep_us"] == 0, family
 
 
+# Solo: the CPU time of a dispatch's groups moves with what runs beside it on the CPU (a fresh
+# clone's CI saw the ratio at 3.6 with another test on the second core).
+@pytest.mark.solo
 def test_cpu_time_of_dispatches_follows_their_work(layer_dir: Path, workload: Path) -> None:
     if not driver().lavapipe:
         pytest.skip("a GPU runs the work here (probed without vkscope): cpu_time is not its cost")
