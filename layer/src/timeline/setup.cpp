@@ -128,18 +128,9 @@ bool DevicePatch::enable_feature(VkBool32 VkPhysicalDeviceFeatures::*feature) {
     }
     // With VkPhysicalDeviceFeatures2 in the chain, pEnabledFeatures must stay null: the flag goes
     // into the application's structure and is switched back after the call.
-    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
-        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2) {
-            VkBool32* flag = &(const_cast<VkPhysicalDeviceFeatures2*>(
-                                   reinterpret_cast<const VkPhysicalDeviceFeatures2*>(s))
-                                   ->features.*
-                               feature);
-            if (!*flag) {
-                *flag = VK_TRUE;
-                switched_features_.push_back(flag);
-            }
-            return true;
-        }
+    if (VkBaseOutStructure* app = chained(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)) {
+        switch_on(&(reinterpret_cast<VkPhysicalDeviceFeatures2*>(app)->features.*feature));
+        return true;
     }
     if (!features_) {
         features_ = info_.pEnabledFeatures ? *info_.pEnabledFeatures : VkPhysicalDeviceFeatures{};
@@ -153,13 +144,8 @@ bool DevicePatch::enable_mesh_shader_queries() {
     if (!enables(VK_EXT_MESH_SHADER_EXTENSION_NAME)) {
         return false;
     }
-    VkPhysicalDeviceMeshShaderFeaturesEXT* app = nullptr;
-    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
-        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT) {
-            app = const_cast<VkPhysicalDeviceMeshShaderFeaturesEXT*>(
-                reinterpret_cast<const VkPhysicalDeviceMeshShaderFeaturesEXT*>(s));
-        }
-    }
+    auto* app = reinterpret_cast<VkPhysicalDeviceMeshShaderFeaturesEXT*>(
+        chained(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MESH_SHADER_FEATURES_EXT));
     if (!app || !(app->taskShader || app->meshShader)) {
         return false;
     }
@@ -172,37 +158,44 @@ bool DevicePatch::enable_mesh_shader_queries() {
              .meshShaderQueries) {
         return false;
     }
-    if (!app->meshShaderQueries) {
-        app->meshShaderQueries = VK_TRUE;
-        switched_features_.push_back(&app->meshShaderQueries);
-    }
+    switch_on(&app->meshShaderQueries);
     return true;
 }
 
 DevicePatch::~DevicePatch() {
-    if (switched_on_) {
-        *switched_on_ = VK_FALSE;
-    }
     for (VkBool32* flag : switched_features_) {
         *flag = VK_FALSE;
     }
 }
 
-void DevicePatch::enable_chained_feature(VkStructureType type, size_t flag_offset,
-                                         VkBaseOutStructure* ours) {
+VkBaseOutStructure* DevicePatch::chained(VkStructureType type) const {
     for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
         if (s->sType == type) {
-            auto* flag = reinterpret_cast<VkBool32*>(
-                reinterpret_cast<char*>(const_cast<VkBaseInStructure*>(s)) + flag_offset);
-            if (!*flag) {
-                *flag = VK_TRUE;
-                switched_features_.push_back(flag);
-            }
-            return;
+            return reinterpret_cast<VkBaseOutStructure*>(const_cast<VkBaseInStructure*>(s));
         }
     }
+    return nullptr;
+}
+
+void DevicePatch::switch_on(VkBool32* flag) {
+    if (!*flag) {
+        *flag = VK_TRUE;
+        switched_features_.push_back(flag);
+    }
+}
+
+void DevicePatch::chain(VkBaseOutStructure* ours) {
     ours->pNext = static_cast<VkBaseOutStructure*>(const_cast<void*>(info_.pNext));
     info_.pNext = ours;
+}
+
+void DevicePatch::enable_chained_feature(VkStructureType type, size_t flag_offset,
+                                         VkBaseOutStructure* ours) {
+    if (VkBaseOutStructure* app = chained(type)) {
+        switch_on(reinterpret_cast<VkBool32*>(reinterpret_cast<char*>(app) + flag_offset));
+    } else {
+        chain(ours);
+    }
 }
 
 bool DevicePatch::core_1_2() const {
@@ -219,90 +212,52 @@ PFN_vkGetPhysicalDeviceFeatures2 DevicePatch::features2_command() const {
     return in.GetPhysicalDeviceFeatures2KHR;
 }
 
-bool DevicePatch::enable_host_query_reset() {
-    if (host_query_reset_) {
-        return *host_query_reset_;
-    }
-    host_query_reset_ = false;
+template <typename T>
+bool DevicePatch::enable_promoted_feature(const char* extension, VkStructureType type,
+                                          VkBool32 T::*flag,
+                                          VkBool32 VkPhysicalDeviceVulkan12Features::*flag12,
+                                          T& ours) {
     const bool core = core_1_2();
     const PFN_vkGetPhysicalDeviceFeatures2 features2 = features2_command();
-    const bool extension = !core && offers(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
-    if (!features2 || (!core && !extension)) {
+    const bool by_extension = !core && offers(extension);
+    if (!features2 || (!core && !by_extension) ||
+        !(supported_features<T>(features2, physical_, type).*flag)) {
         return false;
     }
-    if (!supported_features<VkPhysicalDeviceHostQueryResetFeatures>(
-             features2, physical_, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES)
-             .hostQueryReset) {
-        return false;
-    }
-    // Named in the application's Vulkan 1.2 features where it chains those (a feature may be
-    // named once), else in its own structure.
-    bool vulkan12 = false;
-    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
-        vulkan12 = vulkan12 || s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-    }
-    if (vulkan12) {
-        enable_chained_feature(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                               offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset), nullptr);
+    // A feature may be named once in a chain: in the application's Vulkan 1.2 features or the
+    // extension's structure where it chains either (switched back after the call), else in ours.
+    if (VkBaseOutStructure* app = chained(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)) {
+        switch_on(&(reinterpret_cast<VkPhysicalDeviceVulkan12Features*>(app)->*flag12));
+    } else if (VkBaseOutStructure* app_ext = chained(type)) {
+        switch_on(&(reinterpret_cast<T*>(app_ext)->*flag));
     } else {
-        host_query_reset_ours_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES;
-        host_query_reset_ours_.hostQueryReset = VK_TRUE;
-        enable_chained_feature(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
-                               offsetof(VkPhysicalDeviceHostQueryResetFeatures, hostQueryReset),
-                               reinterpret_cast<VkBaseOutStructure*>(&host_query_reset_ours_));
+        ours.sType = type;
+        ours.*flag = VK_TRUE;
+        chain(reinterpret_cast<VkBaseOutStructure*>(&ours));
     }
-    if (extension) {
-        enable(VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME);
+    if (by_extension) {
+        enable(extension);
     }
-    host_query_reset_ = true;
     return true;
 }
 
+bool DevicePatch::enable_host_query_reset() {
+    if (!host_query_reset_) {
+        host_query_reset_ = enable_promoted_feature(
+            VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME,
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+            &VkPhysicalDeviceHostQueryResetFeatures::hostQueryReset,
+            &VkPhysicalDeviceVulkan12Features::hostQueryReset, host_query_reset_ours_);
+    }
+    return *host_query_reset_;
+}
+
 void DevicePatch::enable_timeline_semaphores() {
-    const bool core = core_1_2();
-    const PFN_vkGetPhysicalDeviceFeatures2 features2 = features2_command();
-    const bool extension = !core && offers("VK_KHR_timeline_semaphore");
-    if (!features2 || (!core && !extension)) {
-        return;
-    }
-    if (!supported_features<VkPhysicalDeviceTimelineSemaphoreFeatures>(
-             features2, physical_, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES)
-             .timelineSemaphore) {
-        return;
-    }
-    bool found = false;
-    for (auto* s = static_cast<const VkBaseInStructure*>(info_.pNext); s; s = s->pNext) {
-        VkBool32* flag = nullptr;
-        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES) {
-            flag = &const_cast<VkPhysicalDeviceVulkan12Features*>(
-                        reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(s))
-                        ->timelineSemaphore;
-        } else if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES) {
-            flag = &const_cast<VkPhysicalDeviceTimelineSemaphoreFeatures*>(
-                        reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(s))
-                        ->timelineSemaphore;
-        }
-        if (flag) {
-            found = true;
-            // The feature may only be named once in the chain, so the application's own structure
-            // carries it; switched back after the call.
-            if (!*flag) {
-                *flag = VK_TRUE;
-                switched_on_ = flag;
-            }
-        }
-    }
-    if (!found) {
-        ours_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
-        ours_.pNext = const_cast<void*>(info_.pNext);
-        ours_.timelineSemaphore = VK_TRUE;
-        info_.pNext = &ours_;
-    }
-    if (!core && !listed(extensions_.data(), static_cast<uint32_t>(extensions_.size()),
-                         "VK_KHR_timeline_semaphore")) {
-        extensions_.push_back("VK_KHR_timeline_semaphore");
-    }
-    setup_.timeline_semaphores = true;
+    setup_.timeline_semaphores = enable_promoted_feature(
+        VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+        &VkPhysicalDeviceTimelineSemaphoreFeatures::timelineSemaphore,
+        &VkPhysicalDeviceVulkan12Features::timelineSemaphore, timeline_semaphore_ours_);
 }
 
 } // namespace vkscope::timeline

@@ -57,6 +57,19 @@ public:
     bool enable_host_query_reset();
 
 private:
+    // The application's structure of `type` in the chain (null: none), to switch flags on in.
+    VkBaseOutStructure* chained(VkStructureType type) const;
+    // Switches a flag of the application's structures on, and back when the patch goes.
+    void switch_on(VkBool32* flag);
+    // Chains `ours` (kept alive by the caller until the device is created) in front.
+    void chain(VkBaseOutStructure* ours);
+    // A feature Vulkan 1.2 took over from `extension` (its structure of `type`, the feature at
+    // `flag` there and at `flag12` in VkPhysicalDeviceVulkan12Features), where the device
+    // supports it: switched on where the application names its features, else in `ours`; the
+    // extension enabled below Vulkan 1.2. False where the device lacks it.
+    template <typename T>
+    bool enable_promoted_feature(const char* extension, VkStructureType type, VkBool32 T::*flag,
+                                 VkBool32 VkPhysicalDeviceVulkan12Features::*flag12, T& ours);
     // Both the instance's and the device's Vulkan are 1.2 or later: its features are core.
     bool core_1_2() const;
     // vkGetPhysicalDeviceFeatures2 (Vulkan 1.1) or its KHR form, whichever the instance has; null
@@ -68,10 +81,9 @@ private:
     const VkPhysicalDevice physical_;
     VkDeviceCreateInfo info_;
     std::vector<const char*> extensions_;
-    VkPhysicalDeviceTimelineSemaphoreFeatures ours_{};
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline_semaphore_ours_{};
     VkPhysicalDeviceHostQueryResetFeatures host_query_reset_ours_{};
     std::optional<bool> host_query_reset_;
-    VkBool32* switched_on_ = nullptr;
     std::vector<VkBool32*> switched_features_;
     std::optional<VkPhysicalDeviceFeatures> features_; // a copy of pEnabledFeatures, patched
     DeviceSetup setup_;
