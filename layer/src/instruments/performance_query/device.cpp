@@ -1,5 +1,7 @@
 #include "instruments/performance_query/device.hpp"
 
+#include "core/query_reset.hpp"
+
 #include <algorithm>
 
 namespace vkscope::performance_query {
@@ -40,7 +42,7 @@ PerfDevice::PerfDevice(VkDevice device, const DeviceDispatch& next_layer,
     : handle(device), next(next_layer), plans_(std::move(plans)) {
     // Performance queries are reset on the host: a reset recorded in the same submission as the
     // queries' begin is one the validation layer counts against them.
-    reset_query_pool_ = next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT;
+    reset_query_pool_ = host_query_reset(next);
     caches_.resize(plans_.size());
     whole_.resize(plans_.size());
     for (uint32_t family = 0; family < plans_.size(); ++family) {

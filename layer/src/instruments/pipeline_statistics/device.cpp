@@ -1,6 +1,9 @@
 #include "instruments/pipeline_statistics/device.hpp"
 
+#include "core/query_reset.hpp"
 #include "instruments/pipeline_statistics/selection.hpp"
+
+#include <algorithm>
 
 namespace vkscope::pipeline_statistics {
 
@@ -10,10 +13,6 @@ StatisticsDevice::StatisticsDevice(VkDevice device, const DeviceDispatch& next_l
                                    VkQueryPipelineStatisticFlags wanted, bool mesh_queries,
                                    bool host_query_reset)
     : handle(device), next(next_layer), memory(memory_properties) {
-    const PFN_vkResetQueryPool reset =
-        host_query_reset ? (next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT)
-                         : nullptr;
-    resets_on_host = reset != nullptr;
     for (const VkQueueFamilyProperties& f : families) {
         const VkQueryPipelineStatisticFlags s =
             family_statistics(f.queueFlags, wanted, mesh_queries);
@@ -37,13 +36,16 @@ StatisticsDevice::StatisticsDevice(VkDevice device, const DeviceDispatch& next_l
         b.destroy = [device, &next_layer](VkQueryPool pool) {
             next_layer.DestroyQueryPool(device, pool, nullptr);
         };
-        if (reset) {
-            b.reset = [device, reset](VkQueryPool pool) {
-                reset(device, pool, 0, QueryBlock::kSlots);
-            };
+        if (host_query_reset) {
+            b.reset = host_block_reset(device, next_layer);
         }
         caches_.emplace(s, std::make_unique<QueryPoolCache>(std::move(b), kMaxQueryPools));
     }
+}
+
+bool StatisticsDevice::resets_on_host() const {
+    return std::any_of(caches_.begin(), caches_.end(),
+                       [](const auto& c) { return c.second->resets_on_host(); });
 }
 
 QueryPoolCache* StatisticsDevice::pools(uint32_t family) const {

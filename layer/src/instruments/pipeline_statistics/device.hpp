@@ -43,6 +43,8 @@ public:
         return family < family_statistics_.size() ? family_statistics_[family] : 0;
     }
     QueryPoolCache* pools(uint32_t family) const;
+    // A one-time recording's pools come back reset on the host (hostQueryReset, read in place).
+    bool resets_on_host() const;
 
     // The application's own pipeline statistics pools.
     void application_pool(VkQueryPool pool, bool alive);
@@ -56,8 +58,6 @@ public:
     // The pools of a one-time recording are read in place, not copied (the `counters_read`
     // setting and the device's type).
     bool read_in_place = false;
-    // A one-time recording's pools come back reset on the host (hostQueryReset, read in place).
-    bool resets_on_host = false;
 
     const VkDevice handle;
     const DeviceDispatch& next;

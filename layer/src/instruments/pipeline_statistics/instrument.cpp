@@ -84,9 +84,9 @@ public:
             "pipeline statistics: device %llu: 0x%x, inherited queries %s, one-time "
             "recordings' queries %s",
             static_cast<unsigned long long>(d.timeline.id), wanted_, inherited_ ? "on" : "off",
-            !instrument->device.read_in_place   ? "copied out"
-            : instrument->device.resets_on_host ? "read in place, their pools reset on the host"
-                                                : "read in place");
+            !instrument->device.read_in_place     ? "copied out"
+            : instrument->device.resets_on_host() ? "read in place, their pools reset on the host"
+                                                  : "read in place");
         return instrument;
     }
 

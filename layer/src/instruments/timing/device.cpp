@@ -1,6 +1,7 @@
 #include "instruments/timing/device.hpp"
 
 #include "core/log.hpp"
+#include "core/query_reset.hpp"
 
 #include <algorithm>
 
@@ -10,7 +11,7 @@ namespace {
 constexpr auto kRecalibrate = std::chrono::seconds(1);
 
 QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next,
-                                     const DeviceTimingSetup& setup) {
+                                     bool host_query_reset) {
     QueryPoolCache::Backend b;
     b.create = [device, &next]() {
         const VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
@@ -24,11 +25,8 @@ QueryPoolCache::Backend pool_backend(VkDevice device, const DeviceDispatch& next
                                                                                  : VK_NULL_HANDLE;
     };
     b.destroy = [device, &next](VkQueryPool pool) { next.DestroyQueryPool(device, pool, nullptr); };
-    // Only one-time recordings' blocks are reset on the host, and only those read in place are.
-    const PFN_vkResetQueryPool reset =
-        next.ResetQueryPool ? next.ResetQueryPool : next.ResetQueryPoolEXT;
-    if (setup.host_query_reset && setup.read_in_place && reset) {
-        b.reset = [device, reset](VkQueryPool pool) { reset(device, pool, 0, QueryBlock::kSlots); };
+    if (host_query_reset) {
+        b.reset = host_block_reset(device, next);
     }
     return b;
 }
@@ -39,7 +37,8 @@ TimingDevice::TimingDevice(VkDevice device, const DeviceDispatch& next_layer,
                            DeviceTimingSetup setup)
     : handle(device), next(next_layer), mode(setup.mode), period_ns(setup.period_ns),
       memory(setup.memory), read_in_place(setup.read_in_place),
-      pools(pool_backend(device, next_layer, setup), kMaxQueryPools), setup_(std::move(setup)) {
+      pools(pool_backend(device, next_layer, setup.host_query_reset), kMaxQueryPools),
+      setup_(std::move(setup)) {
     if (setup_.calibrate) {
         first_ = measure();
         current_ = first_;

@@ -31,7 +31,8 @@ struct DeviceTimingSetup {
     // Whether the pools of a one-time recording are read in place (the `timing_read` setting and
     // the device type), rather than copied out like every other recording's.
     bool read_in_place = true;
-    // hostQueryReset is enabled: a one-time recording's pools are reset on the host.
+    // hostQueryReset is enabled and one-time recordings are read in place: their pools are reset
+    // on the host.
     bool host_query_reset = false;
 };
 

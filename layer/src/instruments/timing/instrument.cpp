@@ -116,7 +116,8 @@ public:
         setup.read_in_place =
             read_ == TimingRead::in_place ||
             (read_ == TimingRead::detect && d.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
-        setup.host_query_reset = host_query_reset_;
+        // Only one-time recordings' blocks are reset on the host, and only those read in place are.
+        setup.host_query_reset = host_query_reset_ && setup.read_in_place;
         auto instrument = std::make_unique<TimingInstrument>(d, std::move(setup));
         const TimingDevice& device = instrument->device;
         log(LogLevel::info,
