@@ -90,9 +90,12 @@ Replayed replay(const std::vector<Frame>& frames, const Cost& cost) {
         // instruments cost shows in its own time)
         const double ns =
             frames[f].interval_ns + cost.unit_ns * measured + (measured ? cost.frame_ns : 0);
+        // (as the device runs it: the estimates after the frame end, off its thread; budget.hpp)
         states.push_back(c.frame_ended(frames[f].interval_ns > 0 ? static_cast<uint64_t>(ns) : 0,
-                                       kWorkloads, static_cast<uint64_t>(frames[f].recording_ns))
+                                       kWorkloads, static_cast<uint64_t>(frames[f].recording_ns),
+                                       BudgetController::Estimate::later)
                              .state);
+        c.estimate();
         if (f >= kSkip) {
             with.push_back(ns);
             without.push_back(frames[f].interval_ns);

@@ -10,10 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace vkscope::timeline {
@@ -680,6 +682,52 @@ TEST(Budget, TheWorkloadBeforeAWindowSaysSo) {
     for (auto c = chosen.begin(); c != chosen.end(); ++c) {
         EXPECT_EQ(c->precedes_measured, c == first - 1) << c - chosen.begin();
     }
+}
+
+// The device's budget runs the controller's estimates on a thread of its own: every frame end
+// plans from the estimates of the samples up to the frame before, whether the thread ran them
+// (given time between frame ends) or the frame end had to (frame ends back to back). So what it
+// plans is what the controller plans when each estimate runs just after the frame end that
+// took its sample, frame for frame, however the thread is scheduled.
+TEST(Budget, PlansFromTheEstimatesOfTheFrameBefore) {
+    constexpr uint32_t kPositions = 200;
+    Budget budget(5);
+    BudgetController reference(0.05);
+    const Workload w;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> jitter(-20'000, 20'000);
+    uint64_t now = 1'000'000'000;
+    uint64_t last = 0;
+    uint32_t measured_frames = 0;
+    for (uint32_t f = 0; f < 400; ++f) {
+        void* recording = budget.recording_began();
+        uint32_t chosen = 0;
+        for (uint32_t p = 0; p < kPositions; ++p) {
+            chosen += Budget::choose(w, recording).measured == InstrumentChoice::kAll ? 1 : 0;
+        }
+        const auto recording_ns = static_cast<uint64_t>(400'000 + jitter(rng));
+        Budget::recorded(recording, recording_ns);
+        // A frame of 1.7 ms, 1.5 us a workload measured and 10 us once for measuring any.
+        now += static_cast<uint64_t>(1'700'000 + jitter(rng) + 1'500.0 * chosen +
+                                     (chosen ? 10'000 : 0));
+        const auto got = budget.frame_ended(now, true);
+        const BudgetFrame want = reference.frame_ended(
+            last ? now - last : 0, kPositions, recording_ns, BudgetController::Estimate::later);
+        reference.estimate();
+        last = now;
+        ASSERT_TRUE(got);
+        ASSERT_EQ(got->state, want.state) << "frame " << f;
+        ASSERT_EQ(got->measured, want.measured) << "frame " << f;
+        ASSERT_EQ(got->next, want.next) << "frame " << f;
+        ASSERT_EQ(got->base_ns, want.base_ns) << "frame " << f;
+        ASSERT_EQ(got->unit_ns, want.unit_ns) << "frame " << f;
+        measured_frames += got->measured > 0 ? 1 : 0;
+        if (f % 3 == 0) {
+            // Time for the thread, now and then: the others end back to back.
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    }
+    EXPECT_GT(measured_frames, 200u) << "the plan measured something, so the estimates ran";
 }
 
 TEST(SettingsParse, PercentagesAsTheHostReadsThem) {

@@ -21,8 +21,9 @@ std::thread start_layer_thread(std::function<void()> body);
 inline constexpr const char* kSenderThread = "vkscope-sender";
 inline constexpr const char* kReadbackThread = "vkscope-readbk";
 inline constexpr const char* kInterpretationThread = "vkscope-interp";
-inline constexpr std::array<std::string_view, 3> kLayerThreadNames = {
-    kSenderThread, kReadbackThread, kInterpretationThread};
+inline constexpr const char* kBudgetThread = "vkscope-budget";
+inline constexpr std::array<std::string_view, 4> kLayerThreadNames = {
+    kSenderThread, kReadbackThread, kInterpretationThread, kBudgetThread};
 
 // Names the calling thread, one of kLayerThreadNames, so that a CPU-time sampler can leave the
 // profiler's own work out.

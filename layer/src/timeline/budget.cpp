@@ -1,12 +1,56 @@
 #include "timeline/budget.hpp"
 
+#include "core/background_thread.hpp"
+#include "core/message_channel.hpp"
+
 #include <algorithm>
+#include <system_error>
 
 namespace vkscope::timeline {
 
 Budget::Budget(double percent, uint32_t frames_per_set)
-    : percent_(percent), controller_(percent / 100.0, frames_per_set) {
+    : percent_(percent), controller_(percent / 100.0, frames_per_set),
+      generation_(MessageChannel::fork_generation()) {
     epochs_[0].window.store(controller_.window().pack(), std::memory_order_relaxed);
+    try {
+        thread_ = start_layer_thread([this] { run(); });
+    } catch (const std::system_error&) {
+        // No thread: each frame end runs the estimates itself, as the controller always did.
+    }
+}
+
+Budget::~Budget() {
+    if (!thread_.joinable()) {
+        return;
+    }
+    if (!usable()) {
+        // A forked child: the thread is the parent's; its handle is let go of without a join.
+        [[maybe_unused]] auto* never_destroyed = new std::thread(std::move(thread_));
+        return;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+bool Budget::usable() const {
+    return generation_ == MessageChannel::fork_generation();
+}
+
+void Budget::run() {
+    become_background_thread(kBudgetThread);
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return estimate_due_ || stopping_; });
+        if (stopping_) {
+            return;
+        }
+        controller_.estimate();
+        estimate_due_ = false;
+    }
 }
 
 InstrumentChoice Budget::choose(const Workload&, void* context) {
@@ -20,7 +64,18 @@ InstrumentChoice Budget::choose(const Workload&, void* context) {
 }
 
 std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
-    std::lock_guard lock(mutex_);
+    // (In a forked child the parent's thread may have held the lock at the fork; the child's
+    // frame ends are its only callers.)
+    const bool threaded = thread_.joinable() && usable();
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (usable()) {
+        lock.lock();
+    }
+    if (estimate_due_) {
+        // The thread has not got to the last frame's sample yet (or there is none).
+        controller_.estimate();
+        estimate_due_ = false;
+    }
     const uint64_t current = current_.load(std::memory_order_relaxed);
     std::optional<BudgetFrame> out;
     if (captured) {
@@ -32,7 +87,9 @@ std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
         const uint64_t interval = last_end_ns_ && now_ns > last_end_ns_ ? now_ns - last_end_ns_ : 0;
         const uint64_t recording =
             epochs_[current % kEpochs].recording_ns.load(std::memory_order_relaxed);
-        out = controller_.frame_ended(interval, positions, recording);
+        out = controller_.frame_ended(interval, positions, recording,
+                                      BudgetController::Estimate::later);
+        estimate_due_ = true;
         last_end_ns_ = now_ns;
     } else {
         controller_.frame_skipped();
@@ -43,6 +100,13 @@ std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
     next.recording_ns.store(0, std::memory_order_relaxed);
     next.window.store(controller_.window().pack(), std::memory_order_relaxed);
     current_.store(current + 1, std::memory_order_release);
+    const bool wake = threaded && estimate_due_;
+    if (lock.owns_lock()) {
+        lock.unlock();
+    }
+    if (wake) {
+        wake_.notify_one();
+    }
     return out;
 }
 

@@ -43,7 +43,7 @@ BudgetController::BudgetController(double budget, uint32_t frames_per_set)
 }
 
 BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positions,
-                                          uint64_t recording_ns) {
+                                          uint64_t recording_ns, Estimate when) {
     positions = std::min(positions, BudgetWindow::kMaxPositions);
     BudgetFrame f;
     f.state = state_;
@@ -75,7 +75,9 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
                                                        frames_};
         f.sample = true;
     }
-    estimate();
+    if (when == Estimate::now) {
+        estimate();
+    }
 
     // The rotation moves on by what this frame measured; it has gone round once its window
     // reached the end of the frame.
@@ -109,7 +111,7 @@ void BudgetController::estimate() {
     if (bases == 0) {
         return;
     }
-    std::array<double, kBaseSamples> b{};
+    std::array<double, kBaseSamples> b;
     uint64_t since = std::numeric_limits<uint64_t>::max();
     for (size_t i = 0; i < bases; ++i) {
         b[i] = static_cast<double>(base_samples_[i].interval_ns);
@@ -142,15 +144,29 @@ void BudgetController::estimate() {
     // recent kFewestUnitSamples at least): a frame time that drifts (a GPU's clocks, the machine's
     // load) then drifts alike in both, where a baseline older than the measured frames would count
     // the drift as what measuring costs (or saves).
+    //
+    // What each added over the baseline, and its residual from the last estimate (the trim below
+    // orders by it). (Scratch left uninitialised: zeroing it cost the application's thread more
+    // than filling it.)
+    struct Added {
+        double added;
+        double measured;
+        double residual;
+    };
+    std::array<Added, kUnitSamples> sorted;
+    const double last_unit = last_unit_;
+    const double last_frame = frame_ns_;
     const size_t stored = std::min(unit_count_, kUnitSamples);
-    std::array<UnitSample, kUnitSamples> recent{};
     size_t units = 0;
     for (size_t age = 0; age < stored; ++age) {
         const UnitSample& u = unit_samples_[(unit_count_ - 1 - age) % kUnitSamples];
         if (units >= kFewestUnitSamples && u.frame < since) {
             break;
         }
-        recent[units++] = u;
+        const double added = adjusted(u.interval_ns, u.recording_ns) - base;
+        sorted[units++] = {added, u.measured,
+                           last_unit > 0 ? added - last_frame - last_unit * u.measured
+                                         : added / u.measured};
     }
     unit_ns_.reset();
     planned_unit_ns_ = 0;
@@ -166,25 +182,10 @@ void BudgetController::estimate() {
     // from a few frames, is what the plan starts from, and one frame that stalled for a few
     // milliseconds among them put a workload at hundreds of microseconds (on an H200's frames,
     // a count of none or one for hundreds of frames after).
-    struct Added {
-        double added;
-        double measured;
-    };
-    std::array<Added, kUnitSamples> sorted{};
-    for (size_t i = 0; i < units; ++i) {
-        sorted[i] = {adjusted(recent[i].interval_ns, recent[i].recording_ns) - base,
-                     recent[i].measured};
-    }
-    const double last_unit = last_unit_;
-    const double last_frame = frame_ns_;
-    const auto residual = [&](const Added& x) {
-        return last_unit > 0 ? x.added - last_frame - last_unit * x.measured : x.added / x.measured;
-    };
     // (Two partial sorts, linear in the samples, where a sort would cost the application's
-    // thread a few microseconds a frame.)
-    const auto by_residual = [&](const Added& x, const Added& y) {
-        return residual(x) < residual(y);
-    };
+    // thread a few microseconds a frame; by a residual worked out once per sample, not once per
+    // comparison, which took the most of the controller's time.)
+    const auto by_residual = [](const Added& x, const Added& y) { return x.residual < y.residual; };
     const size_t trim = std::max<size_t>(units / 5, 1);
     const size_t kept = units - 2 * trim;
     const auto at = [&](size_t i) { return sorted.begin() + static_cast<std::ptrdiff_t>(i); };

@@ -128,8 +128,14 @@ public:
     // A captured frame ended `interval_ns` after the previous frame's end (0: the previous frame
     // was not captured, or there was none), having begun `positions` workloads, whose recordings
     // took the application `recording_ns` beside the instruments' own calls (0: not known).
-    // Returns what the frame was and plans the next (window()).
-    BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions, uint64_t recording_ns = 0);
+    // Returns what the frame was and plans the next (window()). With `later`, the plan is made
+    // from the estimates as they were before this frame's time, and estimate() is the caller's to
+    // run before the next frame ends (off the application's thread: budget.hpp).
+    enum class Estimate : uint8_t { now, later };
+    BudgetFrame frame_ended(uint64_t interval_ns, uint32_t positions, uint64_t recording_ns = 0,
+                            Estimate when = Estimate::now);
+    // The estimates from every sample so far (frame_ended() runs it itself, unless told `later`).
+    void estimate();
     // The frame that ended was not captured: the next captured frame's time is no sample.
     void frame_skipped() {
         previous_ = BudgetState::warmup;
@@ -157,7 +163,6 @@ private:
         uint64_t frame = 0;
     };
 
-    void estimate();
     // recording_share_: the slope of the samples' times on their recording times, within
     // [0, kMostRecordingShare]; 0 while they are too few or do not vary.
     void fit_recording_share();
