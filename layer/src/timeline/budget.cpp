@@ -48,8 +48,19 @@ void Budget::run() {
         if (stopping_) {
             return;
         }
-        controller_.estimate();
-        estimate_due_ = false;
+        // Estimated on a copy, without the lock: a frame end never waits for the estimates,
+        // only, at worst, for the copy (this thread does not preempt the application's, and
+        // could be switched out while it holds the lock).
+        const uint64_t ended = frames_ended_;
+        auto copy = std::make_unique<BudgetController>(controller_);
+        lock.unlock();
+        copy->estimate();
+        lock.lock();
+        // A frame end since ran them itself (it found them due): these are of an older sample.
+        if (estimate_due_ && frames_ended_ == ended) {
+            controller_.take_estimates(*copy);
+            estimate_due_ = false;
+        }
     }
 }
 
@@ -90,6 +101,7 @@ std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
         out = controller_.frame_ended(interval, positions, recording,
                                       BudgetController::Estimate::later);
         estimate_due_ = true;
+        ++frames_ended_;
         last_end_ns_ = now_ns;
     } else {
         controller_.frame_skipped();

@@ -88,6 +88,7 @@ private:
     BudgetController controller_;
     uint64_t last_end_ns_ = 0;  // of the last captured frame; 0: the last frame was not captured
     bool estimate_due_ = false; // a sample was taken that the estimates have not seen
+    uint64_t frames_ended_ = 0; // captured frame ends, so that the thread knows its copy is old
     bool stopping_ = false;
     std::condition_variable wake_;
     const uint64_t generation_; // MessageChannel::fork_generation() of the thread

@@ -270,6 +270,17 @@ void BudgetController::estimate() {
     base_suspect_ = mean_a < -2 * error;
 }
 
+void BudgetController::take_estimates(const BudgetController& copy) {
+    base_ns_ = copy.base_ns_;
+    unit_ns_ = copy.unit_ns_;
+    frame_ns_ = copy.frame_ns_;
+    last_unit_ = copy.last_unit_;
+    planned_unit_ns_ = copy.planned_unit_ns_;
+    base_error_ = copy.base_error_;
+    recording_share_ = copy.recording_share_;
+    base_suspect_ = copy.base_suspect_;
+}
+
 void BudgetController::fit_recording_share() {
     // From the change between two samples of consecutive frames alike (both baseline, or both
     // measured with counts a workload apart at most, that workload's cost taken off): what the

@@ -136,6 +136,9 @@ public:
                             Estimate when = Estimate::now);
     // The estimates from every sample so far (frame_ended() runs it itself, unless told `later`).
     void estimate();
+    // The estimates of `copy`, a copy of this controller that ran estimate() since, with no
+    // frame_ended() here in between: what estimate() here would have made.
+    void take_estimates(const BudgetController& copy);
     // The frame that ended was not captured: the next captured frame's time is no sample.
     void frame_skipped() {
         previous_ = BudgetState::warmup;
