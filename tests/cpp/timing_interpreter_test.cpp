@@ -130,6 +130,45 @@ TEST(TimingInterpreter, WorkloadsGetTheirTimestampsSharingTheBoundaries) {
     EXPECT_EQ(sink.writes(), 5); // N+1, and the first after the reset
 }
 
+// The submission hands a command buffer to the interpretation worker before any instrument has
+// paired it; whether an instrument's job will have its workloads to speak of (under a budget,
+// only those measured) comes from scan(), which walks the stream anyway.
+TEST(TimingInterpreter, ScanSaysWhetherAnyWorkloadIsMeasured) {
+    QueryPoolCache cache(fake_pools(), 16);
+    TimedSink sink(cache);
+    const auto recorded = [&](InstrumentChoice (*choose)(const Workload&, void*)) {
+        auto r = std::make_unique<Recorder>();
+        RecordOptions options = sink.options();
+        options.choose = choose;
+        r->begin(true, true, options);
+        for (int i = 0; i < 3; ++i) {
+            dispatch(*r, sink);
+        }
+        r->begin_render_pass("", {}, sink);
+        r->end_render_pass(sink);
+        r->end();
+        return r;
+    };
+    const auto measures = [](const Recorder& r) {
+        QueueShape shape;
+        uint32_t tag_ends = 0;
+        bool found = false;
+        EXPECT_TRUE(Interpreter::scan(r.stream(), false, shape, tag_ends, &found));
+        return found;
+    };
+    EXPECT_FALSE(measures(*recorded([](const Workload&, void*) { return InstrumentChoice{0}; })))
+        << "every workload left out";
+    EXPECT_TRUE(measures(*recorded([](const Workload& w, void*) {
+        return InstrumentChoice{static_cast<uint8_t>(w.type == WorkloadType::render_pass ? 1 : 0)};
+    }))) << "the render pass measured";
+    EXPECT_TRUE(measures(*recorded([](const Workload& w, void*) {
+        // (of three dispatches in a row, one or two have an even tag)
+        return InstrumentChoice{
+            static_cast<uint8_t>(w.type == WorkloadType::dispatch && w.tag % 2 == 0 ? 1 : 0)};
+    }))) << "a dispatch measured";
+    EXPECT_TRUE(measures(*recorded(nullptr))) << "no budget: every workload measured";
+}
+
 TEST(TimingInterpreter, WorkloadsLeftOutByTheBudgetAreFlaggedNotPaired) {
     QueryPoolCache cache(fake_pools(), 16);
     TimedSink sink(cache);

@@ -190,11 +190,12 @@ TimelineDevice::TimelineDevice(DeviceState& s, const DeviceSetup& setup,
         }
     }
     attach_instruments(providers, families);
-    if (server && instruments.empty()) {
+    if (server) {
         try {
             interpretation = std::make_unique<InterpretationWorker>(*this);
         } catch (const std::system_error& e) {
-            // The submitting threads interpret, as with instruments.
+            // The submitting threads interpret, as they do for instruments that pair before
+            // the driver's call.
             log_once(LogLevel::warn,
                      "timeline: no interpretation thread (%s); submissions "
                      "interpret their command buffers themselves",

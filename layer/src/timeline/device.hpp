@@ -227,8 +227,8 @@ public:
     ParameterPool parameter_pool;
     std::unique_ptr<ReadbackWorker> readback;
     std::vector<std::unique_ptr<TimelineQueue>> queues;
-    // On a device without instruments that sends to a capture server: where its submitted
-    // streams are interpreted (interpretation_worker.hpp). Made after the queues, stopped before.
+    // On a device that sends to a capture server: where its submitted streams are interpreted
+    // (interpretation_worker.hpp). Made after the queues, stopped before.
     std::unique_ptr<InterpretationWorker> interpretation;
     // Posts what must reach the capture server after every submission's messages so far (the
     // end of a frame): through the interpretation worker where there is one.

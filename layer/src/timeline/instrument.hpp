@@ -224,6 +224,10 @@ public:
 // Run on the readback thread once the GPU has finished the submission, with the CLOCK_MONOTONIC
 // time the completion was seen. Destroyed unrun when the device goes first.
 using CompletionJob = std::function<void(uint64_t seen_ns, CompletionSink& sink)>;
+// Pairs one command buffer's record (workloads listed, marks paired) into the completion job it
+// belongs to: run on the interpretation worker, every command buffer of the submission in call
+// order, before the job is handed to the readback thread.
+using DeferredPairing = std::function<void(const SubmitRecord& record)>;
 
 // One instrument's state for one queue. Every call holds the queue's submission lock, so one
 // submission runs at a time: begin_submission(), then per batch the command buffer points and
@@ -276,6 +280,13 @@ public:
     virtual void submitted(VkResult) {}
     // The readback thread's work for this submission; empty when there is none.
     virtual CompletionJob take_completion() = 0;
+    // Right after take_completion() returned a job, where the timeline interprets the rest of the
+    // submission's command buffers on its interpretation worker: what pairs them into that job
+    // (the instrument's paired() is not called for them). Those command buffers' records came to
+    // after_command_buffer() with SubmitRecord::lists_later, so that needs_completion() could
+    // count them. Empty: the instrument pairs before the driver's call (pairs_before_submit()),
+    // and the timeline interprets on the submitting thread.
+    virtual DeferredPairing take_pairing() { return {}; }
     // The ANNEX fields (a JSON object) of every workload instance the cost budget left out of
     // this instrument, or empty. When every instrument of the queue gives them, the timeline
     // sends them itself, after the instance's SUBMIT (the sender thread encodes them), and the

@@ -67,6 +67,11 @@ void InterpretationWorker::drain() {
     ran_.wait(lock, [&] { return done_ >= target; });
 }
 
+uint64_t InterpretationWorker::backlog() {
+    std::lock_guard lock(mutex_);
+    return pushed_ - done_;
+}
+
 void InterpretationWorker::run() {
     become_background_thread(kInterpretationThread);
     std::vector<InterpretationJob> batch;
@@ -110,6 +115,9 @@ void InterpretationWorker::execute(InterpretationJob& job) {
     case InterpretationJob::Kind::record:
         device_.post(std::move(job.record));
         break;
+    case InterpretationJob::Kind::readback:
+        device_.readback->push(std::move(*job.readback));
+        break;
     }
 }
 
@@ -120,13 +128,24 @@ void InterpretationWorker::interpret(InterpretationJob& job) {
     record.quiet = job.quiet;
     record.describe = job.describe;
     record.submit = job.submit;
+    record.skip_left_out = job.skip_left_out;
+    record.pair_marks = job.pairings != nullptr;
     std::unique_ptr<SubmitMessages> messages;
     if (job.describe) {
         messages = std::make_unique<SubmitMessages>();
     }
     if (job.commands) {
-        run_stream(queue.interpreter, sink, CommandStream{*job.commands, {}, 0, {}}, record,
-                   messages.get());
+        const CommandStream stream{*job.commands, job.marks, job.width, {}};
+        if (record.pair_marks) {
+            record.instances.reserve(stream.size() / 2 + 1);
+        }
+        run_stream(queue.interpreter, sink, stream, record, messages.get());
+    }
+    // Every command buffer of the submission, known or not: each job counts them.
+    if (job.pairings) {
+        for (const DeferredPairing& pair : *job.pairings) {
+            pair(record);
+        }
     }
     if (messages) {
         post_submit(queue, std::move(messages), job.description, job.submit, record);

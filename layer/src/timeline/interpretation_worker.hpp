@@ -1,14 +1,23 @@
 #pragma once
-// Where a device without instruments interprets its submitted command streams: on a thread of
-// the layer's own, not in the application's vkQueueSubmit.
+// Where a device interprets its submitted command streams: on a thread of the layer's own, not in
+// the application's vkQueueSubmit.
 //
 // Interpreting a stream is most of what the timeline does per workload at submission (walking
 // its commands, the queue's label stack, the WORKLOAD and SUBMIT records), and nothing in the
 // application's call needs its result: the layer command buffers placed around the application's
 // are decided by a scan of the stream's shape (Interpreter::scan()). So the submitting thread
 // pins the stream (Recorder::pinned_commands()) and hands it over; this worker runs the queue's
-// interpreter on it and posts what it finds. Instruments pair their marks on the submitting
-// thread, before their own work of the call, so a device with any keeps interpreting there.
+// interpreter on it and posts what it finds.
+//
+// Instruments that only need their marks paired after the driver's call (timing, pipeline
+// statistics: InstrumentQueue::pairs_before_submit() false) have them paired here too: the
+// submitting thread takes their completion jobs first, hands over with the command buffers a
+// copy of their marks and each job's pairing (InstrumentQueue::take_pairing()), then the readback
+// job itself, which this worker passes to the readback thread once it has paired every command
+// buffer of the submission. On an H200 machine, interpreting a 200-workload submission on the
+// submitting thread took it several times what handing it over takes, in every frame with an
+// instrument, measured or not. Instruments that pair before the driver's call keep a device
+// interpreting on the submitting thread.
 //
 // Jobs run in the order they were pushed, one device's on one thread, and each queue's are
 // pushed under that queue's lock: the queue's interpreter sees its command buffers and queue
@@ -23,7 +32,9 @@
 // (core/pending_posts.hpp): a channel that closes, or a fatal signal, waits for them first.
 
 #include "timeline/command_stream.hpp"
+#include "timeline/instrument.hpp"
 #include "timeline/outgoing.hpp"
+#include "timeline/readback.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -44,7 +55,7 @@ class TimelineDevice;
 class TimelineQueue;
 
 struct InterpretationJob {
-    enum class Kind : uint8_t { command_buffer, label_begin, label_end, record };
+    enum class Kind : uint8_t { command_buffer, label_begin, label_end, record, readback };
     Kind kind = Kind::command_buffer;
     TimelineQueue* queue = nullptr;
 
@@ -55,9 +66,17 @@ struct InterpretationJob {
     SubmitDescription description; // its device and queue filled in as it is posted
     bool quiet = false;            // outside captured frames: the queue's state only
     bool describe = false;         // captured, and somewhere to send it
+    bool skip_left_out = false;    // SubmitRecord::skip_left_out
+    // The instruments' pairings of the submission's jobs (null: nothing to pair), and the
+    // command buffer's marks they pair (a copy: the recording may be reset once the call
+    // returns), `width` to a command.
+    std::shared_ptr<const std::vector<DeferredPairing>> pairings;
+    std::vector<Mark> marks;
+    size_t width = 0;
 
     std::string label;                      // label_begin
     std::unique_ptr<OutgoingRecord> record; // record: posted in its place in the order
+    std::unique_ptr<ReadbackJob> readback;  // readback: pushed to the readback thread
 };
 
 class InterpretationWorker {
@@ -76,6 +95,8 @@ public:
     void push(std::vector<InterpretationJob>& jobs);
     // Returns once every job pushed before the call has run. Never on the worker's thread.
     void drain();
+    // Jobs pushed and not yet run.
+    uint64_t backlog();
 
 private:
     void push_all(std::span<InterpretationJob> jobs);

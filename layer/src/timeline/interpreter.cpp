@@ -53,7 +53,7 @@ QueueShape Interpreter::shape() const {
 }
 
 bool Interpreter::scan(const CommandStream& stream, bool quiet, QueueShape& shape,
-                       uint32_t& deferred_tag_ends) {
+                       uint32_t& deferred_tag_ends, bool* measures) {
     // Mirrors run(): what it does to stack_, open_ and part_, and where it adds readbacks.
     // Draw counts may end up read back whatever the frame (an instance begun in a captured one).
     if (shape.open_counts) {
@@ -70,6 +70,9 @@ bool Interpreter::scan(const CommandStream& stream, bool quiet, QueueShape& shap
         case Op::render_pass_begin:
             if (!c.part->counts.empty()) {
                 return false;
+            }
+            if (measures && c.workload->measured != 0) {
+                *measures = true;
             }
             shape.open = true;
             shape.open_tagged = c.workload->tagged;
@@ -98,7 +101,14 @@ bool Interpreter::scan(const CommandStream& stream, bool quiet, QueueShape& shap
                 return false;
             }
             break;
-        default:
+        case Op::compute_dispatch_begin:
+        case Op::trace_rays_begin:
+        case Op::buffer_transfer_begin:
+        case Op::image_transfer:
+        case Op::acceleration_structure_begin:
+            if (measures && c.workload->measured != 0) {
+                *measures = true;
+            }
             break;
         }
     }

@@ -76,6 +76,10 @@ struct SubmitRecord {
     std::vector<MarkedInstance> instances;
     // Tag labels to end right after this command buffer (RenderPassPart::tag_end_deferred).
     uint32_t deferred_tag_ends = 0;
+    // Its workloads are listed and paired later, on the interpretation worker (after the
+    // instruments' jobs are taken: InstrumentQueue::take_pairing()), and some of them may be
+    // listed: an instrument's job is needed although nothing is paired yet.
+    bool lists_later = false;
     // The command buffer's stream (valid during the submission call): what the instruments find
     // their marks in before its workloads are paired (InstrumentQueue::paired()).
     CommandStream stream;
@@ -86,6 +90,7 @@ struct SubmitRecord {
         readbacks.clear();
         instances.clear();
         deferred_tag_ends = 0;
+        lists_later = false;
         stream = {};
     }
     // Cleared, and with the settings a new record has: one record serves call after call.
@@ -129,10 +134,11 @@ public:
     // counts the tag ends to defer (SubmitRecord::deferred_tag_ends). False, `shape` then
     // unspecified, when run() must not wait for the driver's call: the stream has parameters or
     // draw counts to read back (indirect parameters only in a captured frame, `quiet` false),
-    // whose slots must be free before the GPU runs it.
+    // whose slots must be free before the GPU runs it. `measures`, where given, is set when
+    // some workload of the stream is measured by an instrument (Workload::measured).
     QueueShape shape() const;
     static bool scan(const CommandStream& stream, bool quiet, QueueShape& shape,
-                     uint32_t& deferred_tag_ends);
+                     uint32_t& deferred_tag_ends, bool* measures = nullptr);
 
     uint64_t label_stack() const { return stack_.empty() ? LabelInterner::kEmpty : stack_.back(); }
     // A render pass instance is suspended between command buffers: nothing may run in between.

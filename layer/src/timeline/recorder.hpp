@@ -134,8 +134,8 @@ public:
     }
     // The recording's commands, kept whole for a reader on another thread (the interpretation
     // worker) whatever the application does to the command buffer meanwhile: reset() and
-    // materialize() leave pinned storage as it is. Its marks are not kept (a device with
-    // instruments interprets on the submitting thread).
+    // materialize() leave pinned storage as it is. Its marks are not kept: a worker that pairs
+    // them is handed a copy (interpretation_worker.hpp).
     std::shared_ptr<const std::vector<Command>> pinned_commands() const {
         pinned_.store(true, std::memory_order_relaxed);
         return commands_;

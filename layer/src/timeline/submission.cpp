@@ -14,6 +14,10 @@
 namespace vkscope::timeline {
 namespace {
 
+// Jobs the interpretation worker may hold before a submission whose instruments pair its command
+// buffers waits for it instead of handing them over: a few frames of a few command buffers each.
+constexpr uint64_t kMostHandedOver = 32;
+
 // How long a submission waits for the readback of a slot it is about to overwrite. A previous
 // submission that has not finished by then is probably waiting for something the application
 // will only do later, so waiting longer could hang it.
@@ -179,9 +183,11 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
         // write parameters the layer reads back.
         QueueShape next = shape_;
         uint32_t tag_ends = 0;
+        bool measures = false;
         std::unique_ptr<SubmitMessages> messages;
         if (after_driver_ && !shape_.render_pass_open() &&
-            (!cb || Interpreter::scan(cb->recorder.stream(), !frame_selected_, next, tag_ends))) {
+            (!cb || Interpreter::scan(cb->recorder.stream(), !frame_selected_, next, tag_ends,
+                                      &measures))) {
             shape_ = next;
             waiting_.push_back(what);
             record_.clear();
@@ -190,6 +196,11 @@ bool Submission::batch(uint32_t index, std::span<const VkCommandBuffer> cbs, boo
             if (cb) {
                 record_.stream = cb->recorder.stream();
             }
+            // Paired on the worker after the instruments' jobs are taken: whether a job will have
+            // workloads of this command buffer to say something of (every one, or, under a cost
+            // budget, those measured: the timeline says the rest).
+            record_.lists_later = worker_ && pair_marks_ && cb && cb->recorder.has_workloads() &&
+                                  (!queue_.left_out_annexes || measures);
         } else {
             interpret_waiting();
             take_interpreter_back();
@@ -269,28 +280,47 @@ void Submission::take_interpreter_back() {
 }
 
 void Submission::interpret_waiting() {
-    if (worker_) {
-        for (const Interpreted& what : waiting_) {
-            InterpretationJob& job = jobs_.emplace_back();
-            job.queue = &queue_;
-            if (what.cb) {
-                job.commands = what.cb->recorder.pinned_commands();
-            }
-            job.submit = what.submit;
-            job.description = describe(what);
-            job.quiet = !frame_selected_;
-            job.describe = sends_;
-        }
-        waiting_.clear();
-        worker_->push(jobs_);
+    if (worker_ && !pair_marks_) {
+        hand_over(nullptr, nullptr);
         return;
     }
+    // Instruments pair these before their jobs are taken: here, after what the worker has.
+    take_interpreter_back();
     for (const Interpreted& what : waiting_) {
         post(interpret(what), what);
         // The stream's checks (Interpreter::scan) leave nothing to read back.
         record_.readbacks.clear();
     }
     waiting_.clear();
+}
+
+void Submission::hand_over(std::shared_ptr<const std::vector<DeferredPairing>> pairings,
+                           std::unique_ptr<ReadbackJob> readback) {
+    for (const Interpreted& what : waiting_) {
+        InterpretationJob& job = jobs_.emplace_back();
+        job.queue = &queue_;
+        if (what.cb) {
+            job.commands = what.cb->recorder.pinned_commands();
+            if (pairings) {
+                const CommandStream stream = what.cb->recorder.stream();
+                job.marks.assign(stream.marks.begin(), stream.marks.end());
+                job.width = stream.width;
+            }
+        }
+        job.submit = what.submit;
+        job.description = describe(what);
+        job.quiet = !frame_selected_;
+        job.describe = sends_;
+        job.skip_left_out = queue_.left_out_annexes != nullptr;
+        job.pairings = pairings;
+    }
+    waiting_.clear();
+    if (readback) {
+        InterpretationJob& job = jobs_.emplace_back();
+        job.kind = InterpretationJob::Kind::readback;
+        job.readback = std::move(readback);
+    }
+    worker_->push(jobs_);
 }
 
 bool Submission::needs_signal() const {
@@ -369,8 +399,17 @@ void Submission::before_submit() {
 
 void Submission::after_submit(VkResult result, bool frame_boundary) {
     // The driver has the application's work: now its workloads (before the readback job, whose
-    // messages must come after their SUBMIT).
-    interpret_waiting();
+    // messages must come after their SUBMIT). Where instruments pair them, on the worker once
+    // their jobs are taken, the readback job handed over behind them; unless the worker is behind
+    // (a machine whose cores are all busy): every job it holds holds its query pools until it has
+    // run, so here the application's thread waits for it and pairs them itself, as it would
+    // without a worker.
+    const bool pair_on_worker = worker_ && pair_marks_ && worker_->backlog() < kMostHandedOver;
+    if (!pair_on_worker) {
+        interpret_waiting();
+    }
+    std::shared_ptr<std::vector<DeferredPairing>> pairings;
+    std::unique_ptr<ReadbackJob> handed;
     for (const auto& instrument : queue_.instruments) {
         instrument->submitted(result);
     }
@@ -401,14 +440,28 @@ void Submission::after_submit(VkResult result, bool frame_boundary) {
             for (const auto& instrument : queue_.instruments) {
                 if (CompletionJob completion = instrument->take_completion()) {
                     job_.completions.push_back(std::move(completion));
+                    DeferredPairing pairing;
+                    if (pair_on_worker && (pairing = instrument->take_pairing())) {
+                        if (!pairings) {
+                            pairings = std::make_shared<std::vector<DeferredPairing>>();
+                        }
+                        pairings->push_back(std::move(pairing));
+                    }
                 }
             }
             if (!job_.readbacks.empty() || !job_.completions.empty()) {
                 job_.semaphore = queue_.semaphore;
                 job_.value = value;
-                device_.readback->push(std::move(job_));
+                if (pair_on_worker) {
+                    handed = std::make_unique<ReadbackJob>(std::move(job_));
+                } else {
+                    device_.readback->push(std::move(job_));
+                }
             }
         }
+    }
+    if (pair_on_worker) {
+        hand_over(std::move(pairings), std::move(handed));
     }
     if (!signalled) {
         // Nothing will say when these are done: the wrappers were not submitted (or the GPU is

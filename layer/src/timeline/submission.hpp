@@ -108,8 +108,13 @@ private:
     // What the SUBMIT of `what` says of the call (its device and queue aside).
     SubmitDescription describe(const Interpreted& what) const;
     // Interprets the command buffers whose interpretation waits, in call order: here, or on the
-    // device's interpretation worker (handed_over_).
+    // device's interpretation worker where no instrument pairs them (the frame is not captured).
     void interpret_waiting();
+    // Hands the command buffers whose interpretation waits to the worker, with the instruments'
+    // pairings of this call's jobs (null: none) and then the readback job (null: none), which the
+    // worker passes on to the readback thread once it has run them.
+    void hand_over(std::shared_ptr<const std::vector<DeferredPairing>> pairings,
+                   std::unique_ptr<ReadbackJob> readback);
     // Before interpreting on this thread where the worker has the queue's interpreter: waits for
     // what was handed to it.
     void take_interpreter_back();

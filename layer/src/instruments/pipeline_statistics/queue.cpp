@@ -238,6 +238,7 @@ void StatisticsQueue::after_command_buffer(const timeline::SubmitRecord& record,
             counted_ = true;
         }
     }
+    lists_ = lists_ || record.lists_later;
     if (layer) {
         flush(*layer, out);
     }
@@ -349,7 +350,18 @@ timeline::CompletionJob StatisticsQueue::take_completion() {
     job->in_place_entries = in_place_entries_;
     in_place_entries_ = 0;
     release();
+    last_job_ = job;
     return [job](uint64_t, timeline::CompletionSink& sink) { job->run(sink); };
+}
+
+timeline::DeferredPairing StatisticsQueue::take_pairing() {
+    std::shared_ptr<Job> job = std::move(last_job_);
+    if (!job) {
+        return {};
+    }
+    return [job = std::move(job), slot = slot_](const timeline::SubmitRecord& record) {
+        job->paired.paired(record, slot);
+    };
 }
 
 void StatisticsQueue::end_submission() {
@@ -370,6 +382,8 @@ void StatisticsQueue::release() {
     reads_.clear();
     added_ = closed_at_ = 0;
     counted_ = false;
+    lists_ = false;
+    last_job_.reset();
     closed_.clear();
     batches_.clear();
     paired_.clear();

@@ -62,8 +62,11 @@ public:
                    std::vector<VkCommandBuffer>& out) override;
     // Nothing to read or say when the cost budget left every workload out (the timeline sends
     // their annexes).
-    bool needs_completion() const override { return active_ && (counted_ || !paired_.empty()); }
+    bool needs_completion() const override {
+        return active_ && (counted_ || lists_ || !paired_.empty());
+    }
     timeline::CompletionJob take_completion() override;
+    timeline::DeferredPairing take_pairing() override;
     std::string left_out_annex() const override;
     void end_submission() override;
 
@@ -104,6 +107,7 @@ private:
     uint32_t added_ = 0;
     uint32_t closed_at_ = 0;
     bool counted_ = false; // a command buffer added holds a query of this instrument's
+    bool lists_ = false;   // a command buffer added lists workloads later (SubmitRecord)
     ClosedReads closed_;
     std::vector<Batch> batches_;
     // Every paired command buffer's instances with this instrument's marks, and the workloads
@@ -112,6 +116,8 @@ private:
     std::vector<uint64_t> regions_;
     std::vector<QueryBlock*> held_;
     uint32_t in_place_entries_ = 0;
+    // The job take_completion() made last in this submission, for take_pairing().
+    std::shared_ptr<Job> last_job_;
 };
 
 } // namespace vkscope::pipeline_statistics

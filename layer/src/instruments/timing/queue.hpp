@@ -37,6 +37,7 @@ public:
     bool needs_completion() const override { return submit_.needs_job() || must_signal_; }
     void submitted(VkResult result) override;
     timeline::CompletionJob take_completion() override;
+    timeline::DeferredPairing take_pairing() override { return submit_.take_pairing(); }
     std::string left_out_annex() const override;
     void end_submission() override;
 

@@ -217,6 +217,8 @@ void SubmitTiming::clear() {
     in_place_entries_ = 0;
     submits_.clear();
     timed_ = false;
+    lists_ = false;
+    last_job_.reset();
 }
 
 void SubmitTiming::add(const timeline::SubmitRecord& record) {
@@ -249,6 +251,7 @@ void SubmitTiming::add(const timeline::SubmitRecord& record) {
     }
     submits_.push_back(record.submit);
     timed_ = timed_ || last != nullptr;
+    lists_ = lists_ || record.lists_later;
 }
 
 void SubmitTiming::paired(const timeline::SubmitRecord& record) {
@@ -331,7 +334,7 @@ void SubmitTiming::end_batch(const char* serialization, const char* caveat) {
 
 bool SubmitTiming::needs_job() const {
     // An instance paired makes an entry; a workload listed and not left out, a listed one.
-    return active_ && (timed_ || !paired_.empty());
+    return active_ && (timed_ || lists_ || !paired_.empty());
 }
 
 timeline::CompletionJob SubmitTiming::take_job() {
@@ -352,7 +355,18 @@ timeline::CompletionJob SubmitTiming::take_job() {
     job->submits = std::move(submits_);
     blocks_hint_ = job->blocks.size();
     clear();
+    last_job_ = job;
     return [job](uint64_t done_ns, timeline::CompletionSink& sink) { job->run(done_ns, sink); };
+}
+
+timeline::DeferredPairing SubmitTiming::take_pairing() {
+    std::shared_ptr<Job> job = std::move(last_job_);
+    if (!job) {
+        return {};
+    }
+    return [job = std::move(job), slot = slot_](const timeline::SubmitRecord& record) {
+        job->paired.paired(record, slot);
+    };
 }
 
 } // namespace vkscope::timing

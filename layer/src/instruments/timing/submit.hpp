@@ -78,6 +78,9 @@ public:
     // After the application's submission succeeded: the readback thread's work, run with the
     // CLOCK_MONOTONIC time it saw the submission complete (empty without needs_job()).
     timeline::CompletionJob take_job();
+    // Right after take_job(): what pairs the command buffers interpreted on the timeline's
+    // worker into that job (InstrumentQueue::take_pairing()); empty without a job.
+    timeline::DeferredPairing take_pairing();
 
     using Read = ClosedReads::Read;
     // The instances of one batch: entries and listed instances up to these ends (the job's).
@@ -117,6 +120,9 @@ private:
     uint32_t in_place_entries_ = 0;
     std::vector<uint64_t> submits_;
     bool timed_ = false; // a command buffer added has a timestamp of timing's
+    bool lists_ = false; // a command buffer added lists workloads later (SubmitRecord::lists_later)
+    // The job take_job() made last in this submission, for take_pairing().
+    std::shared_ptr<Job> last_job_;
     // The last job's block list had this many: the next submission's starts as large, rather
     // than growing block by block (the lists a job takes start empty every time).
     size_t blocks_hint_ = 0;
