@@ -2,12 +2,15 @@
 // CPU-time sampler, which leaves their work out of the application's.
 
 #include "core/background_thread.hpp"
+#include "core/process_thread.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <future>
+#include <mutex>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,6 +56,31 @@ TEST(LayerThreads, AnApplicationThreadWhoseNameLooksLikeTheLayersIsNotTheLayers)
     EXPECT_FALSE(is_layer_thread(tid));
     checked.set_value();
     t.join();
+}
+
+// A thread of the process that started it runs until told to stop; stop() joins it, and a
+// second stop() (or none started) does nothing.
+TEST(LayerThreads, AProcessThreadStopsWhenTold) {
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stopping = false;
+    std::atomic<bool> ran{false};
+    std::atomic<bool> finished{false};
+    ProcessThread thread;
+    EXPECT_FALSE(thread.running());
+    EXPECT_TRUE(thread.usable());
+    thread.start([&] {
+        ran = true;
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return stopping; });
+        finished = true;
+    });
+    EXPECT_TRUE(thread.running());
+    thread.stop(mutex, stopping, wake);
+    EXPECT_TRUE(ran);
+    EXPECT_TRUE(finished) << "joined after the body returned";
+    EXPECT_FALSE(thread.running());
+    thread.stop(mutex, stopping, wake);
 }
 
 } // namespace

@@ -1,43 +1,22 @@
 #include "timeline/budget.hpp"
 
-#include "core/background_thread.hpp"
-#include "core/message_channel.hpp"
-
 #include <algorithm>
 #include <system_error>
 
 namespace vkscope::timeline {
 
 Budget::Budget(double percent, uint32_t frames_per_set)
-    : percent_(percent), controller_(percent / 100.0, frames_per_set),
-      generation_(MessageChannel::fork_generation()) {
+    : percent_(percent), controller_(percent / 100.0, frames_per_set) {
     epochs_[0].window.store(controller_.window().pack(), std::memory_order_relaxed);
     try {
-        thread_ = start_layer_thread([this] { run(); });
+        thread_.start([this] { run(); });
     } catch (const std::system_error&) {
         // No thread: each frame end runs the estimates itself, as the controller always did.
     }
 }
 
 Budget::~Budget() {
-    if (!thread_.joinable()) {
-        return;
-    }
-    if (!usable()) {
-        // A forked child: the thread is the parent's; its handle is let go of without a join.
-        [[maybe_unused]] auto* never_destroyed = new std::thread(std::move(thread_));
-        return;
-    }
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-}
-
-bool Budget::usable() const {
-    return generation_ == MessageChannel::fork_generation();
+    thread_.stop(mutex_, stopping_, wake_);
 }
 
 void Budget::run() {
@@ -77,9 +56,9 @@ InstrumentChoice Budget::choose(const Workload&, void* context) {
 std::optional<BudgetFrame> Budget::frame_ended(uint64_t now_ns, bool captured) {
     // (In a forked child the parent's thread may have held the lock at the fork; the child's
     // frame ends are its only callers.)
-    const bool threaded = thread_.joinable() && usable();
+    const bool threaded = thread_.running();
     std::unique_lock lock(mutex_, std::defer_lock);
-    if (usable()) {
+    if (thread_.usable()) {
         lock.lock();
     }
     if (estimate_due_) {

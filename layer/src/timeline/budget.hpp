@@ -20,6 +20,7 @@
 // end (or there is none), that frame end runs them first, so the plan always lags by exactly one
 // frame.
 
+#include "core/process_thread.hpp"
 #include "timeline/budget_controller.hpp"
 #include "timeline/instrument.hpp"
 
@@ -29,7 +30,6 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 namespace vkscope::timeline {
 
@@ -81,8 +81,6 @@ private:
 
     // The estimating thread's loop.
     void run();
-    // False in a forked child, which has no such thread (and whose lock that thread may hold).
-    bool usable() const;
 
     std::mutex mutex_; // frame ends (one a frame: never on a recording path) and the estimates
     BudgetController controller_;
@@ -91,8 +89,8 @@ private:
     uint64_t frames_ended_ = 0; // captured frame ends, so that the thread knows its copy is old
     bool stopping_ = false;
     std::condition_variable wake_;
-    const uint64_t generation_; // MessageChannel::fork_generation() of the thread
-    std::thread thread_;        // not joinable: none could start, frame ends estimate themselves
+    // Not running: none could start, or a forked child: frame ends estimate themselves.
+    ProcessThread thread_;
 };
 
 } // namespace vkscope::timeline

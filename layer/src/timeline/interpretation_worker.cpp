@@ -9,27 +9,16 @@
 
 namespace vkscope::timeline {
 
-InterpretationWorker::InterpretationWorker(TimelineDevice& device)
-    : device_(device), generation_(MessageChannel::fork_generation()),
-      thread_(start_layer_thread([this] { run(); })) {}
+InterpretationWorker::InterpretationWorker(TimelineDevice& device) : device_(device) {
+    thread_.start([this] { run(); });
+}
 
 InterpretationWorker::~InterpretationWorker() {
-    if (!usable()) {
-        // A forked child: the thread is the parent's, and so may be the lock (held by that
-        // thread at the fork). Neither is touched; the handle is let go of without a join.
-        [[maybe_unused]] auto* never_destroyed = new std::thread(std::move(thread_));
-        return;
-    }
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
+    thread_.stop(mutex_, stopping_, wake_);
 }
 
 bool InterpretationWorker::usable() const {
-    return generation_ == MessageChannel::fork_generation();
+    return thread_.usable();
 }
 
 void InterpretationWorker::push(InterpretationJob job) {

@@ -31,6 +31,7 @@
 // its wake-ups never preempt the application. Jobs not yet run count as posts to come
 // (core/pending_posts.hpp): a channel that closes, or a fatal signal, waits for them first.
 
+#include "core/process_thread.hpp"
 #include "timeline/command_stream.hpp"
 #include "timeline/instrument.hpp"
 #include "timeline/outgoing.hpp"
@@ -105,7 +106,6 @@ private:
     void interpret(InterpretationJob& job);
 
     TimelineDevice& device_;
-    const uint64_t generation_; // MessageChannel::fork_generation() of the thread
 
     std::mutex mutex_; // guards everything down to the thread
     std::condition_variable wake_;
@@ -116,7 +116,7 @@ private:
     bool idle_ = false; // waiting for a push
     bool stopping_ = false;
 
-    std::thread thread_;
+    ProcessThread thread_; // last: started once everything it reads is made
 };
 
 } // namespace vkscope::timeline
