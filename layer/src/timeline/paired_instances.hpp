@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -136,5 +137,18 @@ private:
     std::vector<uint32_t> read_ends_;
     std::vector<uint32_t> batch_ends_;
 };
+
+// InstrumentQueue::take_pairing() of an instrument whose jobs keep a PairedInstances `paired`:
+// what pairs the command buffers handed to the interpretation worker into the job last taken
+// (`last`, left empty), with the instrument's marks (`slot`); empty without a job.
+template <typename Job> DeferredPairing pairing_into(std::shared_ptr<Job>& last, size_t slot) {
+    std::shared_ptr<Job> job = std::move(last);
+    if (!job) {
+        return {};
+    }
+    return [job = std::move(job), slot](const SubmitRecord& record) {
+        job->paired.paired(record, slot);
+    };
+}
 
 } // namespace vkscope::timeline

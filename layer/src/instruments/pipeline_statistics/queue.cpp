@@ -355,13 +355,7 @@ timeline::CompletionJob StatisticsQueue::take_completion() {
 }
 
 timeline::DeferredPairing StatisticsQueue::take_pairing() {
-    std::shared_ptr<Job> job = std::move(last_job_);
-    if (!job) {
-        return {};
-    }
-    return [job = std::move(job), slot = slot_](const timeline::SubmitRecord& record) {
-        job->paired.paired(record, slot);
-    };
+    return timeline::pairing_into(last_job_, slot_);
 }
 
 void StatisticsQueue::end_submission() {

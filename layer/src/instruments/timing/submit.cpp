@@ -360,13 +360,7 @@ timeline::CompletionJob SubmitTiming::take_job() {
 }
 
 timeline::DeferredPairing SubmitTiming::take_pairing() {
-    std::shared_ptr<Job> job = std::move(last_job_);
-    if (!job) {
-        return {};
-    }
-    return [job = std::move(job), slot = slot_](const timeline::SubmitRecord& record) {
-        job->paired.paired(record, slot);
-    };
+    return timeline::pairing_into(last_job_, slot_);
 }
 
 } // namespace vkscope::timing
