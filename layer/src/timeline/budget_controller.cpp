@@ -95,13 +95,13 @@ BudgetFrame BudgetController::frame_ended(uint64_t interval_ns, uint32_t positio
     ++frames_;
     state_ = plan(positions, rotated);
 
-    f.base_ns = base_ns_;
-    f.unit_ns = unit_ns_;
-    if (unit_ns_) {
-        f.frame_ns = frame_ns_;
+    f.base_ns = e_.base_ns;
+    f.unit_ns = e_.unit_ns;
+    if (e_.unit_ns) {
+        f.frame_ns = e_.frame_ns;
     }
     f.rotation = rotation_;
-    f.recording_share = recording_share_;
+    f.recording_share = e_.recording_share;
     f.next = state_ == BudgetState::measured ? window_.measured(positions) : 0;
     return f;
 }
@@ -118,12 +118,12 @@ void BudgetController::estimate() {
         since = std::min(since, base_samples_[i].frame);
     }
     // The budget is a share of the frame as the application sees it.
-    base_ns_ = static_cast<uint64_t>(median(b.data(), b.data() + bases));
+    e_.base_ns = static_cast<uint64_t>(median(b.data(), b.data() + bases));
     // Every comparison is of times less the share of the application's recording they move
     // with: what scatters with the recording (a slow state of the application's thread) then
     // leaves the baseline's error and the measured frames' scatter alike.
     fit_recording_share();
-    const double share = recording_share_;
+    const double share = e_.recording_share;
     const auto adjusted = [share](uint64_t interval, uint64_t recording) {
         return static_cast<double>(interval) - share * static_cast<double>(recording);
     };
@@ -138,7 +138,7 @@ void BudgetController::estimate() {
     }
     const double base_error = 1.2533 * 1.4826 * median(b.data(), b.data() + bases) /
                               std::sqrt(static_cast<double>(bases));
-    base_error_ = base_error;
+    e_.base_error = base_error;
 
     // The measured frames compared with it are those of the same span of frames (the most
     // recent kFewestUnitSamples at least): a frame time that drifts (a GPU's clocks, the machine's
@@ -154,8 +154,8 @@ void BudgetController::estimate() {
         double residual;
     };
     std::array<Added, kUnitSamples> sorted;
-    const double last_unit = last_unit_;
-    const double last_frame = frame_ns_;
+    const double last_unit = e_.last_unit;
+    const double last_frame = e_.frame_ns;
     const size_t stored = std::min(unit_count_, kUnitSamples);
     size_t units = 0;
     for (size_t age = 0; age < stored; ++age) {
@@ -168,8 +168,8 @@ void BudgetController::estimate() {
                            last_unit > 0 ? added - last_frame - last_unit * u.measured
                                          : added / u.measured};
     }
-    unit_ns_.reset();
-    planned_unit_ns_ = 0;
+    e_.unit_ns.reset();
+    e_.planned_unit_ns = 0;
     if (units < kFewestUnitSamples) {
         return;
     }
@@ -210,16 +210,16 @@ void BudgetController::estimate() {
     const double spread = std::sqrt(sxx / static_cast<double>(kept));
     const bool fitted = spread >= std::max(1.0, 0.15 * mean_n) && sxy > 0;
     if (fitted) {
-        frame_ns_ = std::clamp(mean_a - sxy / sxx * mean_n, 0.0, std::max(0.0, mean_a));
+        e_.frame_ns = std::clamp(mean_a - sxy / sxx * mean_n, 0.0, std::max(0.0, mean_a));
     }
-    const double unit = (added - frame_ns_ * static_cast<double>(kept)) / measured;
-    last_unit_ = unit;
+    const double unit = (added - e_.frame_ns * static_cast<double>(kept)) / measured;
+    e_.last_unit = unit;
     // The standard error of what the frames add at the count they measured: the frames' scatter
     // around the fit over the samples, and the baseline's error, which no number of measured
     // frames averages away.
     double scatter = 0;
     for (const Added* x = first; x != last; ++x) {
-        const double r = x->added - frame_ns_ - unit * x->measured;
+        const double r = x->added - e_.frame_ns - unit * x->measured;
         scatter += r * r;
     }
     const double noise = std::sqrt(scatter / static_cast<double>(kept - 1));
@@ -227,7 +227,7 @@ void BudgetController::estimate() {
     const double from_noise = 1.5 * noise / std::sqrt(static_cast<double>(kept));
     const double error = std::sqrt(from_noise * from_noise + base_error * base_error);
     if (unit > 0) {
-        unit_ns_ = unit;
+        e_.unit_ns = unit;
     }
     // The plan holds what the frames added at the counts they measured, plus its error, within
     // the budget, counted per workload measured: a cost the frames' noise hides may be as large
@@ -263,22 +263,15 @@ void BudgetController::estimate() {
             3.0 * noise * std::sqrt(1.0 / static_cast<double>(kept) + d * d / sxx);
         cost_error = std::sqrt(from_fit * from_fit + base_error * base_error);
     }
-    planned_unit_ns_ = (cost + kErrors * cost_error) / count;
+    e_.planned_unit_ns = (cost + kErrors * cost_error) / count;
     // Measured frames that are clearly faster than the baseline say the baseline is wrong (taken
     // while the application was still warming up, or the scene changed since): it is taken
     // again (plan()).
-    base_suspect_ = mean_a < -2 * error;
+    e_.base_suspect = mean_a < -2 * error;
 }
 
 void BudgetController::take_estimates(const BudgetController& copy) {
-    base_ns_ = copy.base_ns_;
-    unit_ns_ = copy.unit_ns_;
-    frame_ns_ = copy.frame_ns_;
-    last_unit_ = copy.last_unit_;
-    planned_unit_ns_ = copy.planned_unit_ns_;
-    base_error_ = copy.base_error_;
-    recording_share_ = copy.recording_share_;
-    base_suspect_ = copy.base_suspect_;
+    e_ = copy.e_;
 }
 
 void BudgetController::fit_recording_share() {
@@ -316,21 +309,21 @@ void BudgetController::fit_recording_share() {
         const UnitSample& before = unit_samples_[(unit_count_ - age - 1) % kUnitSamples];
         if (s.frame == before.frame + 1 && std::abs(s.measured - before.measured) <= 1) {
             add(s.interval_ns, s.recording_ns, before.interval_ns, before.recording_ns,
-                last_unit_ * (s.measured - before.measured));
+                e_.last_unit * (s.measured - before.measured));
         }
     }
     // (a recording time that does not vary, or is not known, explains nothing)
-    recording_share_ = pairs >= kRecordingFitPairs && srr > 0
-                           ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
-                           : 0.0;
+    e_.recording_share = pairs >= kRecordingFitPairs && srr > 0
+                             ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
+                             : 0.0;
 }
 
 double BudgetController::allowed() const {
-    if (!base_ns_ || planned_unit_ns_ <= 0) {
+    if (!e_.base_ns || e_.planned_unit_ns <= 0) {
         return 0;
     }
     // Below one workload, the share of frames that measure one and average to the budget.
-    return budget_ * static_cast<double>(*base_ns_) / planned_unit_ns_;
+    return budget_ * static_cast<double>(*e_.base_ns) / e_.planned_unit_ns;
 }
 
 BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
@@ -354,11 +347,11 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     // More often while the samples are too few for the budget (a first baseline off by chance
     // would hold the count down, or up, for a long while): once there are as many as are kept,
     // more would only make the span they cover shorter, not their error smaller.
-    const bool uncertain = base_ns_ && base_count_ < kBaseSamples &&
-                           base_error_ > budget_ * static_cast<double>(*base_ns_) / 4;
+    const bool uncertain = e_.base_ns && base_count_ < kBaseSamples &&
+                           e_.base_error > budget_ * static_cast<double>(*e_.base_ns) / 4;
     const uint32_t refresh = uncertain ? kUncertainRefreshFrames : kRefreshFrames;
     const bool due = since_baseline_ >= refresh && (rotated || since_baseline_ >= 2 * refresh);
-    const bool wrong = base_suspect_ && since_baseline_ >= kSuspectFrames &&
+    const bool wrong = e_.base_suspect && since_baseline_ >= kSuspectFrames &&
                        (rotated || since_baseline_ >= 2 * kSuspectFrames);
     if (wrong) {
         // Only the baseline is taken again: the measured frames' samples are times as they were,
@@ -367,11 +360,11 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
         // whose measured frames kept reading faster than its baseline frames measured a few
         // workloads a frame for the whole capture.)
         base_count_ = 0;
-        base_ns_.reset();
-        base_suspect_ = false;
+        e_.base_ns.reset();
+        e_.base_suspect = false;
     }
-    if (!base_ns_ || due) {
-        baseline_left_ = (base_ns_ ? kBaselineRun : kFirstBaselineRun) - 1;
+    if (!e_.base_ns || due) {
+        baseline_left_ = (e_.base_ns ? kBaselineRun : kFirstBaselineRun) - 1;
         since_baseline_ = 0;
         return nothing(BudgetState::baseline);
     }
@@ -382,7 +375,7 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     // What the budget holds, as far as the estimates know (their cost plus its error); before the
     // first estimate, the ramp's first count: a 64th of the frame.
     const double first = std::max(1.0, positions / 64.0);
-    double wanted = planned_unit_ns_ > 0 ? allowed() : first;
+    double wanted = e_.planned_unit_ns > 0 ? allowed() : first;
     // The rotation: the fewest frames that measure every workload within what the budget holds;
     // each of them then measures its even share of the frame (half a workload more, so that the
     // counts, rounded down, still add up to the whole frame within the rotation), never more
@@ -397,7 +390,7 @@ BudgetState BudgetController::plan(uint32_t positions, bool rotated) {
     }
     // The count grows by at most half again per frame once the cost is estimated: an estimate
     // from a few frames may be far off, and a frame that measures too much costs in full.
-    const double most = established_ > 0 && planned_unit_ns_ > 0 ? established_ * 1.5 : first;
+    const double most = established_ > 0 && e_.planned_unit_ns > 0 ? established_ * 1.5 : first;
     const double next = std::min({wanted, std::max(most, first), static_cast<double>(positions)});
     // A count that grows holds for kSettleFrames frames first, so that frames enough in a row
     // measure it for their time to be a sample of what that count costs.

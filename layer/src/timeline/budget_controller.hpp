@@ -147,11 +147,11 @@ public:
 
     // The current frame's window.
     BudgetWindow window() const { return window_; }
-    std::optional<uint64_t> base_ns() const { return base_ns_; }
-    std::optional<double> unit_ns() const { return unit_ns_; }
-    double frame_ns() const { return frame_ns_; }
+    std::optional<uint64_t> base_ns() const { return e_.base_ns; }
+    std::optional<double> unit_ns() const { return e_.unit_ns; }
+    double frame_ns() const { return e_.frame_ns; }
     // The share of the application's recording time the frame's time is taken to move with.
-    double recording_share() const { return recording_share_; }
+    double recording_share() const { return e_.recording_share; }
 
 private:
     struct BaseSample {
@@ -166,7 +166,7 @@ private:
         uint64_t frame = 0;
     };
 
-    // recording_share_: the slope of the samples' times on their recording times, within
+    // e_.recording_share: the slope of the samples' times on their recording times, within
     // [0, kMostRecordingShare]; 0 while they are too few or do not vary.
     void fit_recording_share();
     // Workloads a frame may measure within the budget, from the estimates (0 without).
@@ -192,18 +192,22 @@ private:
     size_t base_count_ = 0;
     std::array<UnitSample, kUnitSamples> unit_samples_{};
     size_t unit_count_ = 0;
-    std::optional<uint64_t> base_ns_;
-    std::optional<double> unit_ns_;
-    // What measuring anything adds to a frame beside its workloads (0 until a fit says more),
-    // and the last estimate per workload, trusted or not (estimate()).
-    double frame_ns_ = 0;
-    double last_unit_ = 0;
-    // What the plan counts per workload: the estimate plus its error, spread over the workloads
-    // measured (estimate()); 0 before the first estimate.
-    double planned_unit_ns_ = 0;
-    double base_error_ = 0; // the baseline's standard error
-    double recording_share_ = 0;
-    bool base_suspect_ = false;
+    // What estimate() makes from the samples, and all it makes: take_estimates() copies it whole.
+    struct Estimates {
+        std::optional<uint64_t> base_ns;
+        std::optional<double> unit_ns;
+        // What measuring anything adds to a frame beside its workloads (0 until a fit says
+        // more), and the last estimate per workload, trusted or not.
+        double frame_ns = 0;
+        double last_unit = 0;
+        // What the plan counts per workload: the estimate plus its error, spread over the
+        // workloads measured; 0 before the first estimate.
+        double planned_unit_ns = 0;
+        double base_error = 0; // the baseline's standard error
+        double recording_share = 0;
+        bool base_suspect = false;
+    };
+    Estimates e_;
 };
 
 } // namespace vkscope::timeline
