@@ -1,7 +1,6 @@
 #include "timeline/interpretation_worker.hpp"
 
 #include "core/background_thread.hpp"
-#include "core/message_channel.hpp"
 #include "core/pending_posts.hpp"
 #include "timeline/device.hpp"
 #include "timeline/server_sink.hpp"
