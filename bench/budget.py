@@ -48,7 +48,7 @@ from bench.resultfile import (
     results_path,
     spread,
 )
-from bench.workload_cost import Config, Program, command, frame_end, judged
+from bench.workload_cost import Config, Program, command, frame_end, judged, pinned
 from harness.driver import probe
 from vkscope.capture import open_capture
 from vkscope.capture.read.records import BudgetFrame
@@ -521,7 +521,8 @@ def verdict_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
 def method_line(block: Mapping[str, Any]) -> str:
     return (
         f"`vkscope-workload --scenario game_scale --workloads {block['workloads']}` "
-        f"(docs/bench/workload-cost.md), {block['frames']} frames a run, frames ending at "
+        f"(docs/bench/workload-cost.md){pinned(block)}, {block['frames']} frames a run, frames "
+        "ending at "
         f"{block['frame_end']}; {len(block['rounds']['run'])} interleaved rounds. The frame is "
         "the time between two frame ends as the layer saw them (FRAME's cpu_ns), over the frames "
         f"from frame {block['skip']} on (the controller's warmup, first baseline and ramp before "

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -164,6 +165,7 @@ class Program:
     record_thread: bool = False
     frame_submits: dict[str, str] = field(default_factory=dict)  # where frames end otherwise
     extra: tuple[str, ...] = ()  # more arguments (--compute-iterations)
+    cpus: tuple[int, ...] = ()  # the CPUs every run of it is pinned to (pinned_cpus()); () for any
 
     def args(self, config: Config, frames: int, warmup: int | None) -> list[str]:
         out = [str(self.tools.workload), "--scenario", "game_scale", "--quiet"]
@@ -193,10 +195,25 @@ def frame_end(tools: Tools) -> tuple[str, dict[str, str]]:
     return "`frame_submits = 1`", {"frame_submits": "1"}
 
 
+def pinned_cpus(count: int = 4) -> tuple[int, ...]:
+    """The last `count` CPUs this process may run on, where it may run on twice as many or more
+    and `taskset` is there; () otherwise. The device checks pin the program (and with it the
+    layer's threads) to them in every run: runs compared across processes then ran on the same
+    cores. On the H200 machine's 16 virtual CPUs, left to the scheduler, the same configuration's
+    median frame scattered more from run to run than pinned, in a probe of a few runs each; the
+    capture server stays on the other CPUs."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2 * count or shutil.which("taskset") is None:
+        return ()
+    return tuple(allowed[-count:])
+
+
 def command(
     program: Program, config: Config, inner: list[str], tmp: Path
 ) -> tuple[list[str], dict[str, str]]:
     """The command line and environment of `inner` (the program, maybe wrapped) in `config`."""
+    if program.cpus:
+        inner = ["taskset", "-c", ",".join(map(str, program.cpus)), *inner]
     if config.run is not None:
         cmd = [*program.tools.vkscope, "run", "--no-report", "--no-trace", "--no-html"]
         cmd += ["-o", str(tmp / "capture.vkscope"), *config.run]
@@ -418,12 +435,21 @@ def method_line(block: Mapping[str, Any]) -> str:
         "clear, then render passes of three draws, dispatches and buffer copies, each waiting for "
         "the one before through a barrier, then two copies to host memory), one vkQueueSubmit a "
         "frame"
-        f"{thread}; frames end at {block['frame_end']}. Each run times {block['frames']} frames "
+        f"{thread}{pinned(block)}; frames end at {block['frame_end']}. Each run times "
+        f"{block['frames']} frames "
         f"after {block['warmup']} (medians; the sampler's runs a fifth of them, its handovers "
         f"make its frames far longer); {len(block['rounds']['none'])} interleaved rounds. "
         "*Added* compares each run with the run without the layer of the same round, divided by "
         f"the {n} workloads: the median of the rounds, and their range."
     )
+
+
+def pinned(block: Mapping[str, Any]) -> str:
+    """How the method line says where the program ran: pinned (pinned_cpus()) or not."""
+    cpus = block.get("cpus")
+    if not cpus:
+        return ""
+    return f", pinned to CPUs {','.join(map(str, cpus))} in every run (taskset)"
 
 
 def per_workload_table(block: Mapping[str, Any]) -> list[str]:

@@ -31,7 +31,8 @@ def check_budget(ctx: Context, out: Outcome) -> None:
     rounds = ctx.rounds or rounds
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     end, frame_submits = workload_cost.frame_end(tools)
-    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
+    cpus = workload_cost.pinned_cpus()
+    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits, cpus=cpus)
     measured = budget.measure(
         program, rounds, frames, skip, frame_cost.printer("  budget"), not ctx.driver.cpu_device
     )
@@ -46,6 +47,7 @@ def check_budget(ctx: Context, out: Outcome) -> None:
         "frames": frames,
         "skip": skip,
         "frame_end": end,
+        "cpus": list(cpus),
         "rounds": measured,
     }
 

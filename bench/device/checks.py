@@ -662,6 +662,8 @@ def join_parts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             whole = first[name]
             if set(whole["rounds"]) != set(rounds):
                 raise SystemExit(f"{name}: parts with different configurations")
+            if whole.get("cpus") != part.get("cpus"):
+                raise SystemExit(f"{name}: parts pinned to different CPUs")
             for key, runs_of_key in rounds.items():
                 for run in runs_of_key:
                     run.pop("trace", None)  # every frame's record: the first part's first round

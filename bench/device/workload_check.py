@@ -31,9 +31,11 @@ def check_workload_cost(ctx: Context, out: Outcome) -> None:
     rounds, frames, warmup = (
         (QUICK_ROUNDS, QUICK_FRAMES, QUICK_WARMUP) if ctx.quick else (ROUNDS, FRAMES, WARMUP)
     )
+    rounds = ctx.rounds or rounds
     tools = frame_cost.Tools(ctx.layer, ctx.workload)
     end, frame_submits = workload_cost.frame_end(tools)
-    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits)
+    cpus = workload_cost.pinned_cpus()
+    program = workload_cost.Program(tools, WORKLOADS, False, frame_submits, cpus=cpus)
     measured = workload_cost.measure(
         program, workload_cost.CONFIGS, rounds, frames + warmup, warmup,
         progress=frame_cost.printer("  workload cost"),
@@ -50,6 +52,7 @@ def check_workload_cost(ctx: Context, out: Outcome) -> None:
         "warmup": warmup,
         "record_thread": False,
         "frame_end": end,
+        "cpus": list(cpus),
         "rounds": measured,
     }
     out.data["devices"] = {ctx.driver.device: block}
