@@ -3,6 +3,7 @@
 // of a secondary in the secondary), in order with the tag labels, tells them of parameter copies,
 // and the queue's interpreter hands each workload instance the marks of its own begin and end.
 
+#include "core/cycle_counter.hpp"
 #include "timeline/instrument.hpp"
 #include "timeline/interpreter.hpp"
 #include "timeline/recorder.hpp"
@@ -223,20 +224,28 @@ TEST(TimelineInstrumentPoints, TheInstrumentsCallsAreTimedWhereAsked) {
             uint32_t chosen = 0;
             RecordOptions options = choosing(choose, chosen);
             options.time_instruments = timed;
+            const uint64_t began_ns = monotonic_ns();
+            const uint64_t began_cycles = cycle_count();
             r.begin(true, true, options);
             dispatch(r);
             dispatch(r);
             r.recorder.end();
+            const uint64_t span_cycles = cycle_count() - began_cycles;
+            const uint64_t span_ns = monotonic_ns() - began_ns;
             ASSERT_EQ(chosen, 2u);
+            const uint64_t theirs =
+                cycles_as_ns(r.recorder.instrument_cycles(), span_cycles, span_ns);
             if (!timed || choose == none_of_them) {
-                EXPECT_EQ(r.recorder.instrument_ns(), 0u) << "timed " << timed;
+                EXPECT_EQ(r.recorder.instrument_cycles(), 0u) << "timed " << timed;
             } else {
-                // Two workloads, a start and a finish each.
-                EXPECT_GE(r.recorder.instrument_ns(),
-                          static_cast<uint64_t>(std::chrono::nanoseconds(4 * kBusy).count()));
+                // Two workloads, a start and a finish each: in the recording's span, at least
+                // those calls' time, and no more than the span.
+                EXPECT_GE(theirs, static_cast<uint64_t>(
+                                      std::chrono::nanoseconds(4 * kBusy).count() * 99 / 100));
+                EXPECT_LE(theirs, span_ns);
             }
             r.begin(true, true, options);
-            EXPECT_EQ(r.recorder.instrument_ns(), 0u) << "a new recording starts from none";
+            EXPECT_EQ(r.recorder.instrument_cycles(), 0u) << "a new recording starts from none";
         }
     }
 }

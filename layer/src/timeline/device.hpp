@@ -64,9 +64,11 @@ struct CommandBufferState {
     // Each instrument's state for it, in the device's instrument order (slots).
     std::vector<std::unique_ptr<InstrumentRecording>> instruments;
     // Under a cost budget, in a captured frame: the frame's epoch (Budget::recording_began())
-    // and when the application's recording began (monotonic_ns()), for Budget::recorded().
+    // and when the application's recording began (monotonic_ns(), and cycle_count() for its
+    // instruments' share), for Budget::recorded().
     void* budget_epoch = nullptr;
     uint64_t recording_began_ns = 0;
+    uint64_t recording_began_cycles = 0;
 };
 
 struct PoolState {

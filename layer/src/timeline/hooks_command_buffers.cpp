@@ -1,7 +1,7 @@
 // Command buffer lifetime: each command buffer's recorder, created with it, reset with it, and
 // the secondaries inlined into the primaries that execute them.
 
-#include "core/monotonic_clock.hpp"
+#include "core/cycle_counter.hpp"
 #include "timeline/device.hpp"
 
 #include <algorithm>
@@ -138,6 +138,7 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkBeginCommandBuffer(
         cb->recorder.begin(cb->primary, one_time, options);
         if (cb->budget_epoch) {
             cb->recording_began_ns = monotonic_ns();
+            cb->recording_began_cycles = cycle_count();
         }
         return result;
     }
@@ -150,8 +151,9 @@ VKAPI_ATTR VkResult VKAPI_CALL hooks::vkEndCommandBuffer(VkCommandBuffer command
             // What the application's own recording took, from its begin to its end, less the
             // instruments' calls in it.
             const uint64_t spent = monotonic_ns() - cb->recording_began_ns;
-            const uint64_t theirs = cb->recorder.instrument_ns();
-            timeline::Budget::recorded(cb->budget_epoch, spent > theirs ? spent - theirs : 0);
+            const uint64_t theirs = cycles_as_ns(cb->recorder.instrument_cycles(),
+                                                 cycle_count() - cb->recording_began_cycles, spent);
+            timeline::Budget::recorded(cb->budget_epoch, spent - theirs);
             cb->budget_epoch = nullptr;
         }
         cb->recorder.end();

@@ -1,6 +1,6 @@
 #include "timeline/recorder.hpp"
 
-#include "core/monotonic_clock.hpp"
+#include "core/cycle_counter.hpp"
 #include "timeline/ids.hpp"
 
 #include <algorithm>
@@ -72,7 +72,7 @@ void Recorder::reset() {
     continued_counts_.clear();
     needs_submit_label_ = false;
     has_workloads_ = false;
-    instrument_ns_ = 0;
+    instrument_cycles_ = 0;
     depth_ = 0;
     foreign_end_ = false;
     current_tagged_ = false;
@@ -86,13 +86,13 @@ void Recorder::choose_with_options(Workload& w) {
 
 uint32_t Recorder::timed_marks(bool start, const Workload* w, const RenderPassFlags* render_pass) {
     // A workload no instrument measures costs them a note each, as in a frame that measures
-    // nothing: only the calls that write commands are timed, and only they pay the clock.
+    // nothing: only the calls that write commands are timed, and only they pay the counter.
     if (w && w->measured == 0 && !w->precedes_measured) {
         return instrument_marks(start, w, render_pass);
     }
-    const uint64_t before = monotonic_ns();
+    const uint64_t before = cycle_count();
     const uint32_t at = instrument_marks(start, w, render_pass);
-    instrument_ns_ += monotonic_ns() - before;
+    instrument_cycles_ += cycle_count() - before;
     return at;
 }
 

@@ -144,8 +144,9 @@ public:
     // more than once, or have data that only a submission can name.
     bool needs_submit_label() const { return has_workloads_ && needs_submit_label_; }
     bool has_workloads() const { return has_workloads_; }
-    // What the instruments' calls took in this recording (RecordOptions::time_instruments).
-    uint64_t instrument_ns() const { return instrument_ns_; }
+    // What the instruments' calls took in this recording (RecordOptions::time_instruments), in
+    // cycle_count()'s counts: cycles_as_ns() gives it as a share of the recording's span.
+    uint64_t instrument_cycles() const { return instrument_cycles_; }
     bool in_render_pass() const { return part_ != nullptr; }
 
 private:
@@ -295,7 +296,7 @@ private:
     bool one_time_ = true;
     bool needs_submit_label_ = false;
     bool has_workloads_ = false;
-    uint64_t instrument_ns_ = 0;
+    uint64_t instrument_cycles_ = 0;
 };
 
 } // namespace vkscope::timeline
