@@ -594,7 +594,43 @@ def phase_lines(block: Mapping[str, Any]) -> list[str]:
             f"| {BY_KEY[b.key].title} | {counts} | {frame} (standard error ≤ {error:.1f} µs) "
             f"| {' | '.join(cells)} |"
         )
-    return lines
+    return lines + allowed_lines(block)
+
+
+def allowed_lines(block: Mapping[str, Any]) -> list[str]:
+    """How short a rotation the cost a measured workload showed leaves room for: every
+    identity measured in `allowed_frames()`, against the frames the budget implies."""
+    rounds = block["rounds"]
+    out = []
+    for b in BUDGETED:
+        runs = rounds.get(b.key, [])
+        pairs = [
+            (allowed, want)
+            for run, want in zip(runs, implied(rounds, b), strict=True)
+            if (allowed := allowed_frames(run, block["workloads"], b.percent)) is not None
+        ]
+        if not pairs:
+            continue
+        frames = lambda v: f"{v:.0f}"  # noqa: E731
+        out.append(
+            f"- {BY_KEY[b.key].title}: spending the whole budget at the cost a measured workload "
+            "showed above (*a workload: frame*), with no margin for the estimate's error and no "
+            "dip of the count, would measure every identity in "
+            f"{spread([float(a) for a, _ in pairs], frames)} frames, where the budget implies "
+            f"{spread([float(w) for _, w in pairs], frames)} (plus one included)."
+        )
+    return ["", *out] if out else []
+
+
+def allowed_frames(run: Mapping[str, Any], workloads: int, percent: float) -> int | None:
+    """The rotation a budgeted run's measured cost leaves room for: its workloads at the cost
+    per workload its measured frames showed beside its baseline frames (the split), over the
+    budget's share of its own baseline frame, rounded up; None where either is not known."""
+    unit = ((run.get("split") or {}).get("frame") or {}).get("per_workload_us")
+    base = (run.get("controller") or {}).get("base_us")
+    if unit is None or unit <= 0 or not base:
+        return None
+    return math.ceil(workloads * unit / (percent / 100 * base))
 
 
 def block_lines(block: Mapping[str, Any], cpu_device: bool) -> list[str]:
