@@ -682,7 +682,13 @@ def merge_over(previous: dict[str, Any], runs: Sequence[dict[str, Any]], target:
         if not r.get("clean"):
             raise SystemExit(f"a run from a tree with uncommitted changes: {r.get('commit')}")
         for name, part in r["checks"].items():
+            before = {"checks": {name: merged["checks"].get(name) or {}}}
             merged["checks"][name] = {**part, "ran_at": {"commit": r["commit"], "date": r["date"]}}
+            # A check kept per device: this run's blocks stamped with its commit, the other
+            # devices' kept.
+            for kept in (workload_check.NAME, floor_check.NAME):
+                if name == kept:
+                    workload_check.fold(before, merged, r["commit"], r["date"], kept)
     merged["settings"]["checks"] = [c.name for c in CHECKS if c.name in merged["checks"]]
     write(merged, target)
     write_doc(render(merged), DOC)
