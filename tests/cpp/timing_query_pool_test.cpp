@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace vkscope::timing {
@@ -170,6 +172,91 @@ TEST(TimingQueryPool, AOneRunBlockComesBackResetOnTheHost) {
     auto used = last.take(cache);
     ASSERT_TRUE(used);
     EXPECT_FALSE(used->clean);
+}
+
+// Read in place before its recording lets go of it (the application waits for its frame and
+// the read comes first): the block is reset by the thread that read it, and its recording's
+// release (the application's next vkBeginCommandBuffer) resets nothing.
+TEST(TimingQueryPool, AOneRunBlockIsResetAfterItsLastReadNotWhereItIsGivenBack) {
+    FakeBackend fake;
+    QueryPoolCache cache(fake.resetting_backend(), 16);
+    QueryArena once;
+    auto first = once.take(cache);
+    ASSERT_TRUE(first);
+    QueryBlock* block = first->block;
+    block->one_run = true;
+    cache.hold(block);
+    cache.hold(block); // submitted twice (an application error): reset after the last read only
+    cache.read_done(block);
+    EXPECT_EQ(fake.host_resets.size(), 1u) << "only the new pool's reset so far";
+    cache.read_done(block);
+    ASSERT_EQ(fake.host_resets.size(), 2u);
+    EXPECT_EQ(cache.free_blocks(), 0u) << "still its recording's";
+    once.release(cache);
+    EXPECT_EQ(fake.host_resets.size(), 2u);
+    EXPECT_EQ(cache.free_blocks(), 1u);
+    QueryArena next;
+    auto again = next.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->block, block);
+    EXPECT_TRUE(again->clean);
+}
+
+// A recording that lets go of its block while the thread of the block's last read resets it
+// (outside the cache's mutex) parks it: no other recording gets it before the reset is done.
+TEST(TimingQueryPool, ABlockLetGoOfDuringItsResetWaitsForIt) {
+    FakeBackend fake;
+    std::mutex m;
+    std::condition_variable cv;
+    VkQueryPool held = VK_NULL_HANDLE; // the pool whose reset waits to be let finish
+    bool resetting = false;
+    bool may_finish = false;
+    QueryPoolCache::Backend backend = fake.backend();
+    backend.reset = [&](VkQueryPool pool) {
+        std::unique_lock lock(m);
+        if (pool != held) {
+            return; // a new pool's own reset, at its creation
+        }
+        resetting = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return may_finish; });
+    };
+    QueryPoolCache cache(backend, 16);
+    QueryArena once;
+    auto first = once.take(cache);
+    ASSERT_TRUE(first);
+    QueryBlock* block = first->block;
+    block->one_run = true;
+    {
+        std::lock_guard lock(m);
+        held = block->pool;
+    }
+    cache.hold(block);
+    std::thread reader([&] { cache.read_done(block); });
+    {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return resetting; });
+    }
+    once.release(cache);
+    EXPECT_EQ(cache.parked_blocks(), 1u);
+    EXPECT_EQ(cache.free_blocks(), 0u);
+    QueryArena other;
+    auto taken = other.take(cache); // a new pool, not the one being reset
+    ASSERT_TRUE(taken);
+    EXPECT_NE(taken->block, block);
+    {
+        std::lock_guard lock(m);
+        may_finish = true;
+    }
+    cv.notify_all();
+    reader.join();
+    EXPECT_EQ(cache.parked_blocks(), 0u);
+    EXPECT_EQ(cache.free_blocks(), 1u);
+    QueryArena next;
+    auto again = next.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->block, block);
+    EXPECT_TRUE(again->clean);
 }
 
 TEST(TimingQueryPool, NoHostResetWhereTheDeviceCannot) {

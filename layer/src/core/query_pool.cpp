@@ -45,7 +45,7 @@ QueryBlock* QueryPoolCache::acquire() {
 void QueryPoolCache::release(std::vector<QueryBlock*>& blocks) {
     std::lock_guard lock(mutex_);
     for (QueryBlock* block : blocks) {
-        if (block->reads > 0) {
+        if (block->reads > 0 || block->resetting) {
             block->parked = true;
             ++parked_;
         } else {
@@ -61,12 +61,35 @@ void QueryPoolCache::hold(QueryBlock* block) {
 }
 
 void QueryPoolCache::read_done(QueryBlock* block) {
-    std::lock_guard lock(mutex_);
-    if (block->reads > 0 && --block->reads == 0 && block->parked) {
-        block->parked = false;
-        --parked_;
-        give_back(block);
+    {
+        std::lock_guard lock(mutex_);
+        if (block->reads == 0 || --block->reads > 0) {
+            return;
+        }
+        if (!backend_.reset || !block->one_run || block->clean) {
+            if (block->parked) {
+                unpark(block);
+                give_back(block);
+            }
+            return;
+        }
+        block->resetting = true;
     }
+    // The GPU was done with the block before its read, and a recording that runs once writes it
+    // no more: its queries may be reset now, whether or not the recording has let go of it yet.
+    backend_.reset(block->pool);
+    std::lock_guard lock(mutex_);
+    block->resetting = false;
+    block->clean = true;
+    if (block->parked) {
+        unpark(block);
+        free_.push_back(block);
+    }
+}
+
+void QueryPoolCache::unpark(QueryBlock* block) {
+    block->parked = false;
+    --parked_;
 }
 
 void QueryPoolCache::give_back(QueryBlock* block) {
@@ -75,9 +98,11 @@ void QueryPoolCache::give_back(QueryBlock* block) {
     // only after that read: nothing on the GPU uses the block's queries now. A block of a
     // recording that may run again is reset in its next recording's command buffer all the same,
     // so no host reset is spent on it.
-    block->clean = backend_.reset && block->one_run;
-    if (block->clean) {
+    if (!backend_.reset || !block->one_run) {
+        block->clean = false;
+    } else if (!block->clean) {
         backend_.reset(block->pool);
+        block->clean = true;
     }
     free_.push_back(block);
 }

@@ -5,11 +5,14 @@
 // only destroyed with the device, so the number of pools is the most ever held at once, not the
 // number of recordings: a long run reuses the same few.
 //
-// Where the device can reset queries on the host (hostQueryReset), a block a one-time recording
-// gave back is reset on the host as it goes back on the free list (the GPU is done with it by
-// then), so that the next one-time recording to take it need not reset it in its command buffer:
-// on an H200 a reset in the command buffer cost the GPU some 3 µs and delayed the timestamp after
-// it, once for every block every measured frame used.
+// Where the device can reset queries on the host (hostQueryReset), a one-time recording's block
+// is reset on the host once it is done with, so that the next one-time recording to take it need
+// not reset it in its command buffer: on an H200 a reset in the command buffer cost the GPU some
+// 3 µs and delayed the timestamp after it, once for every block every measured frame used. A
+// block read in place is reset by the thread that read it, right after its last read and outside
+// the mutex (read_done()): given back by its recording instead, the reset ran on the
+// application's thread as it began its next recording, or under the mutex that recording's first
+// query waits for.
 //
 // The Vulkan calls come through a Backend so the accounting is tested without a GPU.
 
@@ -36,10 +39,12 @@ struct QueryBlock {
     // Reset on the host since it was last written (guarded by the cache's mutex while on the free
     // list; read and cleared by the arena that takes it).
     bool clean = false;
-    // Guarded by the cache's mutex: reads of the slots still to come (QueryPoolCache::hold), and
-    // whether the recording let go of the block meanwhile.
+    // Guarded by the cache's mutex: reads of the slots still to come (QueryPoolCache::hold),
+    // whether the recording let go of the block meanwhile, and whether the thread of its last
+    // read is resetting it (outside the mutex).
     uint32_t reads = 0;
     bool parked = false;
+    bool resetting = false;
 };
 
 class QueryPoolCache {
@@ -64,6 +69,7 @@ public:
     // A read of the block's slots will come (its recording was submitted): until read_done(),
     // the block is not handed out again, whenever its recording lets go of it.
     void hold(QueryBlock* block);
+    // After the last read, a one-time recording's block is reset on the host by the caller.
     void read_done(QueryBlock* block);
 
     // A one-time recording's blocks come back reset on the host (the backend can reset).
@@ -73,8 +79,10 @@ public:
     size_t parked_blocks() const;
 
 private:
-    // Back on the free list, under the mutex: a one-time recording's block is reset on the host.
+    // Back on the free list, under the mutex: a one-time recording's block is reset on the host
+    // unless it was since its last write.
     void give_back(QueryBlock* block);
+    void unpark(QueryBlock* block);
 
     const Backend backend_;
     const size_t max_pools_;
