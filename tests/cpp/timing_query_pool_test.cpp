@@ -174,6 +174,26 @@ TEST(TimingQueryPool, AOneRunBlockComesBackResetOnTheHost) {
     EXPECT_FALSE(used->clean);
 }
 
+// A block a one-time recording read in place took (such a recording marks its blocks one_run).
+QueryBlock* one_run_block(QueryArena& arena, QueryPoolCache& cache) {
+    const auto slots = arena.take(cache);
+    if (!slots) {
+        ADD_FAILURE() << "no block";
+        return nullptr;
+    }
+    slots->block->one_run = true;
+    return slots->block;
+}
+
+// The next recording to take a block gets `block`, reset on the host.
+void expect_taken_clean(QueryPoolCache& cache, const QueryBlock* block) {
+    QueryArena next;
+    const auto again = next.take(cache);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->block, block);
+    EXPECT_TRUE(again->clean);
+}
+
 // Read in place before its recording lets go of it (the application waits for its frame and
 // the read comes first): the block is reset by the thread that read it, and its recording's
 // release (the application's next vkBeginCommandBuffer) resets nothing.
@@ -181,10 +201,8 @@ TEST(TimingQueryPool, AOneRunBlockIsResetAfterItsLastReadNotWhereItIsGivenBack) 
     FakeBackend fake;
     QueryPoolCache cache(fake.resetting_backend(), 16);
     QueryArena once;
-    auto first = once.take(cache);
-    ASSERT_TRUE(first);
-    QueryBlock* block = first->block;
-    block->one_run = true;
+    QueryBlock* block = one_run_block(once, cache);
+    ASSERT_NE(block, nullptr);
     cache.hold(block);
     cache.hold(block); // submitted twice (an application error): reset after the last read only
     cache.read_done(block);
@@ -195,11 +213,7 @@ TEST(TimingQueryPool, AOneRunBlockIsResetAfterItsLastReadNotWhereItIsGivenBack) 
     once.release(cache);
     EXPECT_EQ(fake.host_resets.size(), 2u);
     EXPECT_EQ(cache.free_blocks(), 1u);
-    QueryArena next;
-    auto again = next.take(cache);
-    ASSERT_TRUE(again);
-    EXPECT_EQ(again->block, block);
-    EXPECT_TRUE(again->clean);
+    expect_taken_clean(cache, block);
 }
 
 // A recording that lets go of its block while the thread of the block's last read resets it
@@ -223,10 +237,8 @@ TEST(TimingQueryPool, ABlockLetGoOfDuringItsResetWaitsForIt) {
     };
     QueryPoolCache cache(backend, 16);
     QueryArena once;
-    auto first = once.take(cache);
-    ASSERT_TRUE(first);
-    QueryBlock* block = first->block;
-    block->one_run = true;
+    QueryBlock* block = one_run_block(once, cache);
+    ASSERT_NE(block, nullptr);
     {
         std::lock_guard lock(m);
         held = block->pool;
@@ -252,11 +264,7 @@ TEST(TimingQueryPool, ABlockLetGoOfDuringItsResetWaitsForIt) {
     reader.join();
     EXPECT_EQ(cache.parked_blocks(), 0u);
     EXPECT_EQ(cache.free_blocks(), 1u);
-    QueryArena next;
-    auto again = next.take(cache);
-    ASSERT_TRUE(again);
-    EXPECT_EQ(again->block, block);
-    EXPECT_TRUE(again->clean);
+    expect_taken_clean(cache, block);
 }
 
 TEST(TimingQueryPool, NoHostResetWhereTheDeviceCannot) {
