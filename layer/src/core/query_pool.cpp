@@ -58,6 +58,9 @@ void QueryPoolCache::release(std::vector<QueryBlock*>& blocks) {
 void QueryPoolCache::hold(QueryBlock* block) {
     std::lock_guard lock(mutex_);
     ++block->reads;
+    // The submission writes its queries: a reset after an earlier read no longer holds (a
+    // one-time recording submitted again, which Vulkan does not allow, but a layer must survive).
+    block->clean = false;
 }
 
 void QueryPoolCache::read_done(QueryBlock* block) {
