@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench import budget, budget_probe, frame_cost, workload_cost
+from bench import budget, budget_page, budget_probe, frame_cost, workload_cost
+from bench.budget_configs import BUDGETED
 from bench.device.device_context import Context, Outcome
 
 NAME = "budget"
@@ -36,7 +37,7 @@ def check_budget(ctx: Context, out: Outcome) -> None:
     measured = budget.measure(
         program, rounds, frames, skip, frame_cost.printer("  budget"), not ctx.driver.cpu_device
     )
-    for b in budget.BUDGETED:
+    for b in BUDGETED:
         for r in measured[b.key]:
             out.expect(r["agreement"]["identities"] > 0, f"{b.key}: no identity measured")
     out.data |= {
@@ -58,7 +59,7 @@ def section(part: Mapping[str, Any]) -> list[str]:
         f"bench/budget.py's measurement (docs/bench/budget.md) on {part['device']} "
         f"({part['driver_info']}), the targets judged for a GPU.",
         "",
-        *budget.block_lines(part, part["cpu_device"]),
+        *budget_page.block_lines(part, part["cpu_device"]),
         *probe_lines(part),
     ]
 
