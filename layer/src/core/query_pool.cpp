@@ -86,7 +86,7 @@ void QueryPoolCache::read_done(QueryBlock* block) {
     block->clean = true;
     if (block->parked) {
         unpark(block);
-        free_.push_back(block);
+        give_back(block); // (clean now: no second reset)
     }
 }
 

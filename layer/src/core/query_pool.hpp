@@ -36,8 +36,9 @@ struct QueryBlock {
     // that run its slots keep their values until the block is acquired again, so they can be
     // read in place instead of copied out first. Set by the recording that took it.
     bool one_run = false;
-    // Reset on the host since it was last written (guarded by the cache's mutex while on the free
-    // list; read and cleared by the arena that takes it).
+    // Reset on the host since it was last written: set under the cache's mutex by the reset after
+    // its last read or on its way back to the free list, cleared there by a submission of it
+    // (hold()) and, without the mutex, by the arena that takes it (no other thread has it then).
     bool clean = false;
     // Guarded by the cache's mutex: reads of the slots still to come (QueryPoolCache::hold),
     // whether the recording let go of the block meanwhile, and whether the thread of its last
