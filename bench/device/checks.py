@@ -686,9 +686,8 @@ def merge_over(previous: dict[str, Any], runs: Sequence[dict[str, Any]], target:
             merged["checks"][name] = {**part, "ran_at": {"commit": r["commit"], "date": r["date"]}}
             # A check kept per device: this run's blocks stamped with its commit, the other
             # devices' kept.
-            for kept in (workload_check.NAME, floor_check.NAME):
-                if name == kept:
-                    workload_check.fold(before, merged, r["commit"], r["date"], kept)
+            if name in (workload_check.NAME, floor_check.NAME):
+                workload_check.fold(before, merged, r["commit"], r["date"], name)
     merged["settings"]["checks"] = [c.name for c in CHECKS if c.name in merged["checks"]]
     write(merged, target)
     write_doc(render(merged), DOC)
