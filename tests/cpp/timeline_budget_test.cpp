@@ -81,6 +81,13 @@ struct Loop {
     double recording_switch = 0.15;
     double recording_in_frame = 1;
     bool report_recording = true;
+    // And from frame to frame, uniformly within `recording_jitter` of it either way.
+    double recording_jitter = 0;
+    // In frame `stall_at` (0: never) the machine stalls: the frame takes `stall_ns` longer, its
+    // recording `stall_recording_ns` of that.
+    uint32_t stall_at = 0;
+    double stall_ns = 0;
+    double stall_recording_ns = 0;
 
     struct Result {
         std::vector<BudgetFrame> frames;
@@ -120,10 +127,16 @@ struct Loop {
             }
             // (drawn only with a recording: the other cases keep the noise of their seeds)
             slow = recording_ns > 0 && switches(rng) ? !slow : slow;
+            const bool stalled = stall_at && f == stall_at;
             const double recording =
-                recording_ns * (1 + (slow ? recording_swing : -recording_swing));
-            const double bare =
-                base_at(f) * (1 + jitter(rng)) + recording_in_frame * (recording - recording_ns);
+                recording_ns * (1 + (slow ? recording_swing : -recording_swing)) +
+                (stalled ? stall_recording_ns : 0) +
+                (recording_jitter > 0 ? recording_ns * recording_jitter *
+                                            std::uniform_real_distribution<double>(-1, 1)(rng)
+                                      : 0);
+            const double bare = base_at(f) * (1 + jitter(rng)) +
+                                recording_in_frame * (recording - recording_ns) +
+                                (stalled ? stall_ns - stall_recording_ns : 0);
             const double ns = bare + added;
             out.interval.push_back(ns);
             out.bare.push_back(bare);
@@ -449,6 +462,32 @@ TEST(BudgetController, ARecordingOutsideTheFramesTimeIsNotTakenOut) {
         std::sort(spent.begin(), spent.end());
         EXPECT_LT(r.frames.back().recording_share, 0.1) << "seed " << seed;
         EXPECT_LE(spent[spent.size() / 2], loop.budget) << "seed " << seed;
+        const auto [rotation, any] = longest_gaps(r, 120);
+        EXPECT_LE(rotation, loop.rotation_target()) << "seed " << seed;
+    }
+}
+
+// A frame in which the machine stalled, early in the capture (on an H200: its recording 0.9 ms
+// slower, its time 2.6 ms longer): one change of the recording larger than all the changes of
+// its state together, and far steeper. A line fitted through the changes took its slope for
+// as long as it stayed among the samples, the bound of the share, and compared with it every
+// measured frame of a fast state against a baseline of a slow one looked dearer by half the
+// recording's swing: at 5%, counts of a few workloads a frame for hundreds of frames. (Over the
+// seeds below, with the line: a share at the bound in every frame checked, and two rotations of
+// 8 and 10 frames where the budget implies 7.)
+TEST(BudgetController, AStallOfTheMachineIsNotTakenForWhatTheRecordingMoves) {
+    Loop loop = swinging_recording();
+    loop.stall_at = 16;
+    loop.stall_ns = 2'600'000;
+    loop.stall_recording_ns = 900'000;
+    loop.recording_jitter = 0.03;
+    for (uint32_t seed = 1; seed <= 8; ++seed) {
+        loop.seed = seed;
+        const auto r = loop.run(600);
+        // (the first hundred frames or so have too few changes of the state to outweigh it)
+        for (uint32_t f = 160; f < 600; f += 20) {
+            EXPECT_NEAR(r.frames[f].recording_share, 1.0, 0.2) << "seed " << seed << " frame " << f;
+        }
         const auto [rotation, any] = longest_gaps(r, 120);
         EXPECT_LE(rotation, loop.rotation_target()) << "seed " << seed;
     }

@@ -280,20 +280,25 @@ void BudgetController::fit_recording_share() {
     // instruments cost is then the same on both sides, so the change in the frame's time is what
     // the change in its recording moved it by, and the measured frames, far more than the
     // baseline ones, make the fit within a few frames of a change of the recording's state.
-    double srr = 0;
-    double sri = 0;
+    struct RecordingChange {
+        double recording;
+        double interval;
+    };
+    std::array<RecordingChange, kBaseSamples + kUnitSamples> changes; // (scratch, as below)
     size_t pairs = 0;
+    size_t n = 0; // of them, those whose recording changed
     const auto add = [&](uint64_t interval, uint64_t recording, uint64_t interval_before,
                          uint64_t recording_before, double instruments) {
         if (recording == 0 || recording_before == 0) {
             return; // not known
         }
-        const double r = static_cast<double>(recording) - static_cast<double>(recording_before);
-        const double i =
-            static_cast<double>(interval) - static_cast<double>(interval_before) - instruments;
-        srr += r * r;
-        sri += r * i;
         ++pairs;
+        if (recording == recording_before) {
+            return; // (the same recording explains nothing either way)
+        }
+        changes[n++] = {static_cast<double>(recording) - static_cast<double>(recording_before),
+                        static_cast<double>(interval) - static_cast<double>(interval_before) -
+                            instruments};
     };
     const size_t bases = std::min(base_count_, kBaseSamples);
     for (size_t age = 1; age < bases; ++age) {
@@ -312,10 +317,46 @@ void BudgetController::fit_recording_share() {
                 e_.last_unit * (s.measured - before.measured));
         }
     }
-    // (a recording time that does not vary, or is not known, explains nothing)
-    e_.recording_share = pairs >= kRecordingFitPairs && srr > 0
-                             ? std::clamp(sri / srr, 0.0, kMostRecordingShare)
-                             : 0.0;
+    e_.recording_share = 0.0;
+    if (pairs < kRecordingFitPairs || n == 0) {
+        return;
+    }
+    // The median of the pairs' slopes, each weighted by how much its recording changed up to the
+    // median change, not a least-squares line. A frame in which the machine stalled (its
+    // recording slowed by a millisecond, its time by nearly three) gives two pairs whose change
+    // outweighs dozens of changes of the recording's state together in a line's fit, and held
+    // its slope at the bound for as long as they stayed among the samples (on an H200, counts of
+    // one or two workloads a frame for three hundred frames); weighted as any other large change
+    // they are two slopes among many. A pair whose recording hardly changed says little of the
+    // slope (its slope is mostly the frame's noise over a small change), and weighs as little.
+    size_t half = n / 2;
+    std::nth_element(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(half),
+                     changes.begin() + static_cast<std::ptrdiff_t>(n),
+                     [](const RecordingChange& x, const RecordingChange& y) {
+                         return std::abs(x.recording) < std::abs(y.recording);
+                     });
+    const double most_weight = std::abs(changes[half].recording);
+    struct Slope {
+        double slope;
+        double weight;
+    };
+    std::array<Slope, kBaseSamples + kUnitSamples> slopes;
+    double total = 0;
+    for (size_t k = 0; k < n; ++k) {
+        const double weight = std::min(std::abs(changes[k].recording), most_weight);
+        slopes[k] = {changes[k].interval / changes[k].recording, weight};
+        total += weight;
+    }
+    // (sorted here, off the application's thread but for frame ends back to back: a few
+    // hundred pairs at the most)
+    std::sort(slopes.begin(), slopes.begin() + static_cast<std::ptrdiff_t>(n),
+              [](const Slope& x, const Slope& y) { return x.slope < y.slope; });
+    double below = 0;
+    size_t k = 0;
+    while (k + 1 < n && below + slopes[k].weight < total / 2) {
+        below += slopes[k++].weight;
+    }
+    e_.recording_share = std::clamp(slopes[k].slope, 0.0, kMostRecordingShare);
 }
 
 double BudgetController::allowed() const {
