@@ -284,7 +284,8 @@ void BudgetController::fit_recording_share() {
         double recording;
         double interval;
     };
-    std::array<RecordingChange, kBaseSamples + kUnitSamples> changes; // (scratch, as below)
+    // (scratch left uninitialised, as estimate()'s)
+    std::array<RecordingChange, kBaseSamples + kUnitSamples> changes;
     size_t pairs = 0;
     size_t n = 0; // of them, those whose recording changed
     const auto add = [&](uint64_t interval, uint64_t recording, uint64_t interval_before,
@@ -329,7 +330,10 @@ void BudgetController::fit_recording_share() {
     // one or two workloads a frame for three hundred frames); weighted as any other large change
     // they are two slopes among many. A pair whose recording hardly changed says little of the
     // slope (its slope is mostly the frame's noise over a small change), and weighs as little.
-    size_t half = n / 2;
+    // (Where the frame's time swings from one frame to the next and the recording moves a little
+    // the same way, those many small changes outweigh the few large ones all the same, and the
+    // share sits at its bound: one H200 run in eighteen, docs/budget-history.md.)
+    const size_t half = n / 2;
     std::nth_element(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(half),
                      changes.begin() + static_cast<std::ptrdiff_t>(n),
                      [](const RecordingChange& x, const RecordingChange& y) {

@@ -166,9 +166,10 @@ private:
         uint64_t frame = 0;
     };
 
-    // e_.recording_share: how far the samples' times move with their recording times (the
-    // median slope over the pairs of consecutive samples whose recording changed most), within
-    // [0, kMostRecordingShare]; 0 while they are too few or do not vary.
+    // e_.recording_share: how far the samples' times move with their recording times (the median
+    // of the slopes between consecutive samples, each weighted by its recording's change up to
+    // the median change), within [0, kMostRecordingShare]; 0 while they are too few or do not
+    // vary.
     void fit_recording_share();
     // Workloads a frame may measure within the budget, from the estimates (0 without).
     double allowed() const;
