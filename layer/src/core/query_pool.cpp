@@ -70,10 +70,7 @@ void QueryPoolCache::read_done(QueryBlock* block) {
             return;
         }
         if (!backend_.reset || !block->one_run || block->clean) {
-            if (block->parked) {
-                unpark(block);
-                give_back(block);
-            }
+            give_back_parked(block);
             return;
         }
         block->resetting = true;
@@ -84,15 +81,16 @@ void QueryPoolCache::read_done(QueryBlock* block) {
     std::lock_guard lock(mutex_);
     block->resetting = false;
     block->clean = true;
-    if (block->parked) {
-        unpark(block);
-        give_back(block); // (clean now: no second reset)
-    }
+    give_back_parked(block); // (clean now: no second reset)
 }
 
-void QueryPoolCache::unpark(QueryBlock* block) {
+void QueryPoolCache::give_back_parked(QueryBlock* block) {
+    if (!block->parked) {
+        return;
+    }
     block->parked = false;
     --parked_;
+    give_back(block);
 }
 
 void QueryPoolCache::give_back(QueryBlock* block) {

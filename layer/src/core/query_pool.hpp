@@ -83,7 +83,8 @@ private:
     // Back on the free list, under the mutex: a one-time recording's block is reset on the host
     // unless it was since its last write.
     void give_back(QueryBlock* block);
-    void unpark(QueryBlock* block);
+    // ... where its recording let go of it while its reads (or reset) were to come.
+    void give_back_parked(QueryBlock* block);
 
     const Backend backend_;
     const size_t max_pools_;
