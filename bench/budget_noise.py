@@ -5,7 +5,7 @@ interval and the application's recording time from the controller's own records.
 
 A diagnostic for the controller's design (docs/budget.md): the controller is pure, so what it
 would plan on a GPU can be replayed off the GPU by adding a modelled cost of measuring to these
-times (tests/cpp/timeline_budget_test.cpp's replay, given the file). Its output is kept where
+times (tests/cpp/timeline_budget_replay_test.cpp, given the file). Its output is kept where
 bench/device/run.sh --bench collects a benchmark's: not a committed result.
 
   .venv/bin/python bench/budget_noise.py [--runs 20] [--frames 1200] [--results J] [--docs M]

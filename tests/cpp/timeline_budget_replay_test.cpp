@@ -1,8 +1,9 @@
 // The budget controller on a GPU's own frame times: an NVIDIA H200's frames under `--budget 0%`
 // (nothing measured; tests/cpp/data, recorded by bench/budget_noise.py) with a modelled cost of
 // measuring added to each frame, replayed through the controller. The controller is pure, so what
-// it would plan on that GPU is what it plans here; the synthetic loops of timeline_budget_test.cpp
-// test each mechanism, these the whole on a frame time that scatters by more than the budget.
+// it would plan on that GPU is what it plans here; the simulated frames of
+// timeline_budget_controller_test.cpp test each mechanism, these the whole on a frame time that
+// scatters by more than the budget.
 
 #include "budget_gaps.hpp"
 #include "timeline/budget_controller.hpp"
