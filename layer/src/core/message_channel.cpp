@@ -4,14 +4,13 @@
 
 #include "core/background_thread.hpp"
 #include "core/monotonic_clock.hpp"
+#include "core/socket_address.hpp"
 #include "core/wire_format.hpp"
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <cerrno>
 #include <climits>
 #include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,7 +20,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <system_error>
 #include <time.h>
 #include <unistd.h>
@@ -52,108 +50,18 @@ bool urgent(const std::string& frame) {
 }
 
 // A capture server that goes away must cost the application a dropped frame, never a SIGPIPE: Linux
-// takes a per-call flag, Apple platforms a socket option (set in make_socket).
+// takes a per-call flag, Apple platforms a socket option (set in make_stream_socket).
 #ifdef MSG_NOSIGNAL
 constexpr int kSendFlags = MSG_NOSIGNAL;
 #else
 constexpr int kSendFlags = 0;
 #endif
 
-struct SocketAddress {
-    sockaddr_storage storage{};
-    socklen_t length = 0;
-    int family = AF_UNSPEC;
-};
-
 std::string errno_text(std::string_view what, int err) {
     std::string text(what);
     text += ": ";
     text += std::error_code(err, std::generic_category()).message();
     return text;
-}
-
-std::optional<SocketAddress> parse_unix(std::string_view path, std::string& error) {
-    SocketAddress result;
-    auto& un = reinterpret_cast<sockaddr_un&>(result.storage);
-    un.sun_family = AF_UNIX;
-    result.family = AF_UNIX;
-    // An abstract name is not NUL-terminated; a path needs room for its terminator.
-    const bool abstract = !path.empty() && path.front() == '@';
-    if (path.empty() || path.size() + (abstract ? 0 : 1) > sizeof un.sun_path ||
-        path.find('\0') != std::string_view::npos) {
-        error = "unix socket path is empty, too long or contains NUL";
-        return std::nullopt;
-    }
-#ifndef __linux__
-    if (abstract) {
-        error = "abstract unix sockets exist only on Linux";
-        return std::nullopt;
-    }
-#endif
-    std::memcpy(un.sun_path, path.data(), path.size());
-    if (abstract) {
-        un.sun_path[0] = '\0';
-    }
-    result.length =
-        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 0 : 1));
-    return result;
-}
-
-std::optional<SocketAddress> parse_tcp(std::string_view rest, std::string& error) {
-    const size_t colon = rest.rfind(':');
-    std::string host(rest.substr(0, colon == std::string_view::npos ? 0 : colon));
-    const std::string_view port_text =
-        colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    unsigned port = 0;
-    const bool digits = !port_text.empty() && port_text.size() <= 5 &&
-                        std::all_of(port_text.begin(), port_text.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; });
-    for (char c : digits ? port_text : std::string_view()) {
-        port = port * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (!digits || port == 0 || port > 65535) {
-        error = "tcp address needs HOST:PORT with a port from 1 to 65535";
-        return std::nullopt;
-    }
-    if (host == "localhost") {
-        host = "127.0.0.1";
-    }
-    SocketAddress result;
-    auto& in = reinterpret_cast<sockaddr_in&>(result.storage);
-    in.sin_family = AF_INET;
-    in.sin_port = htons(static_cast<uint16_t>(port));
-    // Literals only: resolving a name could block the application's thread inside open().
-    if (inet_pton(AF_INET, host.c_str(), &in.sin_addr) != 1) {
-        error = "tcp host must be an IPv4 literal or localhost, not '" + host + "'";
-        return std::nullopt;
-    }
-    result.family = AF_INET;
-    result.length = sizeof(sockaddr_in);
-    return result;
-}
-
-std::optional<SocketAddress> parse_address(std::string_view address, std::string& error) {
-    if (address.starts_with("unix:")) {
-        return parse_unix(address.substr(5), error);
-    }
-    if (address.starts_with("tcp:")) {
-        return parse_tcp(address.substr(4), error);
-    }
-    error = "host address must start with unix: or tcp:";
-    return std::nullopt;
-}
-
-// Non-blocking, so that every wait goes through poll() where close() can interrupt it, and
-// close-on-exec, so that the application's child processes do not inherit the connection.
-int make_socket(int family) {
-    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-#ifdef SO_NOSIGPIPE
-    if (fd >= 0) {
-        const int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
-    }
-#endif
-    return fd;
 }
 
 // fork(): each child counts one generation more than its parent, so a channel knows it was
@@ -201,7 +109,7 @@ struct MessageChannel::Endpoint {
 std::unique_ptr<MessageChannel> MessageChannel::open(std::string address, size_t max_messages,
                                                      size_t max_bytes, std::string* error) {
     std::string why;
-    const std::optional<SocketAddress> parsed = parse_address(address, why);
+    const std::optional<SocketAddress> parsed = parse_socket_address(address, why);
     int wake[2] = {-1, -1};
     if (parsed && pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         why = errno_text("pipe", errno);
@@ -641,7 +549,7 @@ void MessageChannel::disconnect() {
 
 int MessageChannel::connect_endpoint() {
     const SocketAddress& a = endpoint_->address;
-    const int fd = make_socket(a.family);
+    const int fd = make_stream_socket(a.family);
     if (fd < 0) {
         record_error(errno_text("socket", errno));
         return -1;
