@@ -53,7 +53,8 @@ from bench.resultfile import (
     publish,
     results_path,
 )
-from bench.workload_cost import Config, Program, command, frame_end
+from bench.workload_configs import Config
+from bench.workload_cost import Program, command, frame_end
 from harness.driver import probe
 from vkscope.capture import open_capture
 from vkscope.capture.read.records import BudgetFrame

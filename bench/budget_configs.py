@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.resultfile import DOCS_DIR
-from bench.workload_cost import Config
+from bench.workload_configs import Config
 
 NAME = "budget"
 DOC = DOCS_DIR / "budget.md"

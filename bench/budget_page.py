@@ -22,7 +22,7 @@ from bench.budget_configs import (
     implied,
 )
 from bench.resultfile import banner, met, not_run, provenance, spread
-from bench.workload_cost import judged, pinned
+from bench.workload_cost_page import judged, pinned
 
 
 def pct(v: float) -> str:

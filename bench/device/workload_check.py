@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bench import frame_cost, workload_cost
+from bench import frame_cost, workload_configs, workload_cost, workload_cost_page
 from bench.device.device_context import Context, Outcome
 
 NAME = "workload_cost"
 # A frame of this many workloads, timed for this many frames after a warm-up, in each of
-# workload_cost.CONFIGS, over this many interleaved rounds (about 4 minutes on an H200). Rounds
+# workload_configs.CONFIGS, over this many interleaved rounds (about 4 minutes on an H200). Rounds
 # rather than frames: the frame without the layer moved by up to 10% from round to round on the
 # H200 while 300 frames of one run agreed, so the verdicts' 95% intervals narrow with rounds.
 WORKLOADS = 200
@@ -37,7 +37,7 @@ def check_workload_cost(ctx: Context, out: Outcome) -> None:
     cpus = workload_cost.pinned_cpus()
     program = workload_cost.Program(tools, WORKLOADS, False, frame_submits, cpus=cpus)
     measured = workload_cost.measure(
-        program, workload_cost.CONFIGS, rounds, frames + warmup, warmup,
+        program, workload_configs.CONFIGS, rounds, frames + warmup, warmup,
         progress=frame_cost.printer("  workload cost"),
     )  # fmt: skip
     for key, runs in measured.items():
@@ -86,7 +86,10 @@ def section(part: Mapping[str, Any]) -> list[str]:
         "check ran on, the targets judged for a GPU."
     ]
     for block in newest_first(part):
-        lines += [*block_heading(block), *workload_cost.block_lines(block, block["cpu_device"])]
+        lines += [
+            *block_heading(block),
+            *workload_cost_page.block_lines(block, block["cpu_device"]),
+        ]
     return lines
 
 
