@@ -101,8 +101,8 @@ def frame_cost_verdicts(
         "run_queue": run_queue_ms,
     }
     out = bench_python(
-        "import json, frame_cost\n"
-        f"print('\\n'.join(frame_cost.verdict_lines(json.loads({json.dumps(json.dumps(samples))}))))"
+        "import json, frame_cost_page\n"
+        f"print('\\n'.join(frame_cost_page.verdict_lines(json.loads({json.dumps(json.dumps(samples))}))))"
     )
     return out.splitlines()
 
@@ -141,9 +141,9 @@ def test_frame_cost_verdicts_take_the_rounds_of_the_targets_alone_with_the_other
     samples = {"none": [1.0] * 3, "run": [1.09] * 3, "run_queue": [1.05] * 3}
     more = {"none": [2.0] * 4, "run": [2.02] * 4, "run_queue": [2.1] * 4}
     code = (
-        "import json, frame_cost\n"
+        "import json, frame_cost_page\n"
         f"s, m = json.loads({json.dumps(json.dumps([samples, more]))})\n"
-        "print('\\n'.join(frame_cost.verdict_lines(s, m)))"
+        "print('\\n'.join(frame_cost_page.verdict_lines(s, m)))"
     )
     rounds, _, queue_line, timeline_line = bench_python(code).splitlines()
     assert "the 3 rounds above and 4 more rounds" in rounds
