@@ -173,7 +173,7 @@ def test_a_device_check_run_in_parts_is_joined_into_its_rounds() -> None:
         {"commit": "c", "checks": {"budget": part([3], "failed"), "driver": {"n": 2}}},
     ]
     code = (
-        "import json\nfrom bench.device.checks import join_parts\n"
+        "import json\nfrom bench.device.merge_results import join_parts\n"
         f"print(json.dumps(join_parts(json.loads({json.dumps(json.dumps(runs))}))))"
     )
     joined = json.loads(bench_python(code))
