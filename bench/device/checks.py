@@ -50,14 +50,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +65,7 @@ from bench import frame_cost, samplers_cost
 from bench.device import budget_check, floor_check, workload_check
 from bench.device.device_context import Context, Outcome, run_check, timing_analysis
 from bench.device.device_render import render
+from bench.device.dispatch_calibration import RATIO_GROUPS, app_timings, calibrate, iterations_for
 from bench.device.gpu_state_check import check_gpu_state
 from bench.device.merge_results import DOC, NAME, merge
 from bench.record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure
@@ -78,13 +78,11 @@ REPO = HERE.parent.parent
 __all__ = ["CHECKS", "DOC", "NAME", "render"]
 
 MODES = ("timeline", "none", "queue", "full")
-RATIO_GROUPS = (16, 64, 256)
 # Dispatch lengths the accuracy sweep aims at (µs), around the 100 µs its target starts at; the
 # loop length for each is calibrated on the device from the compute scenario's default.
 ACCURACY_TARGETS_US = (10, 90, 115, 350, 1400)
 QUICK_ACCURACY_TARGETS_US = (20, 400)
 HEAVY_DISPATCH_US = 1400  # GPU-bound frames: dispatches this long
-MAX_ITERATIONS = 16_777_216  # vkscope-workload --compute-iterations accepts at most this
 # pytest files whose tests run the layer on the GPU (the rest are the host's, device-independent)
 GPU_TESTS = (
     "tests/test_driver_skips.py",
@@ -357,38 +355,6 @@ def check_ray_tracing(ctx: Context, out: Outcome) -> None:
     v = ctx.validation(["--scenario", "ray_tracing", "--frames", "2"], timing="queue")
     out.data["validation"] = v
     out.expect(v["rc"] == 0 and v["messages"] == 0, f"validation: {v}")
-
-
-def app_timings(ctx: Context, iterations: int, frames: int) -> list[list[float]]:
-    """The compute scenario's own timestamps around its three ratio dispatches, without the
-    layer: ms per frame, by group count."""
-    env = {**ctx.bare_env(), "VKSCOPE_WORKLOAD_TIMINGS": "1"}
-    args = [
-        "--scenario",
-        "compute",
-        "--frames",
-        str(frames),
-        "--compute-iterations",
-        str(iterations),
-    ]
-    res = ctx.run(args, env)
-    if res.returncode != 0:
-        raise RuntimeError(f"compute without the layer exited {res.returncode}: {res.stderr}")
-    rows = re.findall(r"16 groups ([\d.]+) ms, 64 groups ([\d.]+) ms, 256 groups ([\d.]+) ms",
-                      res.stderr)  # fmt: skip
-    return [[float(x) for x in r] for r in rows]
-
-
-def calibrate(ctx: Context) -> dict[str, float]:
-    """ns per loop iteration of each ratio dispatch, from the default loop length (2,560)."""
-    rows = app_timings(ctx, 2560, 6)[2:]
-    return {str(g): statistics.median(r[i] for r in rows) * 1e6 / 2560
-            for i, g in enumerate(RATIO_GROUPS)}  # fmt: skip
-
-
-def iterations_for(calibration: Mapping[str, float], target_us: float) -> int:
-    """The loop length that makes the shortest ratio dispatch (16 groups) last `target_us`."""
-    return max(1, min(MAX_ITERATIONS, round(target_us * 1e3 / calibration["16"])))
 
 
 def check_accuracy(ctx: Context, out: Outcome) -> None:

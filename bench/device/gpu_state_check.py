@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.device.device_context import Context, Outcome
+from bench.device.dispatch_calibration import calibrate, iterations_for
 from harness.env import base_env, vkscope_cli
 
 TARGET_US = 40_000  # the shortest ratio dispatch's length
@@ -95,7 +96,6 @@ def _capture(
 
 
 def check_gpu_state(ctx: Context, out: Outcome) -> None:
-    from bench.device.checks import calibrate, iterations_for
     from vkscope.capture import open_capture
     from vkscope.capture.read.gpu_join import GpuJoin
     from vkscope.capture.read.queries import frames_with_work
