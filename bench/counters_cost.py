@@ -30,7 +30,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-from bench.record_cost import COUNTING_LAYER, VKSCOPE_LAYER, Config, Paths  # noqa: E402
+from bench.record_configs import COUNTING_LAYER, VKSCOPE_LAYER, Config  # noqa: E402
+from bench.record_cost import Paths  # noqa: E402
 from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     added_table,

@@ -30,16 +30,14 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-from bench.record_cost import (  # noqa: E402
+from bench.record_configs import (  # noqa: E402
     COUNTING_LAYER,
     IDLE_CONFIG,
     IDLE_TARGET_NS,
-    INSTRUCTION_CALLS,
     VKSCOPE_LAYER,
     Config,
-    Paths,
-    instructions_per_call,
 )
+from bench.record_cost import INSTRUCTION_CALLS, Paths, instructions_per_call  # noqa: E402
 from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
     added_table,

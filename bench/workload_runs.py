@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.record_cost import VKSCOPE_LAYER, Config, Paths, run_once
+from bench.record_configs import VKSCOPE_LAYER, Config
+from bench.record_cost import Paths, run_once
 from harness.timeline import Receiver
 
 

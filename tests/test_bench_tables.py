@@ -72,10 +72,11 @@ def grid_results(features_off_ns: float, thread_ratio: float) -> dict[str, objec
 
 
 def verdict_lines(results: dict[str, object]) -> list[str]:
+    encoded = json.dumps(json.dumps(results["results"]))
     out = bench_python(
-        "import json, record_cost\n"
-        f"grid = record_cost.Grid.of(json.loads({json.dumps(json.dumps(results['results']))}))\n"
-        "print('\\n'.join(record_cost.verdicts(grid)))"
+        "import json, record_cost_page\n"
+        f"grid = record_cost_page.Grid.of(json.loads({encoded}))\n"
+        "print('\\n'.join(record_cost_page.verdicts(grid)))"
     )
     return out.splitlines()
 

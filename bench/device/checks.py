@@ -68,7 +68,8 @@ from bench.device.device_render import render
 from bench.device.dispatch_calibration import RATIO_GROUPS, app_timings, calibrate, iterations_for
 from bench.device.gpu_state_check import check_gpu_state
 from bench.device.merge_results import DOC, NAME, merge
-from bench.record_cost import CONFIGS, IDLE_CONFIG, Paths, entries, measure
+from bench.record_configs import CONFIGS, IDLE_CONFIG
+from bench.record_cost import Paths, entries, measure
 from bench.resultfile import new, write
 from harness.driver import probe, verdicts
 from harness.timing import NOT_SERIALIZED

@@ -10,7 +10,7 @@ from bench import samplers_cost
 from bench.device import budget_check, floor_check, workload_check
 from bench.device import gpu_state_check as gpu_state
 from bench.frame_cost_page import app_table, method_text, verdict_lines
-from bench.record_cost import Grid, results_table, spread_table, thread_table, verdicts
+from bench.record_cost_page import Grid, results_table, spread_table, thread_table, verdicts
 from bench.resultfile import banner, median, met, not_run, provenance, spread
 
 NAME = "device"
