@@ -30,7 +30,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-from bench.record_configs import COUNTING_LAYER, VKSCOPE_LAYER, Config  # noqa: E402
+from bench.record_configs import BASELINE, COUNTING_LAYER, TIMELINE, VKSCOPE_LAYER, Config  # noqa: E402
 from bench.record_cost import Paths  # noqa: E402
 from bench.resultfile import (  # noqa: E402
     DOCS_DIR,
@@ -73,14 +73,8 @@ PROGRAMS = {
 FRAME_SCALE = {"small_frame": 100}
 
 RECORD_CONFIGS = (
-    Config("none", "no vkscope", "no vkscope", (COUNTING_LAYER,)),
-    Config(
-        "timeline",
-        "vkscope, timeline on",
-        "timeline",
-        (VKSCOPE_LAYER, COUNTING_LAYER),
-        {"VK_VKSCOPE_TIMELINE": "true"},
-    ),
+    BASELINE,
+    TIMELINE,
     Config(
         "counters",
         "vkscope, counters, captured frame",

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.fleet_scale_page import DEVICES, DOC, NAME, render
+from bench.fleet_scale_page import DOC, NAME, render
 from bench.resultfile import (
     load,
     new,
@@ -56,6 +56,9 @@ from bench.this_tree import SRC
 
 REPO = Path(__file__).resolve().parent.parent
 
+
+# The synthetic fleet's devices: each build is captured on every one of them.
+DEVICES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d")
 
 # The analysis, in a process of its own: prints its wall time, its own peak RSS and the changes.
 _ANALYSIS = """

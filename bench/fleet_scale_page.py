@@ -16,7 +16,6 @@ TARGET_EXPORT_RATE = 1_000_000
 # The row path (a capture without stored instance columns) is reported beside the target, not
 # judged by it: `render` says why.
 ROW_PATH_VERDICT = "reported"
-DEVICES = ("gpu-a", "gpu-b", "gpu-c", "gpu-d")
 FLEET_CAPTURES_A_NIGHT = 10_000
 HISTORY_NIGHTS = 30  # what a nightly trend reads: the last month
 

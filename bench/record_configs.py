@@ -55,7 +55,9 @@ CONFIGS = (
         {"VK_VKSCOPE_TIMELINE": "true"},
     ),
 )
-BASELINE = CONFIGS[0]
+# The stack without vkscope and the one with its timeline, which the timing and counters
+# benchmarks measure beside their own stacks.
+BASELINE, TIMELINE = CONFIGS[0], CONFIGS[3]
 # Timing on, with a frame selection that captures nothing: what an application pays between the
 # frames it profiles. Measured by bench/timing_cost.py and by the device checks.
 IDLE_FRAMES = "1000000-"

@@ -31,9 +31,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 from bench.record_configs import (  # noqa: E402
+    BASELINE,
     COUNTING_LAYER,
     IDLE_CONFIG,
     IDLE_TARGET_NS,
+    TIMELINE,
     VKSCOPE_LAYER,
     Config,
 )
@@ -73,7 +75,7 @@ FRAME_CONFIGS = (
 )
 
 RECORD_CONFIGS = (
-    Config("none", "no vkscope", "no vkscope", (COUNTING_LAYER,)),
+    BASELINE,
     Config(
         "off",
         "vkscope, features off",
@@ -81,13 +83,7 @@ RECORD_CONFIGS = (
         (VKSCOPE_LAYER, COUNTING_LAYER),
         {"VK_VKSCOPE_PASSTHROUGH": "direct"},
     ),
-    Config(
-        "timeline",
-        "vkscope, timeline on",
-        "timeline",
-        (VKSCOPE_LAYER, COUNTING_LAYER),
-        {"VK_VKSCOPE_TIMELINE": "true"},
-    ),
+    TIMELINE,
     Config(
         "timing",
         "vkscope, timing queue, captured frame",
